@@ -1,0 +1,69 @@
+// harvestResult: turns a finished container into a job outcome. Reads result.json (size-capped),
+// applies the task's result_mapping and stores the normalized result beside it.
+
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FailureReason, JobSpec, JobStatus } from '../contract/run-spec.js';
+import { normalizeResult, type NormalizedResult } from '../contract/result-mapping.js';
+import type { ContainerOutcome } from './run-task-container.js';
+import { jobArtifactsDir } from './run-task-container.js';
+
+export const RESULT_SIZE_CAP_BYTES = 10 * 1024 * 1024;
+
+export interface HarvestInput {
+  job: JobSpec;
+  outcome: ContainerOutcome;
+}
+
+export interface HarvestOutput {
+  status: JobStatus;
+  reason?: FailureReason;
+  message?: string;
+  result?: NormalizedResult;
+}
+
+export function harvestResult(artifactsRoot: string, { job, outcome }: HarvestInput): HarvestOutput {
+  const jobDir = jobArtifactsDir(artifactsRoot, job);
+  if (outcome.kind === 'timed_out') {
+    return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withTail(outcome.logTail)}` };
+  }
+  if (outcome.exitCode !== 0) {
+    const oom = outcome.oomKilled ? ` (killed for exceeding its ${job.task.resources.memory} memory limit)` : '';
+    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${oom}${withTail(outcome.logTail)}` };
+  }
+  const file = path.join(jobDir, 'results', 'result.json');
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return { status: 'FAILED', reason: 'NO_RESULT', message: `no result.json: the command exited 0 but wrote nothing to $BENCHROUTER_OUTPUT_DIR/result.json${withTail(outcome.logTail)}` };
+  }
+  if (size > RESULT_SIZE_CAP_BYTES) {
+    return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: ${size} bytes exceeds the ${RESULT_SIZE_CAP_BYTES}-byte limit` };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readCapped(file, RESULT_SIZE_CAP_BYTES));
+  } catch (error) {
+    return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: not valid JSON: ${(error as Error).message}` };
+  }
+  const normalized = normalizeResult(parsed, job.task.resultMapping);
+  if (!normalized.ok) return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: ${normalized.error}` };
+  writeFileSync(path.join(jobDir, 'normalized.json'), JSON.stringify(normalized.result, null, 2));
+  return { status: 'SUCCEEDED', result: normalized.result };
+}
+
+function readCapped(file: string, cap: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(cap);
+    const read = readSync(fd, buffer, 0, cap, 0);
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function withTail(tail: string): string {
+  return tail ? `; last log lines:\n${tail}` : '';
+}

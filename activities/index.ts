@@ -1,0 +1,35 @@
+// The activities a worker hosts, made by factories so tests can hand in their own Docker engine,
+// directories and host id. Workflows import only the types of these.
+
+import type { ClaimedHost } from '../contract/host.js';
+import type { DockerCli } from './docker-cli.js';
+import { ensureImage, type EnsureImageInput } from './ensure-image.js';
+import { harvestResult, type HarvestInput } from './harvest-result.js';
+import { runTaskContainer, type RunContainerInput } from './run-task-container.js';
+
+export interface HostActivityDeps {
+  docker: DockerCli;
+  hostId: string;
+  artifactsRoot: string;
+  locksDir: string;
+  buildLogsDir: string;
+}
+
+/** Activities that run on one host's own task queue: image, container and files stay together. */
+export function createHostActivities(deps: HostActivityDeps) {
+  return {
+    ensureImage: (input: EnsureImageInput) => ensureImage(deps, input),
+    runTaskContainer: (input: RunContainerInput) => runTaskContainer(deps, input),
+    harvestResult: async (input: HarvestInput) => harvestResult(deps.artifactsRoot, input),
+  };
+}
+
+/** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
+export function createSharedActivities(host: ClaimedHost) {
+  return {
+    claimHost: async (): Promise<ClaimedHost> => host,
+  };
+}
+
+export type HostActivities = ReturnType<typeof createHostActivities>;
+export type SharedActivities = ReturnType<typeof createSharedActivities>;

@@ -1,0 +1,300 @@
+// `br`, the BenchRouter command line. Each command is a thin layer over client/, contract/ and
+// workers/: parse flags, call, print (a table for people, --json for programs), exit with a code
+// that says how it went.
+
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
+import { formatProblem, InputError } from '../contract/problems.js';
+import { EXIT_CODES, exitCodeOf } from '../contract/run-outcome.js';
+import type { RunResult } from '../contract/run-spec.js';
+import { runWebUiLink, settingsFrom, type Settings } from '../contract/settings.js';
+import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable } from '../client/embedded-services.js';
+import { connectClient, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, submitRun, type RunHandle } from '../client/runs.js';
+import { startReferenceModel } from '../reference-model/reference-model-server.js';
+import { resolveHostId } from '../workers/host-id.js';
+import { startWorker } from '../workers/start-worker.js';
+import { progressLine, renderRunResult, table } from './render.js';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const settings: Settings = settingsFrom(process.env, os.homedir());
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const printJson = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got "${value}"`);
+  return n;
+}
+
+/** A benchmark argument is a directory, or the name of a built-in one under benchmarks/. */
+function resolveBenchmarkDir(arg: string): string {
+  if (existsSync(arg)) return path.resolve(arg);
+  const builtin = path.join(repoRoot, 'benchmarks', arg);
+  if (existsSync(builtin)) return builtin;
+  throw new InputError([{ file: arg, field: '', message: 'benchmark not found: expected a benchmark directory or the name of a built-in one (see benchmarks/)' }]);
+}
+
+async function temporal(autoStart: boolean) {
+  if (settings.embedded && autoStart) {
+    await startEmbeddedServer(settings, say);
+    startBackgroundWorker(settings, say);
+  } else if (!(await isReachable(settings.temporalAddress))) {
+    const hint = settings.embedded ? 'start the embedded server with `br up`' : 'check TEMPORAL_ADDRESS';
+    throw new ExitError(`cannot reach Temporal at ${settings.temporalAddress}: ${hint}`, EXIT_CODES.ERROR);
+  }
+  return connectClient(settings);
+}
+
+async function existingRun(runId: string): Promise<RunHandle> {
+  const handle = runHandle(await temporal(false), runId);
+  if (!(await runExists(handle))) throw new ExitError(`run ${runId} not found in namespace ${settings.temporalNamespace}`, EXIT_CODES.BAD_INPUT);
+  return handle;
+}
+
+interface RunFlags {
+  model: string;
+  endpoint: string;
+  apiKeyEnv?: string;
+  concurrency: number;
+  tasks?: string;
+  json?: boolean;
+}
+
+function addRunFlags(command: Command): Command {
+  return command
+    .argument('<benchmark>', 'benchmark directory, or the name of a built-in benchmark')
+    .requiredOption('--model <name>', 'model name sent to the endpoint')
+    .requiredOption('--endpoint <url>', 'OpenAI-compatible base URL, ending in /v1')
+    .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
+    .option('--concurrency <n>', 'jobs running at once', positiveInt, 8)
+    .option('--tasks <names>', 'comma-separated subset of tasks to run')
+    .option('--json', 'print the result as JSON');
+}
+
+async function submitFromFlags(benchmarkArg: string, flags: RunFlags) {
+  const benchmark = loadBenchmark(resolveBenchmarkDir(benchmarkArg));
+  const taskNames = flags.tasks?.split(',').map((t) => t.trim()).filter(Boolean);
+  const unknown = taskNames?.filter((t) => !benchmark.tasks.some((task) => task.name === t)) ?? [];
+  if (unknown.length) {
+    throw new InputError([{ file: path.join(benchmark.dir, 'benchmark.yaml'), field: 'tasks', message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})` }]);
+  }
+  if (!/^https?:\/\//.test(flags.endpoint)) throw new InputError([{ file: '--endpoint', field: '', message: `expected an http(s) URL ending in /v1, got "${flags.endpoint}"` }]);
+  const spec = createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, { concurrency: flags.concurrency }, taskNames);
+  const client = await temporal(true);
+  const handle = await submitRun(client, settings, spec);
+  return { spec, handle };
+}
+
+async function waitWithProgress(handle: RunHandle): Promise<RunResult> {
+  const tty = process.stderr.isTTY;
+  let last = '';
+  const result = await followRun(handle, (p) => {
+    const line = progressLine(p);
+    if (line === last) return;
+    last = line;
+    if (tty) process.stderr.write(`\r${line}\x1b[K`);
+    else say(line);
+  });
+  if (tty) process.stderr.write('\n');
+  return result;
+}
+
+function printRun(result: RunResult, json: boolean | undefined): void {
+  if (json) printJson(result);
+  else process.stdout.write(`${renderRunResult(result, runWebUiLink(settings, result.runId))}\n`);
+  process.exitCode = exitCodeOf(result.status);
+}
+
+const example = (text: string) => `\nExample:\n  ${text}\n`;
+
+export function buildProgram(): Command {
+  const program = new Command('br')
+    .description('BenchRouter: run containerized LLM benchmarks on Temporal and Docker')
+    .showHelpAfterError()
+    .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1'));
+
+  program
+    .command('validate')
+    .description('check a benchmark directory against the contract and print every problem')
+    .argument('<benchmark>', 'benchmark directory, or the name of a built-in benchmark')
+    .option('--json', 'print problems as JSON')
+    .addHelpText('after', example('$ br validate benchmarks/arith'))
+    .action((arg: string, flags: { json?: boolean }) => {
+      const outcome = inspectBenchmark(resolveBenchmarkDir(arg));
+      if (flags.json) printJson({ valid: outcome.problems.length === 0, problems: outcome.problems });
+      else if (outcome.problems.length === 0) process.stdout.write(`${arg}: valid (${outcome.benchmark!.tasks.length} tasks)\n`);
+      else say(outcome.problems.map(formatProblem).join('\n'));
+      if (outcome.problems.length) process.exitCode = EXIT_CODES.BAD_INPUT;
+    });
+
+  addRunFlags(program.command('submit').description('start a run and print its id without waiting'))
+    .addHelpText('after', example('$ br submit arith --model gpt-4o-mini --endpoint https://api.openai.com/v1 --api-key-env OPENAI_API_KEY'))
+    .action(async (arg: string, flags: RunFlags) => {
+      const { spec } = await submitFromFlags(arg, flags);
+      if (flags.json) printJson({ runId: spec.runId, webUi: runWebUiLink(settings, spec.runId) });
+      else process.stdout.write(`${spec.runId}\n`);
+    });
+
+  addRunFlags(program.command('run').description('start a run, follow its progress and print the results table'))
+    .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1 --concurrency 4'))
+    .action(async (arg: string, flags: RunFlags) => {
+      const { spec, handle } = await submitFromFlags(arg, flags);
+      say(`run ${spec.runId}: ${spec.tasks.length} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
+      say(`Web UI: ${runWebUiLink(settings, spec.runId)}`);
+      printRun(await waitWithProgress(handle), flags.json);
+    });
+
+  program
+    .command('status')
+    .description("show a run's state and progress")
+    .argument('<run>', 'run id')
+    .option('--json', 'print as JSON')
+    .addHelpText('after', example('$ br status br-20261129-120000-a1b2c3'))
+    .action(async (runId: string, flags: { json?: boolean }) => {
+      const handle = await existingRun(runId);
+      const description = await handle.describe();
+      const workflowStatus = description.status.name;
+      const progress = await queryProgress(handle).catch(() => undefined);
+      const result = workflowStatus === 'COMPLETED' ? await handle.result() : undefined;
+      if (flags.json) printJson({ runId, workflowStatus, status: result?.status ?? workflowStatus, progress });
+      else {
+        process.stdout.write(`${runId}: ${result?.status ?? workflowStatus}\n`);
+        if (progress) process.stdout.write(`${progressLine(progress)}\n${table(['JOB', 'STATE'], progress.jobs.map((j) => [j.task, j.state]))}\n`);
+      }
+      if (result) process.exitCode = exitCodeOf(result.status);
+    });
+
+  program
+    .command('results')
+    .description("print a finished run's results table")
+    .argument('<run>', 'run id')
+    .option('--json', 'print the result as JSON')
+    .option('--wait', 'wait for a run that is still going')
+    .addHelpText('after', example('$ br results br-20261129-120000-a1b2c3 --json'))
+    .action(async (runId: string, flags: { json?: boolean; wait?: boolean }) => {
+      const handle = await existingRun(runId);
+      const { status } = await handle.describe();
+      if (status.name === 'RUNNING' && !flags.wait) throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
+      if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
+      printRun(await handle.result(), flags.json);
+    });
+
+  program
+    .command('list')
+    .description('list recent runs')
+    .option('--limit <n>', 'how many runs', positiveInt, 20)
+    .option('--json', 'print as JSON')
+    .addHelpText('after', example('$ br list --limit 5'))
+    .action(async (flags: { limit: number; json?: boolean }) => {
+      const runs = await listRuns(await temporal(false), flags.limit);
+      if (flags.json) printJson(runs);
+      else process.stdout.write(`${table(['RUN', 'STATUS', 'BENCHMARK', 'MODEL', 'STARTED'], runs.map((r) => [r.runId, r.status, r.benchmark, r.model, r.startTime]))}\n`);
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a run: stop its containers and keep the results already harvested')
+    .argument('<run>', 'run id')
+    .option('--json', 'print the final result as JSON')
+    .addHelpText('after', example('$ br cancel br-20261129-120000-a1b2c3'))
+    .action(async (runId: string, flags: { json?: boolean }) => {
+      const handle = await existingRun(runId);
+      await handle.cancel();
+      say(`cancellation requested for ${runId}; waiting for its containers to stop`);
+      printRun(await handle.result(), flags.json);
+    });
+
+  program
+    .command('up')
+    .description('start the embedded Temporal dev server (with Web UI) and a background worker')
+    .addHelpText('after', example('$ br up'))
+    .action(async () => {
+      if (!settings.embedded) throw new ExitError(`TEMPORAL_ADDRESS is set (${settings.temporalAddress}): nothing embedded to start`, EXIT_CODES.BAD_INPUT);
+      await startEmbeddedServer(settings, say);
+      startBackgroundWorker(settings, say);
+      say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}`);
+    });
+
+  program
+    .command('down')
+    .description('stop the embedded Temporal dev server and the background worker')
+    .addHelpText('after', example('$ br down'))
+    .action(async () => stopEmbedded(settings, say));
+
+  program
+    .command('worker')
+    .description("run this host's worker in the foreground: the shared queue and the host's own queue")
+    .addHelpText('after', example('$ BENCHROUTER_HOST_ID=gpu-box-1 TEMPORAL_ADDRESS=temporal.internal:7233 br worker'))
+    .action(async () => {
+      const hostId = resolveHostId(settings.home);
+      const worker = await startWorker({ settings, hostId, workflowBundlePath: process.env.BENCHROUTER_WORKFLOW_BUNDLE });
+      say(`worker on host ${hostId}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
+      await worker.done;
+    });
+
+  program
+    .command('reference-model')
+    .description('serve the deterministic OpenAI-compatible reference model')
+    .option('--port <n>', 'port on 127.0.0.1', positiveInt, 8399)
+    .addHelpText('after', example('$ br reference-model --port 8399'))
+    .action(async (flags: { port: number }) => {
+      const server = await startReferenceModel({ port: flags.port, recordRequests: false });
+      say(`reference model listening on ${server.url}`);
+      await new Promise(() => undefined);
+    });
+
+  program
+    .command('demo')
+    .description('run the built-in arith benchmark against the reference model on the embedded default')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', example('$ npm run demo'))
+    .action(async (flags: { json?: boolean }) => {
+      const model = await startReferenceModel({ port: 0, recordRequests: false });
+      try {
+        say(`reference model on ${model.url}`);
+        const { spec, handle } = await submitFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json });
+        say(`run ${spec.runId}: ${spec.tasks.length} jobs of arith against reference-acc80 (the first run builds the image)`);
+        printRun(await waitWithProgress(handle), flags.json);
+      } finally {
+        await model.close();
+      }
+    });
+
+  return program;
+}
+
+async function main(): Promise<void> {
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode === 0 ? 0 : EXIT_CODES.BAD_INPUT;
+    } else if (error instanceof InputError) {
+      say(error.message);
+      process.exitCode = EXIT_CODES.BAD_INPUT;
+    } else if (error instanceof ExitError) {
+      say(`br: ${error.message}`);
+      process.exitCode = error.code;
+    } else {
+      say(`br: ${error instanceof Error ? error.message : String(error)}`);
+      process.exitCode = EXIT_CODES.ERROR;
+    }
+  }
+}
+
+await main();

@@ -1,0 +1,44 @@
+// How `br` shows runs to a person: results tables and the live progress line.
+
+import type { JobResult, RunProgress, RunResult } from '../contract/run-spec.js';
+
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+export function formatScore(score: number | null | undefined): string {
+  return score === null || score === undefined ? '-' : score.toFixed(4);
+}
+
+function jobSeconds(job: JobResult): string {
+  return job.timings.startedAt ? `${job.timings.containerSeconds.toFixed(1)}s` : '-';
+}
+
+function firstLine(text: string | undefined): string {
+  const line = (text ?? '').split('\n')[0] ?? '';
+  return line.length > 70 ? `${line.slice(0, 67)}...` : line;
+}
+
+export function renderRunResult(run: RunResult, webUiLink?: string): string {
+  const rows = run.jobs.map((job) => [job.task, job.status, formatScore(job.result?.overall), jobSeconds(job), job.reason ?? '', firstLine(job.message)]);
+  const succeeded = run.jobs.filter((j) => j.status === 'SUCCEEDED').length;
+  const lines = [
+    `Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`,
+    '',
+    table(['TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'], rows),
+    '',
+    `overall: ${formatScore(run.overall)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded)`,
+  ];
+  if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
+  return lines.join('\n');
+}
+
+export function progressLine(p: RunProgress, width = 30): string {
+  const done = p.succeeded + p.failed + p.timedOut + p.cancelled;
+  const filled = p.total ? Math.round((done / p.total) * width) : 0;
+  const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
+  const extra = [p.failed && `${p.failed} failed`, p.timedOut && `${p.timedOut} timed out`, p.cancelled && `${p.cancelled} cancelled`].filter(Boolean).join(', ');
+  return `[${bar}] ${done}/${p.total} done, ${p.running} running, ${p.pending} pending${extra ? `, ${extra}` : ''}`;
+}

@@ -1,0 +1,89 @@
+// The embedded default (DESIGN.md §2): with no Temporal address configured, `br` runs a local
+// `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, and a
+// background worker. Both are detached processes tracked by pid files.
+
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../contract/settings.js';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export function isReachable(address: string, timeoutMs = 1000): Promise<boolean> {
+  const [host = '127.0.0.1', port = '7233'] = address.split(':');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port: Number(port) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+function pidAlive(pidFile: string): number | undefined {
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+function startDetached(settings: Settings, name: string, command: string, args: string[]): number {
+  mkdirSync(settings.home, { recursive: true });
+  const log = openSync(path.join(settings.home, `${name}.log`), 'a');
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: repoRoot, env: process.env });
+  closeSync(log);
+  child.unref();
+  writeFileSync(path.join(settings.home, `${name}.pid`), String(child.pid));
+  return child.pid!;
+}
+
+export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
+  if (await isReachable(settings.temporalAddress)) return;
+  const db = path.join(settings.home, 'temporal.db');
+  say(`starting Temporal dev server on ${settings.temporalAddress} (database ${db}, Web UI ${settings.webUiUrl})`);
+  startDetached(settings, 'temporal', 'temporal', [
+    'server', 'start-dev',
+    '--db-filename', db,
+    '--ip', '127.0.0.1',
+    '--port', String(EMBEDDED_TEMPORAL_PORT),
+    '--ui-port', String(EMBEDDED_UI_PORT),
+    '--log-level', 'warn',
+  ]);
+  for (let i = 0; i < 120; i++) {
+    if (await isReachable(settings.temporalAddress)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within 30 s; see ${path.join(settings.home, 'temporal.log')}`);
+}
+
+export function backgroundWorkerPid(settings: Settings): number | undefined {
+  return pidAlive(path.join(settings.home, 'worker.pid'));
+}
+
+export function startBackgroundWorker(settings: Settings, say: (line: string) => void): void {
+  if (backgroundWorkerPid(settings)) return;
+  say(`starting a background worker (log ${path.join(settings.home, 'worker.log')})`);
+  startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/main.ts'), 'worker']);
+}
+
+export async function stopEmbedded(settings: Settings, say: (line: string) => void): Promise<void> {
+  for (const name of ['worker', 'temporal']) {
+    const pidFile = path.join(settings.home, `${name}.pid`);
+    const pid = pidAlive(pidFile);
+    if (pid) {
+      say(`stopping ${name} (pid ${pid})`);
+      process.kill(pid, 'SIGTERM');
+      for (let i = 0; i < 100 && pidAlive(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+    }
+    rmSync(pidFile, { force: true });
+  }
+}

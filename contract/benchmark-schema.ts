@@ -1,0 +1,91 @@
+// zod schemas for the benchmark contract (DESIGN.md §1): benchmark.yaml and task.yaml.
+// Error texts are written for benchmark authors: each says what was expected and what was found.
+
+import { z } from 'zod';
+import { parseResultPath } from './result-mapping.js';
+import { showValue } from './problems.js';
+
+/** zod error option that reads "expected <what>, got <value>". */
+function expecting(what: string) {
+  return { error: (issue: { input?: unknown }) => `expected ${what}, got ${showValue(issue.input)}` };
+}
+
+/** A name that is also one directory level: it can never escape the benchmark directory. */
+const pathSegmentName = (what: string) =>
+  z.string(expecting(`${what} as a string`)).superRefine((value, ctx) => {
+    if (value.includes('/') || value.includes('\\') || value === '..' || value === '.') {
+      ctx.addIssue({ code: 'custom', message: `${showValue(value)} must stay inside the benchmark directory (a plain name, no "/" or "..")` });
+    } else if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value)) {
+      ctx.addIssue({ code: 'custom', message: `expected ${what} of letters, digits, ".", "_" or "-", got ${showValue(value)}` });
+    }
+  });
+
+export const TaskEntrySchema = z.strictObject(
+  { name: pathSegmentName('a task name'), environment: pathSegmentName('an environment name') },
+  expecting('{name, environment}'),
+);
+
+/** Task entries are checked one by one (TaskEntrySchema), so one bad entry hides no other problem. */
+export const BenchmarkYamlSchema = z.strictObject(
+  {
+    name: z.string(expecting('a benchmark name')).regex(/^[a-z0-9][a-z0-9._-]*$/, expecting('a lower-case name of letters, digits, ".", "_" or "-"')),
+    description: z.string(expecting('a string')).optional(),
+    tasks: z.array(z.unknown(), expecting('a list of {name, environment}')).min(1, expecting('at least one task')),
+  },
+  expecting('a mapping with name and tasks'),
+);
+
+const MEMORY = /^\d+(\.\d+)?[kmgKMG]?[bB]?$/;
+const RESERVED_ENV = ['BENCHROUTER_MODEL_ENDPOINT', 'BENCHROUTER_MODEL_NAME', 'BENCHROUTER_API_KEY', 'BENCHROUTER_OUTPUT_DIR'];
+
+export const DEFAULT_RESOURCES = { memory: '2g', cpus: 1, pids: 512 } as const;
+export const DEFAULT_TIMEOUT_SECONDS = 3600;
+
+const ResourcesSchema = z.strictObject(
+  {
+    memory: z.string(expecting('a memory size like "2g"')).regex(MEMORY, expecting('a memory size like "512m" or "2g"')).default(DEFAULT_RESOURCES.memory),
+    cpus: z.number(expecting('a positive number of CPUs')).positive(expecting('a positive number of CPUs')).default(DEFAULT_RESOURCES.cpus),
+    pids: z.number(expecting('a positive whole number')).int(expecting('a positive whole number')).positive(expecting('a positive whole number')).default(DEFAULT_RESOURCES.pids),
+  },
+  expecting('a mapping of memory, cpus, pids'),
+);
+
+const ResultMappingSchema = z
+  .record(z.string(), z.string(expecting('a dot/bracket path into result.json')), expecting('a mapping like {overall: "accuracy"}'))
+  .superRefine((mapping, ctx) => {
+    if (!('overall' in mapping)) ctx.addIssue({ code: 'custom', message: 'expected an "overall" entry: the path of the main score in result.json' });
+    for (const [name, path] of Object.entries(mapping)) {
+      try {
+        parseResultPath(path);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: [name], message: (error as Error).message });
+      }
+    }
+  });
+
+const EnvValue = z.union([z.string(), z.number(), z.boolean()], expecting('a string, number or boolean'));
+
+export const TaskYamlSchema = z.strictObject(
+  {
+    name: pathSegmentName('a task name'),
+    command: z.string(expecting('a shell command string')).min(1, expecting('a non-empty shell command')),
+    timeout: z.number(expecting('a positive number of seconds')).positive(expecting('a positive number of seconds')).default(DEFAULT_TIMEOUT_SECONDS),
+    result_mapping: ResultMappingSchema.default({ overall: 'overall' }),
+    docker: z.boolean(expecting('true or false')).default(false),
+    docker_images: z.array(z.string(expecting('an image reference')).min(1), expecting('a list of image references')).default([]),
+    extra_env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, expecting('an environment variable name')), EnvValue, expecting('a mapping of variable names to values'))
+      .superRefine((env, ctx) => {
+        for (const key of Object.keys(env)) {
+          if (RESERVED_ENV.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is set by BenchRouter and cannot be overridden` });
+        }
+      })
+      .default({}),
+    resources: ResourcesSchema.default({ ...DEFAULT_RESOURCES }),
+  },
+  expecting('a mapping with name and command'),
+);
+
+export type BenchmarkYaml = z.infer<typeof BenchmarkYamlSchema>;
+export type TaskEntry = z.infer<typeof TaskEntrySchema>;
+export type TaskYaml = z.infer<typeof TaskYamlSchema>;

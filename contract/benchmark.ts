@@ -1,0 +1,28 @@
+// The in-memory form of a loaded benchmark: what the workflow input pins and activities run.
+// Plain data only, so it can travel through Temporal payloads.
+
+export interface TaskResources {
+  memory: string;
+  cpus: number;
+  pids: number;
+}
+
+export interface TaskDefinition {
+  name: string;
+  environment: string;
+  command: string;
+  timeoutSeconds: number;
+  resultMapping: Record<string, string>;
+  docker: boolean;
+  dockerImages: string[];
+  extraEnv: Record<string, string>;
+  resources: TaskResources;
+}
+
+export interface Benchmark {
+  name: string;
+  description: string;
+  /** Absolute path of the benchmark directory on the machine that loaded it. */
+  dir: string;
+  tasks: TaskDefinition[];
+}

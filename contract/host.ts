@@ -1,0 +1,13 @@
+// Host-pinned task queues (DESIGN.md §2): every evaluation machine polls the shared queue and a
+// queue of its own, named from a stable host id so a restarted worker picks its own work back up.
+
+export interface ClaimedHost {
+  hostId: string;
+  taskQueue: string;
+}
+
+export const DEFAULT_SHARED_QUEUE = 'benchrouter';
+
+export function hostQueueName(sharedQueue: string, hostId: string): string {
+  return `${sharedQueue}@${hostId}`;
+}

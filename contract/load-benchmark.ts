@@ -1,0 +1,120 @@
+// Loads a benchmark directory (DESIGN.md §1) into a Benchmark, collecting every problem at once
+// rather than stopping at the first, so `br validate` can show an author the whole list.
+
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { z } from 'zod';
+import { BenchmarkYamlSchema, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
+import type { Benchmark, TaskDefinition } from './benchmark.js';
+import { fieldPath, InputError, type Problem } from './problems.js';
+
+export interface LoadOutcome {
+  benchmark?: Benchmark;
+  problems: Problem[];
+}
+
+/** Loads and validates; throws InputError listing every problem when there is any. */
+export function loadBenchmark(dir: string): Benchmark {
+  const outcome = inspectBenchmark(dir);
+  if (outcome.problems.length > 0 || !outcome.benchmark) throw new InputError(outcome.problems);
+  return outcome.benchmark;
+}
+
+export function inspectBenchmark(dir: string): LoadOutcome {
+  const problems: Problem[] = [];
+  const shown = (...parts: string[]) => path.join(dir, ...parts);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    return { problems: [{ file: dir, field: '', message: 'expected a benchmark directory, found none' }] };
+  }
+  const root = realpathSync(dir);
+
+  const benchmarkFile = shown('benchmark.yaml');
+  const benchmarkYaml = readYaml(benchmarkFile, BenchmarkYamlSchema, problems);
+  if (!benchmarkYaml) return { problems };
+
+  const tasks: TaskDefinition[] = [];
+  const firstIndexOf = new Map<string, number>();
+  benchmarkYaml.tasks.forEach((rawEntry, index) => {
+    const entry = checkSchema(benchmarkFile, rawEntry, TaskEntrySchema, problems, [`tasks`, index]);
+    if (!entry) return;
+    const seen = firstIndexOf.get(entry.name);
+    if (seen !== undefined) {
+      problems.push({ file: benchmarkFile, field: `tasks[${index}].name`, message: `duplicate task name "${entry.name}" (also at tasks[${seen}])` });
+      return;
+    }
+    firstIndexOf.set(entry.name, index);
+
+    const envDir = path.join(root, 'environments', entry.environment);
+    if (!isDirectoryInside(root, envDir)) {
+      problems.push({ file: benchmarkFile, field: `tasks[${index}].environment`, message: `environment "${entry.environment}" not found: expected a directory environments/${entry.environment}/ inside the benchmark` });
+    } else if (!existsSync(path.join(envDir, 'Dockerfile'))) {
+      problems.push({ file: shown('environments', entry.environment), field: '', message: 'expected a Dockerfile in the environment directory, found none' });
+    }
+
+    const taskDir = path.join(root, 'tasks', entry.name);
+    if (!isDirectoryInside(root, taskDir)) {
+      problems.push({ file: benchmarkFile, field: `tasks[${index}].name`, message: `task directory tasks/${entry.name}/ not found inside the benchmark` });
+      return;
+    }
+    const taskFile = shown('tasks', entry.name, 'task.yaml');
+    const taskYaml = readYaml(taskFile, TaskYamlSchema, problems);
+    if (!taskYaml) return;
+    if (taskYaml.name !== entry.name) {
+      problems.push({ file: taskFile, field: 'name', message: `expected "${entry.name}" (the name benchmark.yaml gives this task), got "${taskYaml.name}"` });
+      return;
+    }
+    tasks.push({
+      name: taskYaml.name,
+      environment: entry.environment,
+      command: taskYaml.command,
+      timeoutSeconds: taskYaml.timeout,
+      resultMapping: taskYaml.result_mapping,
+      docker: taskYaml.docker,
+      dockerImages: taskYaml.docker_images,
+      extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
+      resources: taskYaml.resources,
+    });
+  });
+
+  if (problems.length > 0) return { problems };
+  return {
+    benchmark: { name: benchmarkYaml.name, description: benchmarkYaml.description ?? '', dir: root, tasks },
+    problems,
+  };
+}
+
+/** True when `candidate` is a directory whose real path (symlinks resolved) stays under `root`. */
+function isDirectoryInside(root: string, candidate: string): boolean {
+  if (!existsSync(candidate)) return false;
+  const real = realpathSync(candidate);
+  const relative = path.relative(root, real);
+  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return false;
+  return statSync(real).isDirectory();
+}
+
+function readYaml<T extends z.ZodType>(file: string, schema: T, problems: Problem[]): z.infer<T> | undefined {
+  if (!existsSync(file)) {
+    problems.push({ file, field: '', message: 'file not found' });
+    return undefined;
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const detail = error instanceof YAMLParseError ? error.message.split('\n')[0] : String(error);
+    problems.push({ file, field: '', message: `not valid YAML: ${detail}` });
+    return undefined;
+  }
+  return checkSchema(file, data ?? {}, schema, problems, []);
+}
+
+function checkSchema<T extends z.ZodType>(file: string, data: unknown, schema: T, problems: Problem[], at: PropertyKey[]): z.infer<T> | undefined {
+  const parsed = schema.safeParse(data, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) {
+    const message = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+    problems.push({ file, field: fieldPath([...at, ...issue.path]), message });
+  }
+  return undefined;
+}

@@ -1,0 +1,90 @@
+// What a run is: the definition pinned in the workflow input, and the results and progress it
+// reports. Types only, so deterministic workflow code can import it.
+
+import type { TaskDefinition } from './benchmark.js';
+import type { NormalizedResult } from './result-mapping.js';
+
+export interface ModelTarget {
+  name: string;
+  /** OpenAI-compatible base URL, `.../v1`. */
+  endpoint: string;
+  /**
+   * Where the worker finds the API key: the name of an environment variable on the worker host.
+   * The key itself never enters workflow input, history or logs.
+   */
+  apiKeyEnv?: string;
+}
+
+export interface RunOptions {
+  /** Jobs running at once. */
+  concurrency: number;
+}
+
+export interface RunSpec {
+  runId: string;
+  benchmark: { name: string; dir: string; digest: string };
+  tasks: TaskDefinition[];
+  model: ModelTarget;
+  options: RunOptions;
+  submittedAt: string;
+}
+
+export interface JobSpec {
+  runId: string;
+  jobId: string;
+  benchmark: RunSpec['benchmark'];
+  task: TaskDefinition;
+  model: ModelTarget;
+}
+
+export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
+export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE';
+export type RunStatus = 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED';
+
+export interface JobResult {
+  jobId: string;
+  task: string;
+  status: JobStatus;
+  reason?: FailureReason;
+  /** For a failure: what happened, with the exit code and last log lines where there are any. */
+  message?: string;
+  result?: NormalizedResult;
+  exitCode?: number;
+  host?: string;
+  image?: string;
+  /** True when this job built its environment image (false: it found the image cached). */
+  imageBuilt?: boolean;
+  artifactsDir?: string;
+  timings: {
+    queuedAt: string;
+    startedAt?: string;
+    finishedAt: string;
+    /** Seconds the container ran (0 when it never started). */
+    containerSeconds: number;
+  };
+}
+
+export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
+
+export interface RunProgress {
+  total: number;
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  timedOut: number;
+  cancelled: number;
+  jobs: Array<{ jobId: string; task: string; state: JobState }>;
+}
+
+export interface RunResult {
+  runId: string;
+  benchmark: string;
+  model: string;
+  status: RunStatus;
+  /** Mean `overall` over succeeded jobs; null when none succeeded. */
+  overall: number | null;
+  jobs: JobResult[];
+  startedAt: string;
+  finishedAt: string;
+}

@@ -1,0 +1,41 @@
+// Where BenchRouter keeps things and which Temporal it talks to, from the environment. Pure: the
+// caller passes the environment in, so every default is visible and testable.
+
+import { DEFAULT_SHARED_QUEUE } from './host.js';
+
+export interface Settings {
+  /** `~/.benchrouter` unless BENCHROUTER_HOME says otherwise. */
+  home: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  /** True when no TEMPORAL_ADDRESS is configured: `br` manages a local dev server itself. */
+  embedded: boolean;
+  webUiUrl: string;
+  sharedQueue: string;
+  artifactsRoot: string;
+  locksDir: string;
+  buildLogsDir: string;
+}
+
+export const EMBEDDED_TEMPORAL_PORT = 7233;
+export const EMBEDDED_UI_PORT = 8233;
+
+export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {
+  const home = env.BENCHROUTER_HOME || `${homeDir}/.benchrouter`;
+  const embedded = !env.TEMPORAL_ADDRESS;
+  return {
+    home,
+    temporalAddress: env.TEMPORAL_ADDRESS || `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    embedded,
+    webUiUrl: (env.BENCHROUTER_WEB_UI || `http://localhost:${EMBEDDED_UI_PORT}`).replace(/\/$/, ''),
+    sharedQueue: env.BENCHROUTER_TASK_QUEUE || DEFAULT_SHARED_QUEUE,
+    artifactsRoot: env.BENCHROUTER_ARTIFACTS || `${home}/artifacts`,
+    locksDir: `${home}/locks`,
+    buildLogsDir: `${home}/builds`,
+  };
+}
+
+export function runWebUiLink(settings: Settings, runId: string): string {
+  return `${settings.webUiUrl}/namespaces/${encodeURIComponent(settings.temporalNamespace)}/workflows/${encodeURIComponent(runId)}`;
+}

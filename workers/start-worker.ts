@@ -1,0 +1,65 @@
+// One worker process per evaluation machine: it polls the shared queue (workflows, host claims)
+// and its own host queue (images, containers, results).
+
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import { createHostActivities, createSharedActivities } from '../activities/index.js';
+import { DockerCli } from '../activities/docker-cli.js';
+import { hostQueueName } from '../contract/host.js';
+import type { Settings } from '../contract/settings.js';
+
+export interface StartWorkerOptions {
+  settings: Settings;
+  hostId: string;
+  docker?: DockerCli;
+  /** A prebuilt workflow bundle (see bundleWorkflows); bundling at start takes a few seconds. */
+  workflowBundlePath?: string;
+  maxConcurrentContainers?: number;
+}
+
+export interface RunningWorker {
+  hostId: string;
+  hostQueue: string;
+  /** Resolves when both workers have stopped. */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const { settings, hostId } = options;
+  const docker = options.docker ?? new DockerCli();
+  const connection = await NativeConnection.connect({ address: settings.temporalAddress });
+  const hostQueue = hostQueueName(settings.sharedQueue, hostId);
+  const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = options.workflowBundlePath
+    ? { workflowBundle: { codePath: options.workflowBundlePath } }
+    : { workflowsPath };
+
+  const shared = await Worker.create({
+    connection,
+    namespace: settings.temporalNamespace,
+    taskQueue: settings.sharedQueue,
+    ...workflowSource,
+    activities: createSharedActivities({ hostId, taskQueue: hostQueue }),
+  });
+  const host = await Worker.create({
+    connection,
+    namespace: settings.temporalNamespace,
+    taskQueue: hostQueue,
+    activities: createHostActivities({ docker, hostId, artifactsRoot: settings.artifactsRoot, locksDir: settings.locksDir, buildLogsDir: settings.buildLogsDir }),
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
+  });
+  const done = Promise.all([shared.run(), host.run()]).then(async () => {
+    await connection.close();
+  });
+  return {
+    hostId,
+    hostQueue,
+    done,
+    async shutdown() {
+      for (const worker of [shared, host]) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,3 @@
+// The workflow bundle's entry: deterministic workflow code only.
+export { runWorkflow, progressQuery } from './run-workflow.js';
+export { jobWorkflow, jobStateQuery } from './job-workflow.js';

@@ -1,0 +1,70 @@
+// RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
+// once, and aggregates every job's result; partial results are reported, never dropped.
+
+import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler } from '@temporalio/workflow';
+import { meanOverall, runStatus, stateOfStatus, summarizeProgress } from '../contract/run-outcome.js';
+import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
+import { jobWorkflow } from './job-workflow.js';
+
+export const progressQuery = defineQuery<RunProgress>('progress');
+
+export function jobIdFor(runId: string, index: number, taskName: string): string {
+  return `${runId}.${String(index).padStart(3, '0')}-${taskName}`;
+}
+
+export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
+  const startedAt = new Date().toISOString();
+  const jobs: JobSpec[] = spec.tasks.map((task, index) => ({
+    runId: spec.runId,
+    jobId: jobIdFor(spec.runId, index, task.name),
+    benchmark: spec.benchmark,
+    task,
+    model: spec.model,
+  }));
+  const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
+  const results: Array<JobResult | undefined> = jobs.map(() => undefined);
+  setHandler(progressQuery, () => summarizeProgress(progress));
+
+  const cancelled = () => CancellationScope.current().consideredCancelled;
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < jobs.length && !cancelled()) {
+      const index = next++;
+      const job = jobs[index]!;
+      progress[index]!.state = 'running';
+      let result: JobResult;
+      try {
+        result = await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] });
+      } catch (error) {
+        result = {
+          jobId: job.jobId,
+          task: job.task.name,
+          status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
+          ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
+          message: error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error),
+          timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
+        };
+      }
+      results[index] = result;
+      progress[index]!.state = stateOfStatus(result.status);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(spec.options.concurrency, jobs.length)) }, lane));
+
+  const finishedAt = new Date().toISOString();
+  const all = results.map(
+    (result, index): JobResult =>
+      result ?? { jobId: jobs[index]!.jobId, task: jobs[index]!.task.name, status: 'CANCELLED', message: 'run cancelled before this job started', timings: { queuedAt: startedAt, finishedAt, containerSeconds: 0 } },
+  );
+  all.forEach((r, i) => (progress[i]!.state = stateOfStatus(r.status)));
+  return {
+    runId: spec.runId,
+    benchmark: spec.benchmark.name,
+    model: spec.model.name,
+    status: runStatus(all, cancelled()),
+    overall: meanOverall(all),
+    jobs: all,
+    startedAt,
+    finishedAt,
+  };
+}
