@@ -42,16 +42,18 @@ export class DockerCli {
       const child = spawn(this.binary, args, { env: options.env ?? process.env, signal: options.signal, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
-      if (options.stdoutFile) {
-        const file = createWriteStream(options.stdoutFile);
-        child.stdout.pipe(file);
-        child.stderr.pipe(file);
-      } else {
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      }
-      child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-64_000)));
+      // With stdoutFile, both streams go to the file, interleaved as they come (a log, not data).
+      const file = options.stdoutFile ? createWriteStream(options.stdoutFile) : undefined;
+      child.stdout.on('data', (d: Buffer) => (file ? file.write(d) : (stdout += d.toString())));
+      child.stderr.on('data', (d: Buffer) => {
+        file?.write(d);
+        stderr = (stderr + d.toString()).slice(-64_000);
+      });
       child.on('error', reject);
-      child.on('close', (exitCode) => resolve({ exitCode, stdout, stderr }));
+      child.on('close', (exitCode) => {
+        if (!file) return resolve({ exitCode, stdout, stderr });
+        file.end(() => resolve({ exitCode, stdout, stderr }));
+      });
     });
   }
 

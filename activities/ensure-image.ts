@@ -47,7 +47,7 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
     const heartbeat = setInterval(() => Context.current().heartbeat({ building: image }), 2000);
     try {
       const result = await deps.docker.exec(
-        ['build', '--tag', image, '--label', `benchrouter.benchmark=${input.benchmarkName}`, '--label', `benchrouter.environment=${input.environment}`, contextDir],
+        ['build', '--force-rm', '--tag', image, '--label', `benchrouter.benchmark=${input.benchmarkName}`, '--label', `benchrouter.environment=${input.environment}`, contextDir],
         { stdoutFile: logFile, signal: Context.current().cancellationSignal, env: { ...process.env, DOCKER_BUILDKIT: '0' } },
       );
       if (result.exitCode !== 0) {

@@ -19,6 +19,7 @@ digest=$(
 )
 
 current=$(docker image inspect --format '{{index .Config.Labels "benchrouter.dind.digest"}}' "$IMAGE" 2>/dev/null || true)
+old_id=$(docker image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 if [ "$current" = "$digest" ]; then
   say "dind image $IMAGE: ready"
   exit 0
@@ -38,4 +39,8 @@ log=/tmp/benchrouter-dind-build.log
 docker build --pull=false --build-arg "BASE_IMAGE=$BASE_IMAGE" \
   --label "benchrouter.dind.digest=$digest" -t "$IMAGE" "$CONTEXT" >"$log" 2>&1 \
   || { say "docker build failed; see $log"; tail -n 20 "$log" | sed 's/^/[bootstrap]   /'; exit 1; }
+# Drop the superseded build (untagged now); ignore failure if a container still uses it.
+if [ -n "$old_id" ] && [ "$old_id" != "$(docker image inspect --format '{{.Id}}' "$IMAGE")" ]; then
+  docker rmi "$old_id" >/dev/null 2>&1 || true
+fi
 say "dind image $IMAGE: built"

@@ -49,6 +49,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     taskQueue: hostQueue,
     activities: createHostActivities({ docker, hostId, artifactsRoot: settings.artifactsRoot, locksDir: settings.locksDir, buildLogsDir: settings.buildLogsDir }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
+    // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
+    // heartbeat timeout) would let a cancelled container run on for ~25 s.
+    maxHeartbeatThrottleInterval: '1s',
+    defaultHeartbeatThrottleInterval: '1s',
   });
   const done = Promise.all([shared.run(), host.run()]).then(async () => {
     await connection.close();

@@ -35,6 +35,7 @@ if [ "$$" = 1 ] && [ -z "${BENCHROUTER_DIND_INIT:-}" ] && command -v tini >/dev/
   export BENCHROUTER_DIND_INIT=1
   exec tini -- "$SELF" "$@"
 fi
+unset BENCHROUTER_DIND_INIT
 
 T_START=${EPOCHREALTIME/./}
 log() { printf '[dind] %s\n' "$*" >&2; }
@@ -290,7 +291,10 @@ if [ -d "$PRELOAD_DIR" ]; then
   archives=("$PRELOAD_DIR"/*.tar "$PRELOAD_DIR"/*.tar.gz "$PRELOAD_DIR"/*.tgz "$PRELOAD_DIR"/*.tar.xz)
   shopt -u nullglob
   for f in "${archives[@]}"; do
-    out=$(docker load -i "$f" 2>&1) || die "docker load -i $f failed: $out"
+    # In the background so that SIGTERM (cancel) is handled during a long load.
+    docker load -i "$f" >/tmp/dind-load.out 2>&1 &
+    wait $! || die "docker load -i $f failed: $(tail -n 5 /tmp/dind-load.out)"
+    out=$(cat /tmp/dind-load.out)
     log "$(basename "$f"): ${out//$'\n'/; }"
   done
   log "loaded ${#archives[@]} image(s) in $(secs_since "$t0")s"

@@ -1,0 +1,55 @@
+// Once per test session: a real Temporal dev server on a free port with its own database, and the
+// workflow bundle built once for every test worker.
+
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { isReachable } from '../../client/embedded-services.js';
+import { workflowsPath } from '../../workers/start-worker.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    workflowBundlePath: string;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+let server: ChildProcess | undefined;
+let dir: string | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error'], {
+    stdio: 'ignore',
+  });
+  const bundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  for (let i = 0; i < 120 && !(await isReachable(address)); i++) await new Promise((r) => setTimeout(r, 250));
+  if (!(await isReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
+  project.provide('temporalAddress', address);
+  project.provide('workflowBundlePath', bundlePath);
+}
+
+export async function teardown(): Promise<void> {
+  server?.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}

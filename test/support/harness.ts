@@ -1,0 +1,96 @@
+// An isolated BenchRouter for one test file: its own queues, host id and home directory on the
+// shared dev server, a real worker, the real Docker engine and the reference model.
+
+import type { Client } from '@temporalio/client';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { connectClient, createRunSpec, followRun, submitRun } from '../../client/runs.js';
+import { loadBenchmark } from '../../contract/load-benchmark.js';
+import type { RunResult } from '../../contract/run-spec.js';
+import { settingsFrom, type Settings } from '../../contract/settings.js';
+import { startReferenceModel, type ReferenceModelServer } from '../../reference-model/reference-model-server.js';
+import { startWorker, type RunningWorker } from '../../workers/start-worker.js';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const fixturesDir = path.join(repoRoot, 'test', 'fixtures');
+
+export interface Harness {
+  settings: Settings;
+  env: Record<string, string>;
+  client: Client;
+  worker: RunningWorker;
+  model: ReferenceModelServer;
+  home: string;
+  run(benchmarkDir: string, options?: { model?: string; concurrency?: number; tasks?: string[] }): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(name: string): Promise<Harness> {
+  const home = mkdtempSync(path.join(os.tmpdir(), `br-test-${name}-`));
+  const env = {
+    BENCHROUTER_HOME: home,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    BENCHROUTER_TASK_QUEUE: `test-${name}-${randomBytes(3).toString('hex')}`,
+  };
+  const settings = settingsFrom(env, os.homedir());
+  const worker = await startWorker({ settings, hostId: `host-${name}`, workflowBundlePath: inject('workflowBundlePath') });
+  const client = await connectClient(settings);
+  const model = await startReferenceModel({ port: 0 });
+  return {
+    settings,
+    env,
+    client,
+    worker,
+    model,
+    home,
+    async run(benchmarkDir, options = {}) {
+      const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: options.model ?? 'reference', endpoint: model.url }, { concurrency: options.concurrency ?? 8 }, options.tasks);
+      return followRun(await submitRun(client, settings, spec));
+    },
+    async close() {
+      await worker.shutdown();
+      await client.connection.close();
+      await model.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Copies a fixture benchmark into a temp dir, so a test can change it without touching the repo. */
+export function copyFixture(name: string, into: string): string {
+  const target = path.join(into, name);
+  cpSync(path.join(fixturesDir, 'benchmarks', name), target, { recursive: true });
+  return target;
+}
+
+export function dockerLines(args: string[]): string[] {
+  return execFileSync('docker', args, { encoding: 'utf8' }).split('\n').filter(Boolean);
+}
+
+export function containersOfRun(runId: string): string[] {
+  return dockerLines(['ps', '--all', '--quiet', '--filter', `label=benchrouter.run=${runId}`]);
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `br` executable with the harness's environment. */
+export function br(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(repoRoot, 'br'), args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
