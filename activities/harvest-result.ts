@@ -9,6 +9,8 @@ import type { ContainerOutcome } from './run-task-container.js';
 import { jobArtifactsDir } from './run-task-container.js';
 
 export const RESULT_SIZE_CAP_BYTES = 10 * 1024 * 1024;
+/** The DinD entrypoint's exit code for "my daemon did not start" (runtime/dind/entrypoint.sh). */
+const DIND_SETUP_FAILED = 125;
 
 export interface HarvestInput {
   job: JobSpec;
@@ -26,6 +28,9 @@ export function harvestResult(artifactsRoot: string, { job, outcome }: HarvestIn
   const jobDir = jobArtifactsDir(artifactsRoot, job);
   if (outcome.kind === 'timed_out') {
     return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withTail(outcome.logTail)}` };
+  }
+  if (outcome.exitCode === DIND_SETUP_FAILED && outcome.runtime.startsWith('dind')) {
+    return { status: 'FAILED', reason: 'INFRASTRUCTURE', message: `the task's own Docker daemon could not start (${outcome.runtime})${withTail(outcome.logTail)}` };
   }
   if (outcome.exitCode !== 0) {
     const oom = outcome.oomKilled ? ` (killed for exceeding its ${job.task.resources.memory} memory limit)` : '';

@@ -13,6 +13,8 @@ export interface HostActivityDeps {
   artifactsRoot: string;
   locksDir: string;
   buildLogsDir: string;
+  imageCacheDir: string;
+  dindStorageRoot: string;
 }
 
 /** Activities that run on one host's own task queue: image, container and files stay together. */

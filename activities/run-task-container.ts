@@ -7,12 +7,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { JobSpec } from '../contract/run-spec.js';
-import { containerNameFor, simpleRunArgs } from './container-spec.js';
+import { containerNameFor, taskRunArgs, type DindPlacement } from './container-spec.js';
+import { detectDindRuntime } from './dind-runtime.js';
 import { DockerError, type DockerCli } from './docker-cli.js';
 
 export interface RunContainerInput {
   job: JobSpec;
   image: string;
+  /** Preload archives for a `docker: true` task (from ensureImage). */
+  archives?: string[];
 }
 
 export interface ContainerOutcome {
@@ -24,12 +27,15 @@ export interface ContainerOutcome {
   logTail: string;
   /** True when this attempt found the container already started by an earlier attempt. */
   reattached: boolean;
+  /** `simple`, or `dind:<mode>` with the detected DinD mode. */
+  runtime: string;
 }
 
 export interface ContainerDeps {
   docker: DockerCli;
   hostId: string;
   artifactsRoot: string;
+  dindStorageRoot: string;
 }
 
 export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId' | 'jobId'>): string {
@@ -39,27 +45,41 @@ export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId
 const HEARTBEAT_MS = 2000;
 const LOG_TAIL_LINES = 20;
 
-export async function runTaskContainer(deps: ContainerDeps, { job, image }: RunContainerInput): Promise<ContainerOutcome> {
+export async function runTaskContainer(deps: ContainerDeps, { job, image, archives = [] }: RunContainerInput): Promise<ContainerOutcome> {
   const { docker } = deps;
   const ctx = Context.current();
   const name = containerNameFor(job.jobId);
   const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
   const resultsDir = path.join(jobDir, 'results');
+  // A DinD task's daemon storage: its own host directory, removed with its container.
+  const storageDir = job.task.docker ? path.join(deps.dindStorageRoot, name) : undefined;
 
   let state = await docker.containerState(name);
   const reattached = state !== undefined;
+  let runtime = state ? await runtimeLabelOf(docker, name) : 'simple';
   if (!state) {
     // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
     rmSync(resultsDir, { recursive: true, force: true });
     mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
+    let dind: DindPlacement | undefined;
+    if (storageDir) {
+      const detected = await detectDindRuntime(docker, image);
+      rmSync(storageDir, { recursive: true, force: true });
+      mkdirSync(storageDir, { recursive: true });
+      dind = { runtimeArgs: detected.runArgs, runtimeName: detected.mode, storageDir, archives };
+      runtime = `dind:${detected.mode}`;
+    }
     const apiKey = resolveApiKey(job, deps.hostId);
-    const args = simpleRunArgs({ job, image, hostId: deps.hostId, resultsDir });
+    const args = taskRunArgs({ job, image, hostId: deps.hostId, resultsDir, dind });
     try {
       await docker.run(args, { env: { ...process.env, BENCHROUTER_API_KEY: apiKey } });
     } catch (error) {
       if (error instanceof DockerError && /already in use/.test(error.stderr)) {
         // Another attempt won the race to create it; fall through and attach to that one.
-      } else throw error;
+      } else {
+        await removeContainerAndStorage(docker, name, storageDir);
+        throw error;
+      }
     }
     state = await docker.containerState(name);
     if (!state) throw ApplicationFailure.create({ type: 'InfrastructureError', message: `container ${name} vanished right after it was started` });
@@ -76,7 +96,9 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image }: RunC
     if (kind === 'timed_out') await docker.kill(containerId);
   } catch (error) {
     if (ctx.cancellationSignal.aborted) {
-      await stopAndRemove(docker, containerId, jobDir);
+      await docker.kill(containerId);
+      await docker.saveLogs(containerId, path.join(jobDir, 'container.log')).catch(() => undefined);
+      await removeContainerAndStorage(docker, containerId, storageDir);
       throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
     }
     throw error;
@@ -87,7 +109,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image }: RunC
   const final = (await docker.containerState(containerId)) ?? state;
   const logFile = path.join(jobDir, 'container.log');
   await docker.saveLogs(containerId, logFile);
-  await docker.remove(containerId);
+  await removeContainerAndStorage(docker, containerId, storageDir);
   return {
     kind,
     exitCode: final.exitCode,
@@ -96,7 +118,19 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image }: RunC
     finishedAt: validDate(final.finishedAt) ?? new Date().toISOString(),
     logTail: tailOf(logFile),
     reattached,
+    runtime,
   };
+}
+
+/** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
+async function removeContainerAndStorage(docker: DockerCli, nameOrId: string, storageDir: string | undefined): Promise<void> {
+  await docker.remove(nameOrId);
+  if (storageDir) rmSync(storageDir, { recursive: true, force: true });
+}
+
+async function runtimeLabelOf(docker: DockerCli, name: string): Promise<string> {
+  const result = await docker.exec(['container', 'inspect', '--format', '{{index .Config.Labels "benchrouter.runtime"}}', name]);
+  return result.exitCode === 0 ? result.stdout.trim() : 'simple';
 }
 
 async function waitUntilExitOrDeadline(docker: DockerCli, containerId: string, deadlineMs: number, cancel: AbortSignal): Promise<'exited' | 'timed_out'> {
@@ -120,12 +154,6 @@ async function waitUntilExitOrDeadline(docker: DockerCli, containerId: string, d
     cancel.removeEventListener('abort', onCancel);
     waiting.abort();
   }
-}
-
-async function stopAndRemove(docker: DockerCli, containerId: string, jobDir: string): Promise<void> {
-  await docker.kill(containerId);
-  await docker.saveLogs(containerId, path.join(jobDir, 'container.log')).catch(() => undefined);
-  await docker.remove(containerId);
 }
 
 function resolveApiKey(job: JobSpec, hostId: string): string {

@@ -39,13 +39,16 @@ const MEMORY = /^\d+(\.\d+)?[kmgKMG]?[bB]?$/;
 const RESERVED_ENV = ['BENCHROUTER_MODEL_ENDPOINT', 'BENCHROUTER_MODEL_NAME', 'BENCHROUTER_API_KEY', 'BENCHROUTER_OUTPUT_DIR'];
 
 export const DEFAULT_RESOURCES = { memory: '2g', cpus: 1, pids: 512 } as const;
+/** dockerd and containerd alone run a few hundred threads, and the pids limit counts threads. */
+export const DEFAULT_DIND_PIDS = 4096;
 export const DEFAULT_TIMEOUT_SECONDS = 3600;
 
 const ResourcesSchema = z.strictObject(
   {
     memory: z.string(expecting('a memory size like "2g"')).regex(MEMORY, expecting('a memory size like "512m" or "2g"')).default(DEFAULT_RESOURCES.memory),
     cpus: z.number(expecting('a positive number of CPUs')).positive(expecting('a positive number of CPUs')).default(DEFAULT_RESOURCES.cpus),
-    pids: z.number(expecting('a positive whole number')).int(expecting('a positive whole number')).positive(expecting('a positive whole number')).default(DEFAULT_RESOURCES.pids),
+    // No default here: a DinD task's own daemon needs more processes (see DEFAULT_DIND_PIDS).
+    pids: z.number(expecting('a positive whole number')).int(expecting('a positive whole number')).positive(expecting('a positive whole number')).optional(),
   },
   expecting('a mapping of memory, cpus, pids'),
 );
@@ -81,7 +84,7 @@ export const TaskYamlSchema = z.strictObject(
         }
       })
       .default({}),
-    resources: ResourcesSchema.default({ ...DEFAULT_RESOURCES }),
+    resources: ResourcesSchema.default({ memory: DEFAULT_RESOURCES.memory, cpus: DEFAULT_RESOURCES.cpus }),
   },
   expecting('a mapping with name and command'),
 );

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { BenchmarkYamlSchema, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
+import { BenchmarkYamlSchema, DEFAULT_DIND_PIDS, DEFAULT_RESOURCES, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
 import type { Benchmark, TaskDefinition } from './benchmark.js';
 import { fieldPath, InputError, type Problem } from './problems.js';
 
@@ -46,14 +46,22 @@ export function inspectBenchmark(dir: string): LoadOutcome {
     firstIndexOf.set(entry.name, index);
 
     const envDir = path.join(root, 'environments', entry.environment);
-    if (!isDirectoryInside(root, envDir)) {
+    const envPlace = placeOfDirectory(root, envDir);
+    if (envPlace === 'outside') {
+      problems.push({ file: benchmarkFile, field: `tasks[${index}].environment`, message: `environment "${entry.environment}" leads outside the benchmark: expected a directory environments/${entry.environment}/ inside the benchmark, not a link out of it` });
+    } else if (envPlace === 'missing') {
       problems.push({ file: benchmarkFile, field: `tasks[${index}].environment`, message: `environment "${entry.environment}" not found: expected a directory environments/${entry.environment}/ inside the benchmark` });
     } else if (!existsSync(path.join(envDir, 'Dockerfile'))) {
       problems.push({ file: shown('environments', entry.environment), field: '', message: 'expected a Dockerfile in the environment directory, found none' });
     }
 
     const taskDir = path.join(root, 'tasks', entry.name);
-    if (!isDirectoryInside(root, taskDir)) {
+    const taskPlace = placeOfDirectory(root, taskDir);
+    if (taskPlace === 'outside') {
+      problems.push({ file: benchmarkFile, field: `tasks[${index}].name`, message: `task directory tasks/${entry.name}/ leads outside the benchmark: expected a directory inside the benchmark, not a link out of it` });
+      return;
+    }
+    if (taskPlace === 'missing') {
       problems.push({ file: benchmarkFile, field: `tasks[${index}].name`, message: `task directory tasks/${entry.name}/ not found inside the benchmark` });
       return;
     }
@@ -73,7 +81,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       docker: taskYaml.docker,
       dockerImages: taskYaml.docker_images,
       extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
-      resources: taskYaml.resources,
+      resources: { ...taskYaml.resources, pids: taskYaml.resources.pids ?? (taskYaml.docker ? DEFAULT_DIND_PIDS : DEFAULT_RESOURCES.pids) },
     });
   });
 
@@ -84,13 +92,17 @@ export function inspectBenchmark(dir: string): LoadOutcome {
   };
 }
 
-/** True when `candidate` is a directory whose real path (symlinks resolved) stays under `root`. */
-function isDirectoryInside(root: string, candidate: string): boolean {
-  if (!existsSync(candidate)) return false;
+/**
+ * Whether `candidate` is a directory whose real path (symlinks resolved) stays under `root`. A link
+ * out of the benchmark is told apart from a missing directory, so the author is not told "not found"
+ * about a directory they can see.
+ */
+function placeOfDirectory(root: string, candidate: string): 'inside' | 'outside' | 'missing' {
+  if (!existsSync(candidate)) return 'missing';
   const real = realpathSync(candidate);
   const relative = path.relative(root, real);
-  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return false;
-  return statSync(real).isDirectory();
+  if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return 'outside';
+  return statSync(real).isDirectory() ? 'inside' : 'missing';
 }
 
 function readYaml<T extends z.ZodType>(file: string, schema: T, problems: Problem[]): z.infer<T> | undefined {

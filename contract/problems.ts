@@ -34,6 +34,8 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
 /** Shows a bad value the way a user typed it: strings quoted, long values cut. */
 export function showValue(value: unknown): string {
   if (value === undefined) return 'nothing';
+  // JSON.stringify shows these as "null", which would misname the bad value.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -52,6 +52,8 @@ export interface JobResult {
   exitCode?: number;
   host?: string;
   image?: string;
+  /** `simple`, or `dind:<mode>` for a task with its own Docker daemon (sysbox, privileged, capabilities). */
+  runtime?: string;
   /** True when this job built its environment image (false: it found the image cached). */
   imageBuilt?: boolean;
   artifactsDir?: string;

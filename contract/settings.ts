@@ -15,6 +15,10 @@ export interface Settings {
   artifactsRoot: string;
   locksDir: string;
   buildLogsDir: string;
+  /** Tar archives of images preloaded into DinD tasks' own daemons. */
+  imageCacheDir: string;
+  /** Per-task /var/lib/docker directories of running DinD tasks. */
+  dindStorageRoot: string;
 }
 
 export const EMBEDDED_TEMPORAL_PORT = 7233;
@@ -33,6 +37,8 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     artifactsRoot: env.BENCHROUTER_ARTIFACTS || `${home}/artifacts`,
     locksDir: `${home}/locks`,
     buildLogsDir: `${home}/builds`,
+    imageCacheDir: env.BENCHROUTER_IMAGE_CACHE || `${home}/image-cache`,
+    dindStorageRoot: `${home}/dind`,
   };
 }
 

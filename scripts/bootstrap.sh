@@ -46,5 +46,7 @@ else
   command -v temporal >/dev/null 2>&1 || { say "temporal is not on PATH after pip install"; exit 1; }
 fi
 
-# 4. Base images, built from debootstrap: no container registry is needed.
+# 4. Base images, built from debootstrap (no container registry is needed), and the DinD runtime
+#    image FROM it, for tasks with `docker: true`.
 bash scripts/build-base-image.sh
+bash scripts/build-dind-image.sh

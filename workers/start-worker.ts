@@ -47,7 +47,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: hostQueue,
-    activities: createHostActivities({ docker, hostId, artifactsRoot: settings.artifactsRoot, locksDir: settings.locksDir, buildLogsDir: settings.buildLogsDir }),
+    activities: createHostActivities({
+      docker,
+      hostId,
+      artifactsRoot: settings.artifactsRoot,
+      locksDir: settings.locksDir,
+      buildLogsDir: settings.buildLogsDir,
+      imageCacheDir: settings.imageCacheDir,
+      dindStorageRoot: settings.dindStorageRoot,
+    }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
     // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
     // heartbeat timeout) would let a cancelled container run on for ~25 s.

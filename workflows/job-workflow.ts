@@ -53,9 +53,16 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
     const activities = hostActivities(host, job);
 
     let image: string;
+    let archives: string[];
     try {
-      const ensured = await activities.ensureImage({ benchmarkName: job.benchmark.name, benchmarkDir: job.benchmark.dir, environment: job.task.environment });
+      const ensured = await activities.ensureImage({
+        benchmarkName: job.benchmark.name,
+        benchmarkDir: job.benchmark.dir,
+        environment: job.task.environment,
+        ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
+      });
       image = ensured.image;
+      archives = ensured.archives;
       partial.image = ensured.image;
       partial.imageBuilt = ensured.built;
     } catch (error) {
@@ -66,12 +73,13 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
     state = 'running';
     let outcome;
     try {
-      outcome = await activities.runTaskContainer({ job, image });
+      outcome = await activities.runTaskContainer({ job, image, archives });
     } catch (error) {
       if (isCancellation(error)) throw error;
       return failed('INFRASTRUCTURE', error);
     }
     partial.exitCode = outcome.exitCode;
+    partial.runtime = outcome.runtime;
     partial.timings = {
       queuedAt,
       startedAt: outcome.startedAt,

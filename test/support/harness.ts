@@ -27,10 +27,15 @@ export interface Harness {
   model: ReferenceModelServer;
   home: string;
   run(benchmarkDir: string, options?: { model?: string; concurrency?: number; tasks?: string[] }): Promise<RunResult>;
+  buildFixtureImage(dir: string, tag: string): void;
   close(): Promise<void>;
 }
 
-export async function startHarness(name: string): Promise<Harness> {
+/**
+ * modelHost: where the reference model listens. DinD tasks have their own network namespace and
+ * reach the host through the bridge, so their tests bind 0.0.0.0 rather than loopback.
+ */
+export async function startHarness(name: string, options: { modelHost?: string } = {}): Promise<Harness> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-test-${name}-`));
   const env = {
     BENCHROUTER_HOME: home,
@@ -40,7 +45,7 @@ export async function startHarness(name: string): Promise<Harness> {
   const settings = settingsFrom(env, os.homedir());
   const worker = await startWorker({ settings, hostId: `host-${name}`, workflowBundlePath: inject('workflowBundlePath') });
   const client = await connectClient(settings);
-  const model = await startReferenceModel({ port: 0 });
+  const model = await startReferenceModel({ port: 0, host: options.modelHost });
   return {
     settings,
     env,
@@ -51,6 +56,10 @@ export async function startHarness(name: string): Promise<Harness> {
     async run(benchmarkDir, options = {}) {
       const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: options.model ?? 'reference', endpoint: model.url }, { concurrency: options.concurrency ?? 8 }, options.tasks);
       return followRun(await submitRun(client, settings, spec));
+    },
+    /** Builds a host image from test/fixtures/images/<dir> (fast when cached). */
+    buildFixtureImage(dir: string, tag: string) {
+      execFileSync('docker', ['build', '--quiet', '--tag', tag, path.join(fixturesDir, 'images', dir)], { env: { ...process.env, DOCKER_BUILDKIT: '0' } });
     },
     async close() {
       await worker.shutdown();

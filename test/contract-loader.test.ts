@@ -1,0 +1,249 @@
+// The benchmark loader on good and bad benchmark directories: every problem names the file, the
+// field and the expectation, and all of them are reported at once. Pure file reading: no Docker.
+
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
+import { formatProblem, InputError } from '../contract/problems.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** A committed fixture, addressed relative to the working directory the way a user would type it. */
+const invalidFixture = (name: string) => path.relative(process.cwd(), path.join(repoRoot, 'test', 'fixtures', 'invalid', name));
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-contract-loader-'));
+});
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const TINY: Record<string, string | null> = {
+  'benchmark.yaml': 'name: tiny\ntasks:\n  - {name: a, environment: shell}\n',
+  'environments/shell/Dockerfile': 'FROM scratch\n',
+  'tasks/a/task.yaml': 'name: a\ncommand: "true"\n',
+};
+
+let made = 0;
+/**
+ * Writes a one-task benchmark into its own temp directory. `changes` replace or add files; null removes
+ * one; a key ending in "/" makes an empty directory.
+ */
+function tinyBenchmark(changes: Record<string, string | null> = {}): string {
+  const dir = path.join(scratch, `bench-${++made}`);
+  mkdirSync(dir);
+  for (const [relative, content] of Object.entries({ ...TINY, ...changes })) {
+    if (content === null) continue;
+    const full = path.join(dir, relative);
+    if (relative.endsWith('/')) {
+      mkdirSync(full, { recursive: true });
+      continue;
+    }
+    mkdirSync(path.dirname(full), { recursive: true });
+    writeFileSync(full, content);
+  }
+  return dir;
+}
+
+function problemsOf(dir: string): string[] {
+  const outcome = inspectBenchmark(dir);
+  expect(outcome.benchmark).toBeUndefined();
+  return outcome.problems.map(formatProblem);
+}
+
+function taskYamlProblems(taskYaml: string): string[] {
+  const dir = tinyBenchmark({ 'tasks/a/task.yaml': taskYaml });
+  return problemsOf(dir).map((line) => line.replace(`${dir}/tasks/a/task.yaml: `, 'task.yaml: '));
+}
+
+describe('benchmark.yaml and the directories it names', () => {
+  it('reports an environment that has no directory under environments/', () => {
+    const dir = invalidFixture('missing-environment');
+    expect(problemsOf(dir)).toEqual([
+      `${dir}/benchmark.yaml: tasks[0].environment: environment "gpu" not found: expected a directory environments/gpu/ inside the benchmark`,
+    ]);
+  });
+
+  it('reports an environment directory that holds no Dockerfile', () => {
+    const dir = tinyBenchmark({ 'environments/shell/Dockerfile': null, 'environments/shell/': '' });
+    expect(problemsOf(dir)).toEqual([`${dir}/environments/shell: expected a Dockerfile in the environment directory, found none`]);
+  });
+
+  it('reports a task listed in benchmark.yaml that has no directory under tasks/', () => {
+    const dir = tinyBenchmark({ 'tasks/a/task.yaml': null });
+    expect(problemsOf(dir)).toEqual([`${dir}/benchmark.yaml: tasks[0].name: task directory tasks/a/ not found inside the benchmark`]);
+  });
+
+  it('reports a duplicate task name with the index of its first use', () => {
+    const dir = invalidFixture('duplicate-task');
+    expect(problemsOf(dir)).toEqual([`${dir}/benchmark.yaml: tasks[2].name: duplicate task name "a" (also at tasks[0])`]);
+  });
+
+  it('rejects a task name with "../" that would escape the benchmark directory', () => {
+    const dir = tinyBenchmark({ 'benchmark.yaml': 'name: tiny\ntasks:\n  - {name: ../a, environment: shell}\n' });
+    expect(problemsOf(dir)).toEqual([
+      `${dir}/benchmark.yaml: tasks[0].name: "../a" must stay inside the benchmark directory (a plain name, no "/" or "..")`,
+    ]);
+  });
+
+  it('rejects an environment that is a symlink to a directory outside the benchmark', () => {
+    const outside = path.join(scratch, `outside-${++made}`);
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'Dockerfile'), 'FROM scratch\n');
+    const dir = tinyBenchmark({
+      'benchmark.yaml': 'name: tiny\ntasks:\n  - {name: a, environment: escape}\n',
+      'environments/shell/Dockerfile': null,
+      'environments/': '',
+    });
+    symlinkSync(outside, path.join(dir, 'environments', 'escape'));
+    expect(problemsOf(dir)).toEqual([
+      `${dir}/benchmark.yaml: tasks[0].environment: environment "escape" leads outside the benchmark: expected a directory environments/escape/ inside the benchmark, not a link out of it`,
+    ]);
+  });
+
+  it('reports a missing benchmark.yaml', () => {
+    const dir = invalidFixture('missing-benchmark-yaml');
+    expect(problemsOf(dir)).toEqual([`${dir}/benchmark.yaml: file not found`]);
+  });
+
+  it('reports a directory that does not exist at all', () => {
+    const dir = path.join(scratch, 'no-such-benchmark');
+    expect(problemsOf(dir)).toEqual([`${dir}: expected a benchmark directory, found none`]);
+  });
+
+  it('loadBenchmark throws an InputError whose message lists the problems', () => {
+    const dir = invalidFixture('duplicate-task');
+    const thrown = (() => {
+      try {
+        loadBenchmark(dir);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as InputError).message).toBe(`${dir}/benchmark.yaml: tasks[2].name: duplicate task name "a" (also at tasks[0])`);
+  });
+});
+
+describe('task.yaml', () => {
+  it('reports a timeout that is not a number, quoting what was written', () => {
+    const dir = invalidFixture('timeout-not-a-number');
+    expect(problemsOf(dir)).toEqual([`${dir}/tasks/a/task.yaml: timeout: expected a positive number of seconds, got "ten"`]);
+  });
+
+  it('reports a negative timeout', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\ntimeout: -5\n')).toEqual(['task.yaml: timeout: expected a positive number of seconds, got -5']);
+  });
+
+  it('reports a misspelt field (timout) as an unknown field', () => {
+    const dir = invalidFixture('unknown-field');
+    expect(problemsOf(dir)).toEqual([`${dir}/tasks/a/task.yaml: unknown field "timout"`]);
+  });
+
+  it('reports a result_mapping without an overall entry', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\nresult_mapping:\n  accuracy: metrics.accuracy\n')).toEqual([
+      'task.yaml: result_mapping: expected an "overall" entry: the path of the main score in result.json',
+    ]);
+  });
+
+  it('reports a result_mapping path with bad syntax under the name that holds it', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\nresult_mapping:\n  overall: metrics..accuracy\n')).toEqual([
+      'task.yaml: result_mapping.overall: invalid path "metrics..accuracy": empty key at character 9',
+    ]);
+  });
+
+  it('rejects extra_env that overrides a reserved BENCHROUTER_ variable', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\nextra_env:\n  SEED: 1\n  BENCHROUTER_MODEL_NAME: sneaky\n')).toEqual([
+      'task.yaml: extra_env.BENCHROUTER_MODEL_NAME: BENCHROUTER_MODEL_NAME is set by BenchRouter and cannot be overridden',
+    ]);
+  });
+
+  it('reports a resources.memory that is not a size', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\nresources:\n  memory: lots\n')).toEqual([
+      'task.yaml: resources.memory: expected a memory size like "512m" or "2g", got "lots"',
+    ]);
+  });
+
+  it('reports a task.yaml name that differs from the name benchmark.yaml gives the task', () => {
+    expect(taskYamlProblems('name: b\ncommand: "true"\n')).toEqual(['task.yaml: name: expected "a" (the name benchmark.yaml gives this task), got "b"']);
+  });
+
+  it('reports a YAML syntax error with its line and column', () => {
+    const dir = invalidFixture('yaml-syntax-error');
+    expect(problemsOf(dir)).toEqual([`${dir}/tasks/a/task.yaml: not valid YAML: Missing closing "quote at line 3, column 1:`]);
+  });
+
+  it('reports a task.yaml with no command', () => {
+    expect(taskYamlProblems('name: a\n')).toEqual(['task.yaml: command: expected a shell command string, got nothing']);
+  });
+});
+
+describe('a benchmark with several problems', () => {
+  it('reports every problem at once, in the order of the tasks', () => {
+    const dir = invalidFixture('several-problems');
+    const problems = problemsOf(dir);
+    expect(problems).toEqual([
+      `${dir}/benchmark.yaml: tasks[0].environment: environment "gpu" not found: expected a directory environments/gpu/ inside the benchmark`,
+      `${dir}/tasks/b/task.yaml: timeout: expected a positive number of seconds, got "ten"`,
+      `${dir}/tasks/b/task.yaml: resources.memory: expected a memory size like "512m" or "2g", got "lots"`,
+      `${dir}/tasks/b/task.yaml: unknown field "timout"`,
+      `${dir}/benchmark.yaml: tasks[2].name: duplicate task name "a" (also at tasks[0])`,
+      `${dir}/benchmark.yaml: tasks[3].name: "../escape" must stay inside the benchmark directory (a plain name, no "/" or "..")`,
+      `${dir}/tasks/c/task.yaml: name: expected "c" (the name benchmark.yaml gives this task), got "not-c"`,
+      `${dir}/benchmark.yaml: tasks[5].name: task directory tasks/missing/ not found inside the benchmark`,
+    ]);
+    expect(problems).toHaveLength(8);
+  });
+});
+
+describe('a valid benchmark', () => {
+  it('loads benchmarks/arith with the contract defaults applied', () => {
+    const arith = path.join(repoRoot, 'benchmarks', 'arith');
+    const outcome = inspectBenchmark(arith);
+    expect(outcome.problems).toEqual([]);
+    const benchmark = outcome.benchmark!;
+    expect(benchmark.name).toBe('arith');
+    expect(benchmark.dir).toBe(realpathSync(arith));
+    expect(benchmark.description).toMatch(/^Two-digit addition/);
+    expect(benchmark.tasks.map((t) => t.name)).toEqual(['addition', 'multiplication']);
+    for (const task of benchmark.tasks) {
+      expect(task).toMatchObject({
+        environment: 'python',
+        timeoutSeconds: 300,
+        resultMapping: { overall: 'accuracy', correct: 'correct', total: 'total' },
+        docker: false,
+        dockerImages: [],
+        extraEnv: {},
+        resources: { memory: '2g', cpus: 1, pids: 512 },
+      });
+    }
+  });
+
+  it('gives a task.yaml with only name and command a 3600 s timeout and overall: "overall"', () => {
+    const dir = tinyBenchmark();
+    const outcome = inspectBenchmark(dir);
+    expect(outcome.problems).toEqual([]);
+    expect(outcome.benchmark!.tasks).toEqual([
+      {
+        name: 'a',
+        environment: 'shell',
+        command: 'true',
+        timeoutSeconds: 3600,
+        resultMapping: { overall: 'overall' },
+        docker: false,
+        dockerImages: [],
+        extraEnv: {},
+        resources: { memory: '2g', cpus: 1, pids: 512 },
+      },
+    ]);
+  });
+
+  it('passes extra_env values to the task as strings', () => {
+    const dir = tinyBenchmark({ 'tasks/a/task.yaml': 'name: a\ncommand: "true"\nextra_env:\n  SEED: 7\n  VERBOSE: true\n  MODE: fast\n' });
+    expect(loadBenchmark(dir).tasks[0]!.extraEnv).toEqual({ SEED: '7', VERBOSE: 'true', MODE: 'fast' });
+  });
+});

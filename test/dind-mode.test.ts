@@ -1,0 +1,74 @@
+// DinD mode: tasks with `docker: true` get their own Docker daemon, with images preloaded from
+// archives. Real dev server, real Docker (inner daemons included), reference model.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../contract/run-spec.js';
+import { containersOfRun, fixturesDir, startHarness, type Harness } from './support/harness.js';
+
+const benchmarkDir = path.join(fixturesDir, 'benchmarks', 'dind-service');
+const SERVICE_IMAGE = 'benchrouter-test/inner-service:1';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('dind', { modelHost: '0.0.0.0' });
+  h.buildFixtureImage('inner-service', SERVICE_IMAGE);
+});
+afterAll(async () => h?.close());
+
+/** Nothing of a run may outlive it: no container, no per-task daemon storage. */
+function expectNothingLeft(run: RunResult): void {
+  expect(containersOfRun(run.runId)).toEqual([]);
+  const storage = h.settings.dindStorageRoot;
+  expect(existsSync(storage) ? readdirSync(storage) : []).toEqual([]);
+}
+
+describe('a docker: true task', () => {
+  it('starts a preloaded image in its own daemon, talks to it, and two tasks at once see only their own', async () => {
+    const run = await h.run(benchmarkDir, { tasks: ['service-a', 'service-b'], concurrency: 2 });
+    const [a, b] = ['service-a', 'service-b'].map((task) => run.jobs.find((j) => j.task === task)!);
+
+    expect(run.status).toBe('COMPLETED');
+    for (const [job, instance] of [[a!, 'a'], [b!, 'b']] as const) {
+      expect(job.status).toBe('SUCCEEDED');
+      expect(job.result?.overall).toBe(1);
+      expect(job.result?.raw_metrics).toMatchObject({
+        checks: { port: true, bridge: true, model_endpoint: true },
+        sum: 5050,
+        containers: [`svc-${instance}`],
+        images: [SERVICE_IMAGE],
+      });
+      expect(job.runtime).toMatch(/^dind:(sysbox|privileged|capabilities)$/);
+    }
+    // They really ran at the same time.
+    expect(Date.parse(a!.timings.startedAt!)).toBeLessThan(Date.parse(b!.timings.finishedAt));
+    expect(Date.parse(b!.timings.startedAt!)).toBeLessThan(Date.parse(a!.timings.finishedAt));
+    expectNothingLeft(run);
+  });
+
+  it('fails with NON_ZERO_EXIT after starting inner containers, and leaves nothing behind', async () => {
+    const run = await h.run(benchmarkDir, { tasks: ['exits-nonzero'] });
+    expect(run.jobs[0]).toMatchObject({ status: 'FAILED', reason: 'NON_ZERO_EXIT', exitCode: 4 });
+    expect(run.jobs[0]!.message).toContain('inner service up, now failing');
+    expectNothingLeft(run);
+  });
+
+  it('is killed whole at its timeout, inner containers included, and leaves no storage', async () => {
+    const run = await h.run(benchmarkDir, { tasks: ['times-out'] });
+    expect(run.jobs[0]).toMatchObject({ status: 'TIMED_OUT' });
+    expect(run.jobs[0]!.message).toContain('inner service up');
+    expectNothingLeft(run);
+    // No stray inner-service process survived on the host.
+    const stray = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('httpd -f -p 8000'));
+    expect(stray).toEqual([]);
+  });
+
+  it('fails with a clear reason when a preload image is neither on the host nor archived', async () => {
+    const run = await h.run(benchmarkDir, { tasks: ['missing-image'] });
+    expect(run.jobs[0]).toMatchObject({ status: 'FAILED', reason: 'IMAGE_BUILD' });
+    expect(run.jobs[0]!.message).toContain('docker_images: image "benchrouter-test/never-built:1" is neither on host host-dind nor archived');
+    expectNothingLeft(run);
+  });
+});
