@@ -1,7 +1,9 @@
-// The `docker run` arguments for one job's task container. One function for both runtimes: Simple
-// mode is the base; DinD mode adds what its own daemon needs. Pure, so it is tested directly.
+// The container a job's task runs in, as a Docker Engine API create body. One function for both
+// runtimes: Simple mode is the base; DinD mode adds what the task's own daemon needs. Pure, so it
+// is tested directly.
 
 import type { JobSpec } from '../contract/run-spec.js';
+import type { ContainerCreateBody } from './docker-engine.js';
 
 export const CONTAINER_BENCHMARK_DIR = '/app/benchmark';
 export const CONTAINER_RESULTS_DIR = '/app/results';
@@ -36,9 +38,17 @@ function fnv1a(text: string): number {
   return hash;
 }
 
+/** "512m", "2g", "1.5G", "1024" (bytes) → bytes, as `docker run --memory` reads them. */
+export function memoryBytes(size: string): number {
+  const match = /^(\d+(?:\.\d+)?)([kmg]?)b?$/i.exec(size.trim());
+  if (!match) throw new Error(`expected a memory size like "512m" or "2g", got "${size}"`);
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  return Math.round(Number(match[1]) * unit);
+}
+
 export interface DindPlacement {
-  /** `docker run` flags of the detected runtime (sysbox, privileged or capabilities). */
-  runtimeArgs: string[];
+  /** HostConfig fields of the detected runtime (sysbox, privileged or capabilities). */
+  runtimeHostConfig: Record<string, unknown>;
   runtimeName: string;
   /** Host directory bound at /var/lib/docker: the task daemon's own storage. */
   storageDir: string;
@@ -63,15 +73,29 @@ export interface ContainerSpecInput {
  */
 export function endpointSeenFromBridge(endpoint: string): string {
   const url = new URL(endpoint);
-  if (['127.0.0.1', 'localhost', '[::1]', '0.0.0.0'].includes(url.hostname)) url.hostname = HOST_ALIAS;
+  if (!['127.0.0.1', 'localhost', '[::1]', '0.0.0.0'].includes(url.hostname)) return endpoint;
+  url.hostname = HOST_ALIAS;
   return url.toString().replace(/\/$/, '');
 }
 
+export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<string, string> {
+  return {
+    [LABELS.managed]: 'true',
+    [LABELS.run]: job.runId,
+    [LABELS.job]: job.jobId,
+    [LABELS.task]: job.task.name,
+    [LABELS.benchmark]: job.benchmark.name,
+    [LABELS.host]: hostId,
+    [LABELS.runtime]: dind ? `dind:${dind.runtimeName}` : 'simple',
+  };
+}
+
 /**
- * Arguments for `docker run --detach`. The API key is passed by name only (`-e BENCHROUTER_API_KEY`):
- * docker reads its value from the CLI's own environment, so it never appears in argv or logs.
+ * The create body. The API key goes only into Env, sent over the daemon's socket: it is in no
+ * label, argument or log line.
  */
-export function taskRunArgs({ job, image, hostId, resultsDir, dind }: ContainerSpecInput): string[] {
+export function taskContainerBody(input: ContainerSpecInput, apiKey: string): ContainerCreateBody {
+  const { job, image, resultsDir, dind } = input;
   const { task } = job;
   const env: Record<string, string> = {
     TZ: 'UTC',
@@ -80,51 +104,33 @@ export function taskRunArgs({ job, image, hostId, resultsDir, dind }: ContainerS
     BENCHROUTER_MODEL_ENDPOINT: dind ? endpointSeenFromBridge(job.model.endpoint) : job.model.endpoint,
     BENCHROUTER_MODEL_NAME: job.model.name,
     BENCHROUTER_OUTPUT_DIR: CONTAINER_RESULTS_DIR,
+    BENCHROUTER_API_KEY: apiKey,
   };
-  const labels: Record<string, string> = {
-    [LABELS.managed]: 'true',
-    [LABELS.run]: job.runId,
-    [LABELS.job]: job.jobId,
-    [LABELS.task]: task.name,
-    [LABELS.benchmark]: job.benchmark.name,
-    [LABELS.host]: hostId,
-    [LABELS.runtime]: dind ? `dind:${dind.runtimeName}` : 'simple',
+  const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });
+  const mounts = [bind(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true), bind(resultsDir, CONTAINER_RESULTS_DIR)];
+  const limits = { Memory: memoryBytes(task.resources.memory), NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
+
+  const hostConfig: Record<string, unknown> = dind
+    ? {
+        ...dind.runtimeHostConfig,
+        ...limits,
+        NetworkMode: 'bridge',
+        ExtraHosts: [`${HOST_ALIAS}:host-gateway`],
+        Mounts: [
+          ...mounts,
+          bind(dind.storageDir, '/var/lib/docker'),
+          ...dind.archives.map((archive) => bind(archive, `${CONTAINER_PRELOAD_DIR}/${archive.split('/').pop()}`, true)),
+        ],
+      }
+    : { ...limits, NetworkMode: 'host', SecurityOpt: ['no-new-privileges'], Mounts: mounts };
+
+  return {
+    Image: image,
+    Entrypoint: dind ? [DIND_ENTRYPOINT] : ['/bin/sh'],
+    Cmd: dind ? ['sh', '-c', task.command] : ['-c', task.command],
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: taskLabels(input),
+    WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${task.name}`,
+    HostConfig: hostConfig,
   };
-  const mount = (source: string, target: string, readonly = false) => ['--mount', `type=bind,source=${source},target=${target}${readonly ? ',readonly' : ''}`];
-
-  const runtime = dind
-    ? [
-        ...dind.runtimeArgs,
-        '--add-host',
-        `${HOST_ALIAS}:host-gateway`,
-        ...mount(dind.storageDir, '/var/lib/docker'),
-        ...dind.archives.flatMap((archive) => mount(archive, `${CONTAINER_PRELOAD_DIR}/${archive.split('/').pop()}`, true)),
-        '--entrypoint',
-        DIND_ENTRYPOINT,
-      ]
-    : ['--network', 'host', '--security-opt', 'no-new-privileges', '--entrypoint', '/bin/sh'];
-
-  return [
-    'run',
-    '--detach',
-    '--name',
-    containerNameFor(job.jobId),
-    ...Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
-    '--memory',
-    task.resources.memory,
-    '--cpus',
-    String(task.resources.cpus),
-    '--pids-limit',
-    String(task.resources.pids),
-    ...mount(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true),
-    ...mount(resultsDir, CONTAINER_RESULTS_DIR),
-    '--workdir',
-    `${CONTAINER_BENCHMARK_DIR}/tasks/${task.name}`,
-    ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
-    '--env',
-    'BENCHROUTER_API_KEY',
-    ...runtime,
-    image,
-    ...(dind ? ['sh', '-c', task.command] : ['-c', task.command]),
-  ];
 }

@@ -4,14 +4,14 @@
 // seccomp, AppArmor and systempaths unconfined. Detected once per worker process.
 
 import { readFileSync } from 'node:fs';
-import type { DockerCli } from './docker-cli.js';
+import type { DockerEngine } from './docker-engine.js';
 
 export type DindMode = 'sysbox' | 'privileged' | 'capabilities';
 
 export interface DindRuntime {
   mode: DindMode;
-  /** `docker run` flags that make an inner dockerd possible in this mode. */
-  runArgs: string[];
+  /** Engine API HostConfig fields that make an inner dockerd possible in this mode. */
+  hostConfig: Record<string, unknown>;
 }
 
 /** Linux capability numbers (include/uapi/linux/capability.h), for naming what the host lacks. */
@@ -37,11 +37,12 @@ function boundingSetOf(pid: number | 'self'): string | undefined {
   }
 }
 
-const UNCONFINED = ['--security-opt', 'seccomp=unconfined', '--security-opt', 'apparmor=unconfined', '--security-opt', 'systempaths=unconfined'];
+/** What `--security-opt seccomp=unconfined apparmor=unconfined systempaths=unconfined` sends the API. */
+const UNCONFINED = { SecurityOpt: ['seccomp=unconfined', 'apparmor=unconfined'], MaskedPaths: [], ReadonlyPaths: [] };
 
 let detected: Promise<DindRuntime> | undefined;
 
-export function detectDindRuntime(docker: DockerCli, probeImage: string): Promise<DindRuntime> {
+export function detectDindRuntime(docker: DockerEngine, probeImage: string): Promise<DindRuntime> {
   detected ??= detect(docker, probeImage).catch((error) => {
     detected = undefined; // a daemon hiccup must not pin a wrong answer for the process's life
     throw error;
@@ -49,26 +50,38 @@ export function detectDindRuntime(docker: DockerCli, probeImage: string): Promis
   return detected;
 }
 
-async function detect(docker: DockerCli, probeImage: string): Promise<DindRuntime> {
-  const runtimes = await docker.run(['info', '--format', '{{json .Runtimes}}']);
-  if (runtimes.includes('sysbox-runc')) return { mode: 'sysbox', runArgs: ['--runtime', 'sysbox-runc'] };
+/** Starts `true` in a throwaway container with these HostConfig fields; the daemon's refusal, if any. */
+async function tryStart(docker: DockerEngine, image: string, hostConfig: Record<string, unknown>): Promise<string | undefined> {
+  const name = `br-dind-probe-${process.pid}-${Date.now()}`;
+  try {
+    const started = await docker.createAndStart(name, { Image: image, Entrypoint: ['true'], Cmd: [], Env: [], Labels: {}, WorkingDir: '/', HostConfig: { ...hostConfig, NetworkMode: 'none' } });
+    if (started === 'conflict') return 'probe container name in use';
+    await docker.wait(started.id);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await docker.remove(name).catch(() => undefined);
+  }
+}
 
-  const privileged = ['--privileged', '--cgroupns', 'private'];
-  const tryRun = (flags: string[]) => docker.exec(['run', '--rm', '--network', 'none', ...flags, '--entrypoint', 'true', probeImage]);
-  const first = await tryRun(privileged);
-  if (first.exitCode === 0) return { mode: 'privileged', runArgs: privileged };
-  if (!/unable to apply caps|operation not permitted/i.test(first.stderr)) {
-    throw new Error(`cannot start a privileged container to detect the DinD runtime: ${first.stderr.trim()}`);
+async function detect(docker: DockerEngine, probeImage: string): Promise<DindRuntime> {
+  if ((await docker.runtimes()).includes('sysbox-runc')) return { mode: 'sysbox', hostConfig: { Runtime: 'sysbox-runc' } };
+
+  const privileged = { Privileged: true, CgroupnsMode: 'private' };
+  const refusal = await tryStart(docker, probeImage, privileged);
+  if (!refusal) return { mode: 'privileged', hostConfig: privileged };
+  if (!/unable to apply caps|operation not permitted/i.test(refusal)) {
+    throw new Error(`cannot start a privileged container to detect the DinD runtime: ${refusal}`);
   }
 
   // Drop exactly what the daemon's bounding set lacks (this worker shares the host's set).
   const dockerdPid = pidOfDockerd();
-  const mask = (Number.isFinite(dockerdPid) ? boundingSetOf(dockerdPid) : undefined) ?? boundingSetOf('self') ?? 'ffffffffff';
-  const drops = missingCapabilities(mask).flatMap((cap) => ['--cap-drop', cap]);
-  const capabilities = ['--cap-add', 'ALL', ...drops, ...UNCONFINED, '--cgroupns', 'private'];
-  const second = await tryRun(capabilities);
-  if (second.exitCode !== 0) throw new Error(`no way to run a Docker-in-Docker container on this host: privileged failed (${first.stderr.trim()}); capabilities mode failed (${second.stderr.trim()})`);
-  return { mode: 'capabilities', runArgs: capabilities };
+  const mask = (Number.isFinite(dockerdPid) ? boundingSetOf(dockerdPid) : undefined) ?? boundingSetOf('self') ?? '1ffffffffff';
+  const capabilities = { CapAdd: ['ALL'], CapDrop: missingCapabilities(mask), ...UNCONFINED, CgroupnsMode: 'private' };
+  const second = await tryStart(docker, probeImage, capabilities);
+  if (second) throw new Error(`no way to run a Docker-in-Docker container on this host: privileged failed (${refusal}); capabilities mode failed (${second})`);
+  return { mode: 'capabilities', hostConfig: capabilities };
 }
 
 function pidOfDockerd(): number {

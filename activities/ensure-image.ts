@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { DIND_IMAGE_LABEL } from './container-spec.js';
-import type { DockerCli } from './docker-cli.js';
+import type { DockerEngine } from './docker-engine.js';
 import { withHostLock } from './host-lock.js';
 import { ensureImageArchives, MissingPreloadImage } from './preload-images.js';
 
@@ -30,7 +30,7 @@ export interface EnsureImageOutput {
 }
 
 export interface ImageDeps {
-  docker: DockerCli;
+  docker: DockerEngine;
   hostId: string;
   locksDir: string;
   buildLogsDir: string;
@@ -55,8 +55,8 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
 
   let archives: string[] = [];
   if (input.dind) {
-    const labels = await deps.docker.run(['image', 'inspect', '--format', `{{index .Config.Labels "${DIND_IMAGE_LABEL}"}}`, image]);
-    if (!labels || labels === '<no value>') {
+    const labels = await deps.docker.imageLabels(image);
+    if (!labels?.[DIND_IMAGE_LABEL]) {
       throw imageProblem(
         `environments/${input.environment}: a task with docker: true needs an image built FROM the DinD runtime image (benchrouter/dind:bookworm), which brings the task's own Docker daemon; this one is not`,
       );

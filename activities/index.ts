@@ -2,13 +2,13 @@
 // directories and host id. Workflows import only the types of these.
 
 import type { ClaimedHost } from '../contract/host.js';
-import type { DockerCli } from './docker-cli.js';
+import type { DockerEngine } from './docker-engine.js';
 import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { runTaskContainer, type RunContainerInput } from './run-task-container.js';
 
 export interface HostActivityDeps {
-  docker: DockerCli;
+  docker: DockerEngine;
   hostId: string;
   artifactsRoot: string;
   locksDir: string;

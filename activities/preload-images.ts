@@ -4,11 +4,11 @@
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DockerCli } from './docker-cli.js';
+import type { DockerEngine } from './docker-engine.js';
 import { withHostLock } from './host-lock.js';
 
 export interface ArchiveDeps {
-  docker: DockerCli;
+  docker: DockerEngine;
   imageCacheDir: string;
   locksDir: string;
 }
@@ -24,11 +24,6 @@ export function archivePathFor(cacheDir: string, image: string): string {
   return path.join(cacheDir, `${image.replace(/[^A-Za-z0-9._-]/g, '_')}.tar`);
 }
 
-async function hostImageId(docker: DockerCli, image: string): Promise<string | undefined> {
-  const result = await docker.exec(['image', 'inspect', '--format', '{{.Id}}', image]);
-  return result.exitCode === 0 ? result.stdout.trim() : undefined;
-}
-
 /** Returns the archive path for each image, creating or refreshing archives from the host daemon. */
 export async function ensureImageArchives(deps: ArchiveDeps, hostId: string, images: string[]): Promise<string[]> {
   const archives: string[] = [];
@@ -42,7 +37,7 @@ export async function ensureImageArchive(deps: ArchiveDeps, hostId: string, imag
   const idFile = `${archive}.id`;
   const archivedId = () => (existsSync(archive) && existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : undefined);
 
-  const id = await hostImageId(deps.docker, image);
+  const id = await deps.docker.imageId(image);
   if (!id) {
     if (existsSync(archive)) return archive; // brought in from elsewhere: the cache is the source
     throw new MissingPreloadImage(image, hostId, deps.imageCacheDir);

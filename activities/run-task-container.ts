@@ -7,9 +7,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { JobSpec } from '../contract/run-spec.js';
-import { containerNameFor, taskRunArgs, type DindPlacement } from './container-spec.js';
+import { containerNameFor, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
 import { detectDindRuntime } from './dind-runtime.js';
-import { DockerError, type DockerCli } from './docker-cli.js';
+import type { DockerEngine } from './docker-engine.js';
 
 export interface RunContainerInput {
   job: JobSpec;
@@ -32,7 +32,7 @@ export interface ContainerOutcome {
 }
 
 export interface ContainerDeps {
-  docker: DockerCli;
+  docker: DockerEngine;
   hostId: string;
   artifactsRoot: string;
   dindStorageRoot: string;
@@ -56,7 +56,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
 
   let state = await docker.containerState(name);
   const reattached = state !== undefined;
-  let runtime = state ? await runtimeLabelOf(docker, name) : 'simple';
+  let runtime = state?.labels[LABELS.runtime] ?? 'simple';
   if (!state) {
     // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
     rmSync(resultsDir, { recursive: true, force: true });
@@ -66,20 +66,16 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       const detected = await detectDindRuntime(docker, image);
       rmSync(storageDir, { recursive: true, force: true });
       mkdirSync(storageDir, { recursive: true });
-      dind = { runtimeArgs: detected.runArgs, runtimeName: detected.mode, storageDir, archives };
+      dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
       runtime = `dind:${detected.mode}`;
     }
-    const apiKey = resolveApiKey(job, deps.hostId);
-    const args = taskRunArgs({ job, image, hostId: deps.hostId, resultsDir, dind });
+    const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind }, resolveApiKey(job, deps.hostId));
     try {
-      await docker.run(args, { env: { ...process.env, BENCHROUTER_API_KEY: apiKey } });
+      // 'conflict': another attempt won the race to create it; attach to that one below.
+      await docker.createAndStart(name, body);
     } catch (error) {
-      if (error instanceof DockerError && /already in use/.test(error.stderr)) {
-        // Another attempt won the race to create it; fall through and attach to that one.
-      } else {
-        await removeContainerAndStorage(docker, name, storageDir);
-        throw error;
-      }
+      await removeContainerAndStorage(docker, name, storageDir);
+      throw error;
     }
     state = await docker.containerState(name);
     if (!state) throw ApplicationFailure.create({ type: 'InfrastructureError', message: `container ${name} vanished right after it was started` });
@@ -123,17 +119,12 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
 }
 
 /** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
-async function removeContainerAndStorage(docker: DockerCli, nameOrId: string, storageDir: string | undefined): Promise<void> {
+async function removeContainerAndStorage(docker: DockerEngine, nameOrId: string, storageDir: string | undefined): Promise<void> {
   await docker.remove(nameOrId);
   if (storageDir) rmSync(storageDir, { recursive: true, force: true });
 }
 
-async function runtimeLabelOf(docker: DockerCli, name: string): Promise<string> {
-  const result = await docker.exec(['container', 'inspect', '--format', '{{index .Config.Labels "benchrouter.runtime"}}', name]);
-  return result.exitCode === 0 ? result.stdout.trim() : 'simple';
-}
-
-async function waitUntilExitOrDeadline(docker: DockerCli, containerId: string, deadlineMs: number, cancel: AbortSignal): Promise<'exited' | 'timed_out'> {
+async function waitUntilExitOrDeadline(docker: DockerEngine, containerId: string, deadlineMs: number, cancel: AbortSignal): Promise<'exited' | 'timed_out'> {
   const waiting = new AbortController();
   const onCancel = () => waiting.abort();
   cancel.addEventListener('abort', onCancel);

@@ -16,6 +16,8 @@ import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable }
 import { connectClient, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, submitRun, type RunHandle } from '../client/runs.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
 import { resolveHostId } from '../workers/host-id.js';
+import { DockerEngine } from '../activities/docker-engine.js';
+import { ensureImageArchive } from '../activities/preload-images.js';
 import { startWorker } from '../workers/start-worker.js';
 import { progressLine, renderRunResult, table } from './render.js';
 
@@ -215,6 +217,27 @@ export function buildProgram(): Command {
       await handle.cancel();
       say(`cancellation requested for ${runId}; waiting for its containers to stop`);
       printRun(await handle.result(), flags.json);
+    });
+
+  const images = program.command('images').description('image archives preloaded into DinD tasks');
+  images
+    .command('save')
+    .description("write archives of host images into the preload cache, for tasks' docker_images")
+    .argument('<image...>', 'image references on this host')
+    .option('--json', 'print the archive paths as JSON')
+    .addHelpText('after', example('$ br images save postgres:16 benchrouter-test/inner-service:1'))
+    .action(async (refs: string[], flags: { json?: boolean }) => {
+      const docker = new DockerEngine();
+      const hostId = resolveHostId(settings.home);
+      const missing: string[] = [];
+      for (const image of refs) if (!(await docker.imageExists(image))) missing.push(image);
+      if (missing.length) throw new ExitError(`not on this host's Docker daemon: ${missing.join(', ')} (nothing is pulled; build or load them first)`, EXIT_CODES.BAD_INPUT);
+      const saved: Array<{ image: string; archive: string }> = [];
+      for (const image of refs) {
+        saved.push({ image, archive: await ensureImageArchive({ docker, imageCacheDir: settings.imageCacheDir, locksDir: settings.locksDir }, hostId, image) });
+      }
+      if (flags.json) printJson(saved);
+      else for (const { image, archive } of saved) process.stdout.write(`${image}\t${archive}\n`);
     });
 
   program

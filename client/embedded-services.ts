@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../contract/settings.js';
+import { DEV_SERVER_SQLITE_ARGS, EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../contract/settings.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -57,6 +57,7 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
     '--port', String(EMBEDDED_TEMPORAL_PORT),
     '--ui-port', String(EMBEDDED_UI_PORT),
     '--log-level', 'warn',
+    ...DEV_SERVER_SQLITE_ARGS,
   ]);
   for (let i = 0; i < 120; i++) {
     if (await isReachable(settings.temporalAddress)) return;

@@ -22,6 +22,13 @@ export interface Settings {
 }
 
 export const EMBEDDED_TEMPORAL_PORT = 7233;
+
+/**
+ * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
+ * crash of any process (only a power loss can lose the last commits) and costs the server about
+ * 40% less CPU per job than the default rollback journal (perf/overhead).
+ */
+export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 export const EMBEDDED_UI_PORT = 8233;
 
 export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {

@@ -1,13 +1,23 @@
-// The `docker run` arguments of a task container: the contract's mounts and variables, the task's
-// limits, deterministic names and labels, and an API key that never appears in argv.
+// The Engine API create body of a task container: the contract's mounts and variables, the task's
+// limits, deterministic names and labels, and an API key that reaches the container only via Env.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { containerNameFor, taskRunArgs, type ContainerSpecInput } from '../activities/container-spec.js';
+import { describe, expect, it } from 'vitest';
+import {
+  containerNameFor,
+  DIND_ENTRYPOINT,
+  endpointSeenFromBridge,
+  memoryBytes,
+  taskContainerBody,
+  type ContainerSpecInput,
+  type DindPlacement,
+} from '../activities/container-spec.js';
+import type { ContainerCreateBody } from '../activities/docker-engine.js';
 import type { JobSpec } from '../contract/run-spec.js';
 
 const SECRET = 'sk-test-4f9c2b7e1d0a-do-not-leak';
+const COMMAND = 'python3 /app/benchmark/eval_arith.py --problems "problems.jsonl" && echo done';
 
-function sampleJob(extraEnv: Record<string, string> = {}): JobSpec {
+function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127.0.0.1:18080/v1'): JobSpec {
   return {
     runId: 'br-20250101-120000-abc123',
     jobId: 'br-20250101-120000-abc123.001-addition',
@@ -15,7 +25,7 @@ function sampleJob(extraEnv: Record<string, string> = {}): JobSpec {
     task: {
       name: 'addition',
       environment: 'python',
-      command: 'python3 /app/benchmark/eval_arith.py --problems "problems.jsonl" && echo done',
+      command: COMMAND,
       timeoutSeconds: 300,
       resultMapping: { overall: 'accuracy' },
       docker: false,
@@ -23,149 +33,341 @@ function sampleJob(extraEnv: Record<string, string> = {}): JobSpec {
       extraEnv,
       resources: { memory: '1g', cpus: 0.5, pids: 256 },
     },
-    model: { name: 'reference-acc80', endpoint: 'http://127.0.0.1:18080/v1', apiKeyEnv: 'SAMPLE_PROVIDER_KEY' },
+    model: { name: 'reference-acc80', endpoint, apiKeyEnv: 'SAMPLE_PROVIDER_KEY' },
   };
 }
 
-function sampleInput(extraEnv: Record<string, string> = {}): ContainerSpecInput {
-  return { job: sampleJob(extraEnv), image: 'benchrouter/arith-python:0123abcd', hostId: 'host-7', resultsDir: '/var/br/artifacts/run/001-addition' };
+function sampleInput(extraEnv: Record<string, string> = {}, endpoint?: string): ContainerSpecInput {
+  return { job: sampleJob(extraEnv, endpoint), image: 'benchrouter/arith-python:0123abcd', hostId: 'host-7', resultsDir: '/var/br/artifacts/run/001-addition' };
 }
 
-/** Values given to every occurrence of `flag`. */
-function valuesOf(args: string[], flag: string): string[] {
-  return args.flatMap((arg, i) => (arg === flag && i + 1 < args.length ? [args[i + 1]!] : []));
+const CAPABILITIES_HOST_CONFIG = {
+  CapAdd: ['ALL'],
+  CapDrop: ['SYS_RESOURCE'],
+  SecurityOpt: ['seccomp=unconfined', 'apparmor=unconfined'],
+  MaskedPaths: [],
+  ReadonlyPaths: [],
+  CgroupnsMode: 'private',
+};
+
+function dindPlacement(archives: string[] = ['/cache/a_b_1.tar']): DindPlacement {
+  return { runtimeHostConfig: CAPABILITIES_HOST_CONFIG, runtimeName: 'capabilities', storageDir: '/var/br/dind/br-job-1', archives };
 }
 
-/** The `--env NAME=value` pairs as a map; docker keeps the last value of a repeated name. */
-function envOf(args: string[]): Record<string, string> {
+function dindInput(endpoint?: string, archives?: string[]): ContainerSpecInput {
+  return { ...sampleInput({}, endpoint), dind: dindPlacement(archives) };
+}
+
+/** Env as a map; also checks that no name is set twice (the daemon would keep only one). */
+function envOf(body: ContainerCreateBody): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const pair of valuesOf(args, '--env')) {
+  for (const pair of body.Env) {
     const eq = pair.indexOf('=');
-    if (eq >= 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
+    expect(eq, pair).toBeGreaterThan(0);
+    const name = pair.slice(0, eq);
+    expect(env, `${name} set twice`).not.toHaveProperty(name);
+    env[name] = pair.slice(eq + 1);
   }
   return env;
 }
 
-// The worker resolves the key into its own environment and docker reads it from there by name.
-const savedEnv = { key: process.env.BENCHROUTER_API_KEY, provider: process.env.SAMPLE_PROVIDER_KEY };
-beforeEach(() => {
-  process.env.BENCHROUTER_API_KEY = SECRET;
-  process.env.SAMPLE_PROVIDER_KEY = SECRET;
-});
-afterEach(() => {
-  for (const [name, value] of [['BENCHROUTER_API_KEY', savedEnv.key], ['SAMPLE_PROVIDER_KEY', savedEnv.provider]] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-});
+interface Mount {
+  Type: string;
+  Source: string;
+  Target: string;
+  ReadOnly: boolean;
+}
 
-describe('task container arguments in Simple mode', () => {
-  it('mounts the benchmark read-only at /app/benchmark and the job results dir at /app/results', () => {
-    const mounts = valuesOf(taskRunArgs(sampleInput()), '--mount');
-    expect(mounts).toContain('type=bind,source=/srv/benchmarks/arith,target=/app/benchmark,readonly');
-    expect(mounts).toContain('type=bind,source=/var/br/artifacts/run/001-addition,target=/app/results');
-    expect(mounts.filter((m) => m.includes('readonly'))).toEqual(['type=bind,source=/srv/benchmarks/arith,target=/app/benchmark,readonly']);
+function mountsOf(body: ContainerCreateBody): Mount[] {
+  return body.HostConfig.Mounts as Mount[];
+}
+
+function occurrences(haystack: string, needle: string): number {
+  return haystack.split(needle).length - 1;
+}
+
+describe('task container body in Simple mode', () => {
+  it('binds the benchmark dir read-only at /app/benchmark and the results dir read-write at /app/results, and nothing else', () => {
+    expect(mountsOf(taskContainerBody(sampleInput(), SECRET))).toEqual([
+      { Type: 'bind', Source: '/srv/benchmarks/arith', Target: '/app/benchmark', ReadOnly: true },
+      { Type: 'bind', Source: '/var/br/artifacts/run/001-addition', Target: '/app/results', ReadOnly: false },
+    ]);
   });
 
   it('runs on the host network, so a model endpoint on localhost is reachable', () => {
-    expect(valuesOf(taskRunArgs(sampleInput()), '--network')).toEqual(['host']);
+    const body = taskContainerBody(sampleInput(), SECRET);
+    expect(body.HostConfig.NetworkMode).toBe('host');
+    expect(body.HostConfig).not.toHaveProperty('ExtraHosts');
   });
 
-  it("applies the task's memory, cpus and pids limits", () => {
-    const args = taskRunArgs(sampleInput());
-    expect(valuesOf(args, '--memory')).toEqual(['1g']);
-    expect(valuesOf(args, '--cpus')).toEqual(['0.5']);
-    expect(valuesOf(args, '--pids-limit')).toEqual(['256']);
+  it("converts the task's memory to bytes and cpus to NanoCpus, and applies the pids limit", () => {
+    const { HostConfig } = taskContainerBody(sampleInput(), SECRET);
+    expect(HostConfig.Memory).toBe(1073741824);
+    expect(HostConfig.NanoCpus).toBe(500000000);
+    expect(HostConfig.PidsLimit).toBe(256);
   });
 
-  it('labels the container with its run, job and task', () => {
-    const labels = valuesOf(taskRunArgs(sampleInput()), '--label');
-    expect(labels).toContain('benchrouter.run=br-20250101-120000-abc123');
-    expect(labels).toContain('benchrouter.job=br-20250101-120000-abc123.001-addition');
-    expect(labels).toContain('benchrouter.task=addition');
-    expect(labels).toContain('benchrouter.managed=true');
+  it('forbids gaining privileges with no-new-privileges and adds no capabilities', () => {
+    const { HostConfig } = taskContainerBody(sampleInput(), SECRET);
+    expect(HostConfig.SecurityOpt).toContain('no-new-privileges');
+    expect(HostConfig).not.toHaveProperty('Privileged');
+    expect(HostConfig).not.toHaveProperty('CapAdd');
   });
 
-  it('names the container deterministically from the job id', () => {
-    const args = taskRunArgs(sampleInput());
-    expect(valuesOf(args, '--name')).toEqual([containerNameFor('br-20250101-120000-abc123.001-addition')]);
-    expect(taskRunArgs(sampleInput())).toEqual(args);
-  });
-
-  it('sets the contract variables: endpoint, model name and output dir', () => {
-    expect(envOf(taskRunArgs(sampleInput()))).toMatchObject({
-      BENCHROUTER_MODEL_ENDPOINT: 'http://127.0.0.1:18080/v1',
-      BENCHROUTER_MODEL_NAME: 'reference-acc80',
-      BENCHROUTER_OUTPUT_DIR: '/app/results',
-    });
-  });
-
-  it('passes BENCHROUTER_API_KEY by name only, so the key never appears in argv', () => {
-    const args = taskRunArgs(sampleInput());
-    const envArgs = valuesOf(args, '--env');
-    expect(envArgs.filter((e) => e === 'BENCHROUTER_API_KEY')).toHaveLength(1);
-    expect(args.filter((arg) => arg.includes(SECRET))).toEqual([]);
-    expect(args.filter((arg) => arg.includes('BENCHROUTER_API_KEY='))).toEqual([]);
-    expect(args.filter((arg) => arg.includes('SAMPLE_PROVIDER_KEY'))).toEqual([]);
-  });
-
-  it("passes the task's extra_env", () => {
-    expect(envOf(taskRunArgs(sampleInput({ SEED: '42', JUDGE_URL: 'http://judge:9000/v1' })))).toMatchObject({ SEED: '42', JUDGE_URL: 'http://judge:9000/v1' });
-  });
-
-  it('defaults TZ to UTC and PYTHONHASHSEED to 0 for reproducible runs', () => {
-    expect(envOf(taskRunArgs(sampleInput()))).toMatchObject({ TZ: 'UTC', PYTHONHASHSEED: '0' });
-  });
-
-  it('lets extra_env override the TZ and PYTHONHASHSEED defaults, each passed once', () => {
-    const args = taskRunArgs(sampleInput({ TZ: 'Europe/Paris', PYTHONHASHSEED: '123' }));
-    expect(envOf(args)).toMatchObject({ TZ: 'Europe/Paris', PYTHONHASHSEED: '123' });
-    expect(valuesOf(args, '--env').filter((e) => e.startsWith('TZ=') || e.startsWith('PYTHONHASHSEED='))).toEqual(['TZ=Europe/Paris', 'PYTHONHASHSEED=123']);
-  });
-
-  it('ends with the image and the command as one argument after -c, run by /bin/sh', () => {
-    const args = taskRunArgs(sampleInput());
-    expect(args.slice(-3)).toEqual(['benchrouter/arith-python:0123abcd', '-c', 'python3 /app/benchmark/eval_arith.py --problems "problems.jsonl" && echo done']);
-    expect(valuesOf(args, '--entrypoint')).toEqual(['/bin/sh']);
-    expect(args.slice(0, 2)).toEqual(['run', '--detach']);
+  it('runs the command as one argument after -c with /bin/sh as the entrypoint', () => {
+    const body = taskContainerBody(sampleInput(), SECRET);
+    expect(body.Image).toBe('benchrouter/arith-python:0123abcd');
+    expect(body.Entrypoint).toEqual(['/bin/sh']);
+    expect(body.Cmd).toEqual(['-c', COMMAND]);
   });
 
   it("works in the task's own directory under /app/benchmark/tasks", () => {
-    expect(valuesOf(taskRunArgs(sampleInput()), '--workdir')).toEqual(['/app/benchmark/tasks/addition']);
+    expect(taskContainerBody(sampleInput(), SECRET).WorkingDir).toBe('/app/benchmark/tasks/addition');
+  });
+
+  it('labels the container with its run, job, task, benchmark and host, as managed and simple', () => {
+    expect(taskContainerBody(sampleInput(), SECRET).Labels).toEqual({
+      'benchrouter.managed': 'true',
+      'benchrouter.run': 'br-20250101-120000-abc123',
+      'benchrouter.job': 'br-20250101-120000-abc123.001-addition',
+      'benchrouter.task': 'addition',
+      'benchrouter.benchmark': 'arith',
+      'benchrouter.host': 'host-7',
+      'benchrouter.runtime': 'simple',
+    });
+  });
+
+  it('sets the four contract variables, with the endpoint unchanged and the key passed in', () => {
+    expect(envOf(taskContainerBody(sampleInput(), SECRET))).toMatchObject({
+      BENCHROUTER_MODEL_ENDPOINT: 'http://127.0.0.1:18080/v1',
+      BENCHROUTER_MODEL_NAME: 'reference-acc80',
+      BENCHROUTER_OUTPUT_DIR: '/app/results',
+      BENCHROUTER_API_KEY: SECRET,
+    });
+  });
+
+  it("passes the task's extra_env", () => {
+    expect(envOf(taskContainerBody(sampleInput({ SEED: '42', JUDGE_URL: 'http://judge:9000/v1' }), SECRET))).toMatchObject({
+      SEED: '42',
+      JUDGE_URL: 'http://judge:9000/v1',
+    });
+  });
+
+  it('defaults TZ to UTC and PYTHONHASHSEED to 0 for reproducible runs', () => {
+    expect(envOf(taskContainerBody(sampleInput(), SECRET))).toMatchObject({ TZ: 'UTC', PYTHONHASHSEED: '0' });
+  });
+
+  it('lets extra_env override the TZ and PYTHONHASHSEED defaults, each set once', () => {
+    const body = taskContainerBody(sampleInput({ TZ: 'Europe/Paris', PYTHONHASHSEED: '123' }), SECRET);
+    expect(envOf(body)).toMatchObject({ TZ: 'Europe/Paris', PYTHONHASHSEED: '123' });
+    expect(body.Env.filter((e) => e.startsWith('TZ=') || e.startsWith('PYTHONHASHSEED='))).toEqual(['TZ=Europe/Paris', 'PYTHONHASHSEED=123']);
+  });
+
+  it('never lets extra_env override a contract variable', () => {
+    const body = taskContainerBody(
+      sampleInput({
+        BENCHROUTER_MODEL_ENDPOINT: 'http://evil.example/v1',
+        BENCHROUTER_MODEL_NAME: 'other-model',
+        BENCHROUTER_OUTPUT_DIR: '/tmp/elsewhere',
+        BENCHROUTER_API_KEY: 'sk-from-benchmark-yaml',
+      }),
+      SECRET,
+    );
+    expect(envOf(body)).toMatchObject({
+      BENCHROUTER_MODEL_ENDPOINT: 'http://127.0.0.1:18080/v1',
+      BENCHROUTER_MODEL_NAME: 'reference-acc80',
+      BENCHROUTER_OUTPUT_DIR: '/app/results',
+      BENCHROUTER_API_KEY: SECRET,
+    });
+    const serialized = JSON.stringify(body);
+    for (const overridden of ['evil.example', 'other-model', '/tmp/elsewhere', 'sk-from-benchmark-yaml']) expect(serialized).not.toContain(overridden);
+  });
+
+  it('builds the same body for the same input', () => {
+    expect(taskContainerBody(sampleInput({ SEED: '1' }), SECRET)).toEqual(taskContainerBody(sampleInput({ SEED: '1' }), SECRET));
   });
 });
 
-describe('task container arguments in DinD mode', () => {
-  it('also passes BENCHROUTER_API_KEY by name only', () => {
-    const input: ContainerSpecInput = {
-      ...sampleInput(),
-      dind: { runtimeArgs: ['--cap-add', 'ALL'], runtimeName: 'capabilities', storageDir: '/var/br/dind/job-1', archives: [] },
-    };
-    const args = taskRunArgs(input);
-    expect(valuesOf(args, '--env').filter((e) => e === 'BENCHROUTER_API_KEY')).toHaveLength(1);
-    expect(args.filter((arg) => arg.includes(SECRET) || arg.includes('BENCHROUTER_API_KEY='))).toEqual([]);
+describe('the API key in the task container body', () => {
+  for (const [mode, input] of [['Simple', () => sampleInput()], ['DinD', () => dindInput()]] as const) {
+    it(`appears exactly once in the whole ${mode} body, as the Env entry BENCHROUTER_API_KEY=<key>`, () => {
+      const body = taskContainerBody(input(), SECRET);
+      expect(occurrences(JSON.stringify(body), SECRET)).toBe(1);
+      expect(body.Env.filter((e) => e.includes(SECRET))).toEqual([`BENCHROUTER_API_KEY=${SECRET}`]);
+    });
+
+    it(`is in no label, command, entrypoint, mount or other field of the ${mode} body`, () => {
+      const body = taskContainerBody(input(), SECRET);
+      const { Env: _env, ...rest } = body;
+      expect(JSON.stringify(rest)).not.toContain(SECRET);
+      for (const field of [body.Labels, body.Cmd, body.Entrypoint, body.HostConfig.Mounts, body.HostConfig]) {
+        expect(JSON.stringify(field)).not.toContain(SECRET);
+      }
+      expect(JSON.stringify(rest)).not.toContain('BENCHROUTER_API_KEY');
+    });
+  }
+
+  it('is the key passed in, not one taken from the worker environment', () => {
+    const other = 'sk-other-7e1d0a4f9c2b';
+    const body = taskContainerBody(sampleInput(), other);
+    expect(envOf(body).BENCHROUTER_API_KEY).toBe(other);
+    expect(JSON.stringify(body)).not.toContain(SECRET);
+  });
+});
+
+describe('task container body in DinD mode', () => {
+  it("merges the detected runtime's HostConfig fields", () => {
+    expect(taskContainerBody(dindInput(), SECRET).HostConfig).toMatchObject({
+      CapAdd: ['ALL'],
+      CapDrop: ['SYS_RESOURCE'],
+      SecurityOpt: ['seccomp=unconfined', 'apparmor=unconfined'],
+      MaskedPaths: [],
+      ReadonlyPaths: [],
+      CgroupnsMode: 'private',
+    });
+  });
+
+  it('merges a different runtime (sysbox) just as well', () => {
+    const input: ContainerSpecInput = { ...sampleInput(), dind: { ...dindPlacement(), runtimeHostConfig: { Runtime: 'sysbox-runc' }, runtimeName: 'sysbox' } };
+    const body = taskContainerBody(input, SECRET);
+    expect(body.HostConfig.Runtime).toBe('sysbox-runc');
+    expect(body.HostConfig).not.toHaveProperty('CapAdd');
+    expect(body.Labels['benchrouter.runtime']).toBe('dind:sysbox');
+  });
+
+  it('runs on its own bridge network and reaches the host as host.docker.internal', () => {
+    const { HostConfig } = taskContainerBody(dindInput(), SECRET);
+    expect(HostConfig.NetworkMode).toBe('bridge');
+    expect(HostConfig.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
+  });
+
+  it('binds the daemon storage at /var/lib/docker and each archive read-only under /app/preload, beside the contract mounts', () => {
+    const body = taskContainerBody(dindInput(undefined, ['/cache/a_b_1.tar', '/other/cache/c_d_2.tar']), SECRET);
+    expect(mountsOf(body)).toEqual([
+      { Type: 'bind', Source: '/srv/benchmarks/arith', Target: '/app/benchmark', ReadOnly: true },
+      { Type: 'bind', Source: '/var/br/artifacts/run/001-addition', Target: '/app/results', ReadOnly: false },
+      { Type: 'bind', Source: '/var/br/dind/br-job-1', Target: '/var/lib/docker', ReadOnly: false },
+      { Type: 'bind', Source: '/cache/a_b_1.tar', Target: '/app/preload/a_b_1.tar', ReadOnly: true },
+      { Type: 'bind', Source: '/other/cache/c_d_2.tar', Target: '/app/preload/c_d_2.tar', ReadOnly: true },
+    ]);
+  });
+
+  it('adds no preload mounts when there are no archives', () => {
+    const targets = mountsOf(taskContainerBody(dindInput(undefined, []), SECRET)).map((m) => m.Target);
+    expect(targets).toEqual(['/app/benchmark', '/app/results', '/var/lib/docker']);
+  });
+
+  it('starts through the DinD entrypoint, which runs the command with sh -c', () => {
+    const body = taskContainerBody(dindInput(), SECRET);
+    expect(DIND_ENTRYPOINT).toBe('/usr/local/bin/benchrouter-dind-entrypoint');
+    expect(body.Entrypoint).toEqual([DIND_ENTRYPOINT]);
+    expect(body.Cmd).toEqual(['sh', '-c', COMMAND]);
+    expect(body.WorkingDir).toBe('/app/benchmark/tasks/addition');
+  });
+
+  it("labels the container's runtime as dind:<mode>", () => {
+    expect(taskContainerBody(dindInput(), SECRET).Labels).toMatchObject({ 'benchrouter.runtime': 'dind:capabilities', 'benchrouter.managed': 'true', 'benchrouter.host': 'host-7' });
+  });
+
+  it('still applies the memory, cpus and pids limits', () => {
+    expect(taskContainerBody(dindInput(), SECRET).HostConfig).toMatchObject({ Memory: 1073741824, NanoCpus: 500000000, PidsLimit: 256 });
+  });
+
+  it('rewrites a loopback model endpoint to host.docker.internal, keeping port and path', () => {
+    for (const host of ['127.0.0.1', 'localhost', '0.0.0.0']) {
+      const env = envOf(taskContainerBody(dindInput(`http://${host}:18080/v1`), SECRET));
+      expect(env.BENCHROUTER_MODEL_ENDPOINT, host).toBe('http://host.docker.internal:18080/v1');
+    }
+  });
+
+  it('leaves a non-loopback model endpoint unchanged', () => {
+    for (const endpoint of ['https://api.example.com/v1', 'http://10.0.0.5:8000/v1', 'http://judge:9000/openai/v1']) {
+      expect(envOf(taskContainerBody(dindInput(endpoint), SECRET)).BENCHROUTER_MODEL_ENDPOINT, endpoint).toBe(endpoint);
+    }
+  });
+
+  it('keeps the contract variables and extra_env precedence of Simple mode', () => {
+    const input: ContainerSpecInput = { ...sampleInput({ TZ: 'Asia/Tokyo', BENCHROUTER_OUTPUT_DIR: '/tmp/x' }), dind: dindPlacement() };
+    expect(envOf(taskContainerBody(input, SECRET))).toMatchObject({
+      TZ: 'Asia/Tokyo',
+      PYTHONHASHSEED: '0',
+      BENCHROUTER_MODEL_NAME: 'reference-acc80',
+      BENCHROUTER_OUTPUT_DIR: '/app/results',
+      BENCHROUTER_API_KEY: SECRET,
+    });
+  });
+});
+
+describe('endpointSeenFromBridge', () => {
+  it('rewrites loopback hosts, including IPv6 ::1, and keeps scheme, port and path', () => {
+    expect(endpointSeenFromBridge('http://127.0.0.1:18080/v1')).toBe('http://host.docker.internal:18080/v1');
+    expect(endpointSeenFromBridge('http://localhost:8000/openai/v1')).toBe('http://host.docker.internal:8000/openai/v1');
+    expect(endpointSeenFromBridge('https://0.0.0.0:8443/v1')).toBe('https://host.docker.internal:8443/v1');
+    expect(endpointSeenFromBridge('http://[::1]:18080/v1')).toBe('http://host.docker.internal:18080/v1');
+  });
+
+  it('leaves other hosts as they are', () => {
+    expect(endpointSeenFromBridge('https://api.openai.com/v1')).toBe('https://api.openai.com/v1');
+    expect(endpointSeenFromBridge('http://127.0.0.2:18080/v1')).toBe('http://127.0.0.2:18080/v1');
+  });
+});
+
+describe('memoryBytes', () => {
+  it('reads m and g suffixes as binary megabytes and gigabytes', () => {
+    expect(memoryBytes('512m')).toBe(536870912);
+    expect(memoryBytes('2g')).toBe(2147483648);
+  });
+
+  it('accepts upper case and fractions', () => {
+    expect(memoryBytes('1.5G')).toBe(1610612736);
+  });
+
+  it('reads a bare number as bytes and k as kibibytes', () => {
+    expect(memoryBytes('1024')).toBe(1024);
+    expect(memoryBytes('64k')).toBe(65536);
+  });
+
+  it('accepts a trailing b after the unit', () => {
+    expect(memoryBytes('2gb')).toBe(2147483648);
+  });
+
+  it('rejects a size it cannot read', () => {
+    expect(() => memoryBytes('lots')).toThrow(/memory size.*"lots"/);
+    expect(() => memoryBytes('')).toThrow();
   });
 });
 
 describe('containerNameFor', () => {
-  const dockerName = /^[A-Za-z0-9][A-Za-z0-9_.-]+$/;
+  const dockerName = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 
   it('gives the same name for the same job id every time', () => {
-    expect(containerNameFor('br-20250101-120000-abc123.001-addition')).toBe(containerNameFor('br-20250101-120000-abc123.001-addition'));
     expect(containerNameFor('br-20250101-120000-abc123.001-addition')).toBe('br-br-20250101-120000-abc123.001-addition');
+    expect(containerNameFor('br-20250101-120000-abc123.001-addition')).toBe(containerNameFor('br-20250101-120000-abc123.001-addition'));
   });
 
   it('gives different jobs of one run different names', () => {
     expect(containerNameFor('run-1.000-a')).not.toBe(containerNameFor('run-1.001-a'));
   });
 
-  it('turns odd job ids into valid docker container names', () => {
-    for (const jobId of ['run 1/002:task@x', '../../etc/passwd', 'ünïcødé', '-leading-dash', '.hidden', 'a'.repeat(500), '']) {
+  it('turns odd job ids (slashes, spaces, unicode, leading punctuation) into valid Docker names of at most 200 chars', () => {
+    for (const jobId of ['run 1/002:task@x', '../../etc/passwd', 'ünïcødé', '任务-😀', '-leading-dash', '.hidden', '_under', 'a'.repeat(500), '/'.repeat(400), '']) {
       const name = containerNameFor(jobId);
       expect(name, jobId).toMatch(dockerName);
       expect(name.length, jobId).toBeLessThanOrEqual(200);
       expect(containerNameFor(jobId), jobId).toBe(name);
     }
     expect(containerNameFor('run 1/002:task@x')).toBe('br-run-1-002-task-x');
+  });
+
+  it('gives two long ids that share a 300-char prefix different names', () => {
+    const prefix = 'p'.repeat(300);
+    const a = containerNameFor(`${prefix}-job-a`);
+    const b = containerNameFor(`${prefix}-job-b`);
+    expect(a).not.toBe(b);
+    for (const name of [a, b]) {
+      expect(name).toMatch(dockerName);
+      expect(name.length).toBeLessThanOrEqual(200);
+    }
+    expect(containerNameFor(`${prefix}-job-a`)).toBe(a);
   });
 });

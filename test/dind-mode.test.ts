@@ -2,21 +2,27 @@
 // archives. Real dev server, real Docker (inner daemons included), reference model.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../contract/run-spec.js';
-import { containersOfRun, fixturesDir, startHarness, type Harness } from './support/harness.js';
+import { br, containersOfRun, copyFixture, fixturesDir, startHarness, type Harness } from './support/harness.js';
 
 const benchmarkDir = path.join(fixturesDir, 'benchmarks', 'dind-service');
 const SERVICE_IMAGE = 'benchrouter-test/inner-service:1';
 
 let h: Harness;
+let scratch: string;
 beforeAll(async () => {
   h = await startHarness('dind', { modelHost: '0.0.0.0' });
   h.buildFixtureImage('inner-service', SERVICE_IMAGE);
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-dind-'));
 });
-afterAll(async () => h?.close());
+afterAll(async () => {
+  await h?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 /** Nothing of a run may outlive it: no container, no per-task daemon storage. */
 function expectNothingLeft(run: RunResult): void {
@@ -70,5 +76,33 @@ describe('a docker: true task', () => {
     expect(run.jobs[0]).toMatchObject({ status: 'FAILED', reason: 'IMAGE_BUILD' });
     expect(run.jobs[0]!.message).toContain('docker_images: image "benchrouter-test/never-built:1" is neither on host host-dind nor archived');
     expectNothingLeft(run);
+  });
+});
+
+describe('br images save', () => {
+  it('archives a host image so a task can preload it after the host image is gone', async () => {
+    const tag = `benchrouter-test/inner-archived:${Date.now()}`;
+    execFileSync('docker', ['tag', SERVICE_IMAGE, tag]);
+    const saved = await br(['images', 'save', tag, '--json'], h.env);
+    expect(saved.code).toBe(0);
+    const [entry] = JSON.parse(saved.stdout) as Array<{ image: string; archive: string }>;
+    expect(entry!.image).toBe(tag);
+    expect(existsSync(entry!.archive)).toBe(true);
+    execFileSync('docker', ['rmi', tag]);
+
+    const dir = copyFixture('dind-service', scratch);
+    writeFileSync(
+      path.join(dir, 'tasks', 'exits-nonzero', 'task.yaml'),
+      `name: exits-nonzero\ndocker: true\ndocker_images: ["${tag}"]\ncommand: |\n  docker run --rm ${tag} echo hello-from-archive && echo '{"overall": 1}' > "$BENCHROUTER_OUTPUT_DIR/result.json"\n`,
+    );
+    const run = await h.run(dir, { tasks: ['exits-nonzero'] });
+    expect(run.jobs[0]).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1 } });
+    expectNothingLeft(run);
+  });
+
+  it('refuses an image the host does not have, with exit code 2', async () => {
+    const saved = await br(['images', 'save', 'benchrouter-test/never-built:1'], h.env);
+    expect(saved.code).toBe(2);
+    expect(saved.stderr).toContain("not on this host's Docker daemon: benchrouter-test/never-built:1");
   });
 });

@@ -4,14 +4,14 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities } from '../activities/index.js';
-import { DockerCli } from '../activities/docker-cli.js';
+import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../contract/host.js';
 import type { Settings } from '../contract/settings.js';
 
 export interface StartWorkerOptions {
   settings: Settings;
   hostId: string;
-  docker?: DockerCli;
+  docker?: DockerEngine;
   /** A prebuilt workflow bundle (see bundleWorkflows); bundling at start takes a few seconds. */
   workflowBundlePath?: string;
   maxConcurrentContainers?: number;
@@ -29,7 +29,7 @@ export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', impo
 
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { settings, hostId } = options;
-  const docker = options.docker ?? new DockerCli();
+  const docker = options.docker ?? new DockerEngine();
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = options.workflowBundlePath

@@ -1,0 +1,117 @@
+// Shared set-up for perf scripts: a throwaway Temporal dev server and a real `br worker` process,
+// so figures include every hop a user's run takes.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isReachable } from '../client/embedded-services.js';
+import { DEV_SERVER_SQLITE_ARGS } from '../contract/settings.js';
+
+export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface PerfStack {
+  env: Record<string, string>;
+  home: string;
+  stop(): Promise<void>;
+}
+
+export async function startStack(name: string): Promise<PerfStack> {
+  const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  const server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(home, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS], { stdio: 'ignore' });
+  for (let i = 0; i < 120 && !(await isReachable(address)); i++) await sleep(250);
+  const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}` };
+  const worker = spawn(path.join(repoRoot, 'br'), ['worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    worker.stderr!.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes('polling')) resolve();
+    });
+    worker.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${seen}`)));
+  });
+  return {
+    env,
+    home,
+    async stop() {
+      await stopProcess(worker);
+      await stopProcess(server);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** CPU seconds (user + system, children included) used so far by processes whose command matches. */
+export function cpuSecondsByProcess(patterns: Record<string, RegExp>): Record<string, number> {
+  const ticks = 100; // USER_HZ on Linux
+  const totals: Record<string, number> = Object.fromEntries(Object.keys(patterns).map((k) => [k, 0]));
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmdline: string;
+    let stat: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / ticks;
+    for (const [name, pattern] of Object.entries(patterns)) if (pattern.test(cmdline)) totals[name]! += seconds;
+  }
+  return totals;
+}
+
+export function cpuDelta(before: Record<string, number>, after: Record<string, number>): string {
+  return Object.keys(after)
+    .map((k) => `${k} ${(after[k]! - (before[k] ?? 0)).toFixed(1)}s`)
+    .join(', ');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs `count` async jobs with at most `concurrency` at once. */
+export async function pool(count: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(count, concurrency) }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+}
