@@ -24,9 +24,13 @@ export const LABELS = {
   runtime: 'benchrouter.runtime',
 } as const;
 
-/** Deterministic per job: a retried activity finds the container its earlier attempt started. */
-export function containerNameFor(jobId: string): string {
-  const name = `br-${jobId}`.replace(/[^A-Za-z0-9_.-]/g, '-');
+/**
+ * Deterministic per job and host: a retried activity on the same host finds the container its
+ * earlier attempt started, while a job that moved to another host (even one sharing the Docker
+ * daemon) starts afresh there.
+ */
+export function containerNameFor(jobId: string, hostId: string): string {
+  const name = `br-${hostId}-${jobId}`.replace(/[^A-Za-z0-9_.-]/g, '-');
   if (name.length <= 200) return name;
   // Long ids keep a hash of the whole id, so two that share a long prefix stay distinct.
   return `${name.slice(0, 183)}-${fnv1a(jobId).toString(16).padStart(8, '0')}`;

@@ -48,7 +48,7 @@ const LOG_TAIL_LINES = 20;
 export async function runTaskContainer(deps: ContainerDeps, { job, image, archives = [] }: RunContainerInput): Promise<ContainerOutcome> {
   const { docker } = deps;
   const ctx = Context.current();
-  const name = containerNameFor(job.jobId);
+  const name = containerNameFor(job.jobId, deps.hostId);
   const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
   const resultsDir = path.join(jobDir, 'results');
   // A DinD task's daemon storage: its own host directory, removed with its container.

@@ -10,11 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
 import { formatProblem, InputError } from '../contract/problems.js';
 import { EXIT_CODES, exitCodeOf } from '../contract/run-outcome.js';
-import type { RunResult } from '../contract/run-spec.js';
+import { DEFAULT_RUN_OPTIONS, type RunResult } from '../contract/run-spec.js';
 import { runWebUiLink, settingsFrom, type Settings } from '../contract/settings.js';
 import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable } from '../client/embedded-services.js';
-import { connectClient, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, submitRun, type RunHandle } from '../client/runs.js';
+import { connectClient, createRetrySpec, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
+import { payloadCodecsFromEnv } from '../client/payload-codec.js';
+import { startCodecServer } from '../client/codec-server.js';
 import { resolveHostId } from '../workers/host-id.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { ensureImageArchive } from '../activities/preload-images.js';
@@ -71,6 +73,9 @@ interface RunFlags {
   endpoint: string;
   apiKeyEnv?: string;
   concurrency: number;
+  hostTimeout?: number;
+  heartbeatTimeout?: number;
+  maxHosts?: number;
   tasks?: string;
   json?: boolean;
 }
@@ -81,8 +86,11 @@ function addRunFlags(command: Command): Command {
     .requiredOption('--model <name>', 'model name sent to the endpoint')
     .requiredOption('--endpoint <url>', 'OpenAI-compatible base URL, ending in /v1')
     .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
-    .option('--concurrency <n>', 'jobs running at once', positiveInt, 8)
+    .option('--concurrency <n>', 'jobs running at once', positiveInt, DEFAULT_RUN_OPTIONS.concurrency)
     .option('--tasks <names>', 'comma-separated subset of tasks to run')
+    .option('--host-timeout <s>', "seconds a job waits for its host's worker before moving to another host", positiveInt, DEFAULT_RUN_OPTIONS.hostTimeoutSeconds)
+    .option('--heartbeat-timeout <s>', 'seconds without a heartbeat before a running container activity is retried', positiveInt, DEFAULT_RUN_OPTIONS.heartbeatTimeoutSeconds)
+    .option('--max-hosts <n>', 'hosts a job may try before it fails', positiveInt, DEFAULT_RUN_OPTIONS.maxHosts)
     .option('--json', 'print the result as JSON');
 }
 
@@ -94,7 +102,8 @@ async function submitFromFlags(benchmarkArg: string, flags: RunFlags) {
     throw new InputError([{ file: path.join(benchmark.dir, 'benchmark.yaml'), field: 'tasks', message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})` }]);
   }
   if (!/^https?:\/\//.test(flags.endpoint)) throw new InputError([{ file: '--endpoint', field: '', message: `expected an http(s) URL ending in /v1, got "${flags.endpoint}"` }]);
-  const spec = createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, { concurrency: flags.concurrency }, taskNames);
+  const options = { concurrency: flags.concurrency, hostTimeoutSeconds: flags.hostTimeout, heartbeatTimeoutSeconds: flags.heartbeatTimeout, maxHosts: flags.maxHosts };
+  const spec = createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, withoutUndefined(options), taskNames);
   const client = await temporal(true);
   const handle = await submitRun(client, settings, spec);
   return { spec, handle };
@@ -118,6 +127,10 @@ function printRun(result: RunResult, json: boolean | undefined): void {
   if (json) printJson(result);
   else process.stdout.write(`${renderRunResult(result, runWebUiLink(settings, result.runId))}\n`);
   process.exitCode = exitCodeOf(result.status);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 const example = (text: string) => `\nExample:\n  ${text}\n`;
@@ -198,12 +211,41 @@ export function buildProgram(): Command {
     .command('list')
     .description('list recent runs')
     .option('--limit <n>', 'how many runs', positiveInt, 20)
+    .option('--model <name>', 'only runs of this model')
+    .option('--benchmark <name>', 'only runs of this benchmark')
+    .option('--status <status>', 'only runs with this status (RUNNING, COMPLETED, PARTIAL, FAILED, CANCELLED)')
     .option('--json', 'print as JSON')
-    .addHelpText('after', example('$ br list --limit 5'))
-    .action(async (flags: { limit: number; json?: boolean }) => {
-      const runs = await listRuns(await temporal(false), flags.limit);
+    .addHelpText('after', example('$ br list --model reference-acc80 --status COMPLETED'))
+    .action(async (flags: { limit: number; json?: boolean; model?: string; benchmark?: string; status?: string }) => {
+      const runs = await listRuns(await temporal(false), flags.limit, { model: flags.model, benchmark: flags.benchmark, status: flags.status?.toUpperCase() });
       if (flags.json) printJson(runs);
       else process.stdout.write(`${table(['RUN', 'STATUS', 'BENCHMARK', 'MODEL', 'STARTED'], runs.map((r) => [r.runId, r.status, r.benchmark, r.model, r.startTime]))}\n`);
+    });
+
+  program
+    .command('retry')
+    .description('start a new run of the jobs that did not succeed, carrying the succeeded results over')
+    .argument('<run>', 'run id of a finished run')
+    .option('--json', 'print the result as JSON')
+    .option('--no-wait', 'print the new run id and return')
+    .addHelpText('after', example('$ br retry br-20261129-120000-a1b2c3'))
+    .action(async (runId: string, flags: { json?: boolean; wait: boolean }) => {
+      const original = await existingRun(runId);
+      const { status } = await original.describe();
+      if (status.name !== 'COMPLETED') throw new ExitError(`run ${runId} is ${status.name}: only a finished run can be retried`, EXIT_CODES.BAD_INPUT);
+      const result = await original.result();
+      const spec = createRetrySpec(await runSpecOf(original), result);
+      if (spec.tasks.length === 0) {
+        say(`run ${runId}: every job succeeded; nothing to retry`);
+        return;
+      }
+      const handle = await submitRun(await temporal(true), settings, spec);
+      say(`run ${spec.runId}: retrying ${spec.tasks.length} of ${result.jobs.length} jobs of ${runId} (${spec.retryOf!.carried.length} carried over)`);
+      if (!flags.wait) {
+        process.stdout.write(`${spec.runId}\n`);
+        return;
+      }
+      printRun(await waitWithProgress(handle), flags.json);
     });
 
   program
@@ -263,9 +305,23 @@ export function buildProgram(): Command {
     .addHelpText('after', example('$ BENCHROUTER_HOST_ID=gpu-box-1 TEMPORAL_ADDRESS=temporal.internal:7233 br worker'))
     .action(async () => {
       const hostId = resolveHostId(settings.home);
-      const worker = await startWorker({ settings, hostId, workflowBundlePath: process.env.BENCHROUTER_WORKFLOW_BUNDLE });
+      const worker = await startWorker({ settings, hostId, workflowBundlePath: process.env.BENCHROUTER_WORKFLOW_BUNDLE, say });
       say(`worker on host ${hostId}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
       await worker.done;
+    });
+
+  program
+    .command('codec-server')
+    .description('serve /encode and /decode so the Temporal Web UI can show encrypted payloads')
+    .option('--port <n>', 'port on 127.0.0.1', positiveInt, 8888)
+    .option('--ui-origin <url>', 'the Web UI origin allowed to call it', settings.webUiUrl)
+    .addHelpText('after', example('$ BENCHROUTER_PAYLOAD_KEY=... br codec-server --port 8888   # then start-dev --ui-codec-endpoint http://127.0.0.1:8888'))
+    .action(async (flags: { port: number; uiOrigin: string }) => {
+      const [codec] = payloadCodecsFromEnv();
+      if (!codec) throw new ExitError('BENCHROUTER_PAYLOAD_KEY is not set: there is nothing to decode with', EXIT_CODES.BAD_INPUT);
+      await startCodecServer(codec, { port: flags.port, allowOrigin: flags.uiOrigin });
+      say(`codec server on http://127.0.0.1:${flags.port} for ${flags.uiOrigin}`);
+      await new Promise(() => undefined);
     });
 
   program

@@ -7,6 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../contract/search-attributes.js';
 import { DEV_SERVER_SQLITE_ARGS, EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../contract/settings.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -58,6 +59,7 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
     '--ui-port', String(EMBEDDED_UI_PORT),
     '--log-level', 'warn',
     ...DEV_SERVER_SQLITE_ARGS,
+    ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
   ]);
   for (let i = 0; i < 120; i++) {
     if (await isReachable(settings.temporalAddress)) return;

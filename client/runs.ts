@@ -1,10 +1,13 @@
 // Talking to Temporal about runs: submit, follow, read, list and cancel. Used by `br` and tests.
 
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
-import type { ModelTarget, RunOptions, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
+import { DEFAULT_RUN_OPTIONS, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../contract/run-spec.js';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { payloadCodecsFromEnv } from './payload-codec.js';
 import type { Settings } from '../contract/settings.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
 
@@ -12,7 +15,7 @@ export type RunHandle = WorkflowHandle<typeof runWorkflow>;
 
 export async function connectClient(settings: Settings): Promise<Client> {
   const connection = await Connection.connect({ address: settings.temporalAddress, connectTimeout: '5s' });
-  return new Client({ connection, namespace: settings.temporalNamespace });
+  return new Client({ connection, namespace: settings.temporalNamespace, dataConverter: { payloadCodecs: payloadCodecsFromEnv() } });
 }
 
 export function newRunId(now = new Date()): string {
@@ -21,16 +24,44 @@ export function newRunId(now = new Date()): string {
 }
 
 /** The run definition pinned in the workflow input: history alone then says what was run. */
-export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options: RunOptions, taskNames?: string[]): RunSpec {
+export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options: Partial<RunOptions>, taskNames?: string[]): RunSpec {
   const tasks = taskNames?.length ? benchmark.tasks.filter((t) => taskNames.includes(t.name)) : benchmark.tasks;
   return {
     runId: newRunId(),
     benchmark: { name: benchmark.name, dir: benchmark.dir, digest: directoryDigest(benchmark.dir) },
     tasks,
     model,
-    options,
+    options: { ...DEFAULT_RUN_OPTIONS, ...options },
     submittedAt: new Date().toISOString(),
   };
+}
+
+/**
+ * A new run that reruns only the jobs of `original` that did not succeed, carrying the succeeded
+ * ones over, on the exact task definitions the original pinned.
+ */
+export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
+  const carried: JobResult[] = result.jobs.filter((job) => job.status === 'SUCCEEDED').map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
+  const succeeded = new Set(carried.map((job) => job.task));
+  return {
+    ...original,
+    runId: newRunId(),
+    tasks: original.tasks.filter((task) => !succeeded.has(task.name)),
+    submittedAt: new Date().toISOString(),
+    retryOf: { runId: original.runId, carried },
+  };
+}
+
+/** The run definition pinned in a run's workflow input. */
+export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
+  const history = await handle.fetchHistory();
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  const payload = started?.input?.payloads?.[0];
+  if (!payload) throw new Error(`run ${handle.workflowId} has no input in its history`);
+  let payloads = [payload];
+  // Codecs decode in the reverse of the order they encode.
+  for (const codec of [...payloadCodecsFromEnv()].reverse()) payloads = await codec.decode(payloads);
+  return defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
 }
 
 export async function submitRun(client: Client, settings: Settings, spec: RunSpec): Promise<RunHandle> {
@@ -38,7 +69,12 @@ export async function submitRun(client: Client, settings: Settings, spec: RunSpe
     workflowId: spec.runId,
     taskQueue: settings.sharedQueue,
     args: [spec],
-    memo: { benchmark: spec.benchmark.name, model: spec.model.name, tasks: spec.tasks.length },
+    memo: { benchmark: spec.benchmark.name, model: spec.model.name, tasks: spec.tasks.length, ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}) },
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTES.model, value: spec.model.name },
+      { key: SEARCH_ATTRIBUTES.benchmark, value: spec.benchmark.name },
+      { key: SEARCH_ATTRIBUTES.status, value: 'RUNNING' },
+    ],
   });
 }
 
@@ -78,12 +114,28 @@ export interface RunSummary {
   closeTime?: string;
 }
 
-export async function listRuns(client: Client, limit = 50): Promise<RunSummary[]> {
+export interface RunFilter {
+  model?: string;
+  benchmark?: string;
+  status?: string;
+}
+
+/** A visibility query for runs; values are quoted, so a filter can never change the query's shape. */
+export function runsQuery(filter: RunFilter = {}): string {
+  const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const clauses = [`WorkflowType = 'runWorkflow'`];
+  if (filter.model) clauses.push(`${SEARCH_ATTRIBUTES.model.name} = ${quote(filter.model)}`);
+  if (filter.benchmark) clauses.push(`${SEARCH_ATTRIBUTES.benchmark.name} = ${quote(filter.benchmark)}`);
+  if (filter.status) clauses.push(`${SEARCH_ATTRIBUTES.status.name} = ${quote(filter.status)}`);
+  return clauses.join(' AND ');
+}
+
+export async function listRuns(client: Client, limit = 50, filter: RunFilter = {}): Promise<RunSummary[]> {
   const runs: RunSummary[] = [];
-  for await (const info of client.workflow.list({ query: `WorkflowType = 'runWorkflow'` })) {
+  for await (const info of client.workflow.list({ query: runsQuery(filter) })) {
     runs.push({
       runId: info.workflowId,
-      status: info.status.name,
+      status: String(info.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status) ?? info.status.name),
       benchmark: String(info.memo?.benchmark ?? ''),
       model: String(info.memo?.model ?? ''),
       startTime: info.startTime.toISOString(),

@@ -18,7 +18,15 @@ export interface ModelTarget {
 export interface RunOptions {
   /** Jobs running at once. */
   concurrency: number;
+  /** How long a job's next step may wait for its host to pick it up before the host counts as gone. */
+  hostTimeoutSeconds: number;
+  /** How long a running container's activity may go without a heartbeat before its attempt is retried. */
+  heartbeatTimeoutSeconds: number;
+  /** Hosts a job may try before it fails with INFRASTRUCTURE. */
+  maxHosts: number;
 }
+
+export const DEFAULT_RUN_OPTIONS: RunOptions = { concurrency: 8, hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3 };
 
 export interface RunSpec {
   runId: string;
@@ -27,6 +35,8 @@ export interface RunSpec {
   model: ModelTarget;
   options: RunOptions;
   submittedAt: string;
+  /** Set by `br retry`: the run this one retries, and the succeeded jobs carried over from it. */
+  retryOf?: { runId: string; carried: JobResult[] };
 }
 
 export interface JobSpec {
@@ -35,6 +45,7 @@ export interface JobSpec {
   benchmark: RunSpec['benchmark'];
   task: TaskDefinition;
   model: ModelTarget;
+  options: Pick<RunOptions, 'hostTimeoutSeconds' | 'heartbeatTimeoutSeconds' | 'maxHosts'>;
 }
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
@@ -50,7 +61,12 @@ export interface JobResult {
   message?: string;
   result?: NormalizedResult;
   exitCode?: number;
+  /** The host that ran the job to its end. */
   host?: string;
+  /** Every host the job claimed, in order; more than one when a host stopped answering. */
+  hostsTried?: string[];
+  /** For a job carried over by `br retry`: the run whose result this is. */
+  carriedFrom?: string;
   image?: string;
   /** `simple`, or `dind:<mode>` for a task with its own Docker daemon (sysbox, privileged, capabilities). */
   runtime?: string;
@@ -81,6 +97,8 @@ export interface RunProgress {
 
 export interface RunResult {
   runId: string;
+  /** For a run made by `br retry`: the run it retried. */
+  retryOf?: string;
   benchmark: string;
   model: string;
   status: RunStatus;

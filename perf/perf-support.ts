@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isReachable } from '../client/embedded-services.js';
 import { DEV_SERVER_SQLITE_ARGS } from '../contract/settings.js';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../contract/search-attributes.js';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -33,7 +34,7 @@ export async function startStack(name: string): Promise<PerfStack> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(home, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS], { stdio: 'ignore' });
+  const server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(home, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], { stdio: 'ignore' });
   for (let i = 0; i < 120 && !(await isReachable(address)); i++) await sleep(250);
   const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}` };
   const worker = spawn(path.join(repoRoot, 'br'), ['worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });

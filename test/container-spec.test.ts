@@ -21,6 +21,7 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
   return {
     runId: 'br-20250101-120000-abc123',
     jobId: 'br-20250101-120000-abc123.001-addition',
+    options: { hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3 },
     benchmark: { name: 'arith', dir: '/srv/benchmarks/arith', digest: 'f'.repeat(64) },
     task: {
       name: 'addition',
@@ -341,33 +342,37 @@ describe('containerNameFor', () => {
   const dockerName = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 
   it('gives the same name for the same job id every time', () => {
-    expect(containerNameFor('br-20250101-120000-abc123.001-addition')).toBe('br-br-20250101-120000-abc123.001-addition');
-    expect(containerNameFor('br-20250101-120000-abc123.001-addition')).toBe(containerNameFor('br-20250101-120000-abc123.001-addition'));
+    expect(containerNameFor('br-20250101-120000-abc123.001-addition', 'host-7')).toBe('br-host-7-br-20250101-120000-abc123.001-addition');
+    expect(containerNameFor('br-20250101-120000-abc123.001-addition', 'host-7')).toBe(containerNameFor('br-20250101-120000-abc123.001-addition', 'host-7'));
+  });
+
+  it('gives the same job on two hosts different names, so a moved job never attaches to the old one', () => {
+    expect(containerNameFor('run-1.000-a', 'host-a')).not.toBe(containerNameFor('run-1.000-a', 'host-b'));
   });
 
   it('gives different jobs of one run different names', () => {
-    expect(containerNameFor('run-1.000-a')).not.toBe(containerNameFor('run-1.001-a'));
+    expect(containerNameFor('run-1.000-a', 'host-7')).not.toBe(containerNameFor('run-1.001-a', 'host-7'));
   });
 
   it('turns odd job ids (slashes, spaces, unicode, leading punctuation) into valid Docker names of at most 200 chars', () => {
     for (const jobId of ['run 1/002:task@x', '../../etc/passwd', 'ünïcødé', '任务-😀', '-leading-dash', '.hidden', '_under', 'a'.repeat(500), '/'.repeat(400), '']) {
-      const name = containerNameFor(jobId);
+      const name = containerNameFor(jobId, 'host-7');
       expect(name, jobId).toMatch(dockerName);
       expect(name.length, jobId).toBeLessThanOrEqual(200);
-      expect(containerNameFor(jobId), jobId).toBe(name);
+      expect(containerNameFor(jobId, 'host-7'), jobId).toBe(name);
     }
-    expect(containerNameFor('run 1/002:task@x')).toBe('br-run-1-002-task-x');
+    expect(containerNameFor('run 1/002:task@x', 'host-7')).toBe('br-host-7-run-1-002-task-x');
   });
 
   it('gives two long ids that share a 300-char prefix different names', () => {
     const prefix = 'p'.repeat(300);
-    const a = containerNameFor(`${prefix}-job-a`);
-    const b = containerNameFor(`${prefix}-job-b`);
+    const a = containerNameFor(`${prefix}-job-a`, 'host-7');
+    const b = containerNameFor(`${prefix}-job-b`, 'host-7');
     expect(a).not.toBe(b);
     for (const name of [a, b]) {
       expect(name).toMatch(dockerName);
       expect(name.length).toBeLessThanOrEqual(200);
     }
-    expect(containerNameFor(`${prefix}-job-a`)).toBe(a);
+    expect(containerNameFor(`${prefix}-job-a`, 'host-7')).toBe(a);
   });
 });

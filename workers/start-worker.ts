@@ -7,6 +7,9 @@ import { createHostActivities, createSharedActivities } from '../activities/inde
 import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../contract/host.js';
 import type { Settings } from '../contract/settings.js';
+import { payloadCodecsFromEnv } from '../client/payload-codec.js';
+import { connectClient } from '../client/runs.js';
+import { sweepOrphans } from './sweep-orphans.js';
 
 export interface StartWorkerOptions {
   settings: Settings;
@@ -15,6 +18,8 @@ export interface StartWorkerOptions {
   /** A prebuilt workflow bundle (see bundleWorkflows); bundling at start takes a few seconds. */
   workflowBundlePath?: string;
   maxConcurrentContainers?: number;
+  /** Where to report what the worker does on its own (orphan sweeps). */
+  say?: (line: string) => void;
 }
 
 export interface RunningWorker {
@@ -32,6 +37,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const docker = options.docker ?? new DockerEngine();
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
+  const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
+
+  const client = await connectClient(settings);
+  try {
+    await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say: options.say ?? (() => undefined) });
+  } finally {
+    await client.connection.close();
+  }
   const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath };
@@ -40,6 +53,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: settings.sharedQueue,
+    dataConverter,
     ...workflowSource,
     activities: createSharedActivities({ hostId, taskQueue: hostQueue }),
   });
@@ -47,6 +61,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: hostQueue,
+    dataConverter,
     activities: createHostActivities({
       docker,
       hostId,

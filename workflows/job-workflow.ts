@@ -1,40 +1,69 @@
 // JobWorkflow: one task of a run, end to end: claim a host, ensure the image, run the container,
-// harvest the result. Every ending is a JobResult; a failed job never throws to its run.
+// harvest the result, all on the claimed host. A host that stops answering is noticed by the
+// schedule-to-start timeout of its queue; the job then claims another host and starts over there.
+// Every ending is a JobResult: a failed job never throws to its run.
 
-import { ActivityCancellationType, ActivityFailure, CancellationScope, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
 import type { ClaimedHost } from '../contract/host.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../contract/run-spec.js';
 
-export const jobStateQuery = defineQuery<JobState>('state');
+export interface JobProgress {
+  state: JobState;
+  /** The host the job is on now (the last one claimed). */
+  host?: string;
+}
+
+export const jobStateQuery = defineQuery<JobProgress>('state');
 
 const { claimHost } = proxyActivities<SharedActivities>({ startToCloseTimeout: '30s' });
 
-/** Activities pinned to the claimed host's queue. The schedule-to-start timeout notices a host that is gone. */
+/** Activities pinned to the claimed host's queue. */
 function hostActivities(host: ClaimedHost, job: JobSpec) {
-  const onHost = { taskQueue: host.taskQueue, scheduleToStartTimeout: '10 minutes' } as const;
+  const onHost = { taskQueue: host.taskQueue, scheduleToStartTimeout: `${job.options.hostTimeoutSeconds}s` } as const;
   const { ensureImage } = proxyActivities<HostActivities>({
     ...onHost,
     startToCloseTimeout: '60 minutes',
     heartbeatTimeout: '60s',
-    retry: { maximumAttempts: 3, initialInterval: '2s', backoffCoefficient: 2 },
+    retry: { maximumAttempts: 3, initialInterval: '2s', backoffCoefficient: 2, nonRetryableErrorTypes: ['ImageProblem'] },
   });
   const { runTaskContainer } = proxyActivities<HostActivities>({
     ...onHost,
     startToCloseTimeout: `${job.task.timeoutSeconds + 300}s`,
-    heartbeatTimeout: '30s',
+    heartbeatTimeout: `${job.options.heartbeatTimeoutSeconds}s`,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { maximumAttempts: 5, initialInterval: '1s', backoffCoefficient: 2, nonRetryableErrorTypes: ['MissingSecret'] },
+    // Infrastructure faults (daemon unreachable, a worker killed mid-run) retry with backoff; the
+    // retry finds the job's container by name and reattaches. Benchmark outcomes are return values.
+    retry: { maximumAttempts: 10, initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: ['MissingSecret'] },
   });
   const { harvestResult } = proxyActivities<HostActivities>({ ...onHost, startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 5 } });
   return { ensureImage, runTaskContainer, harvestResult };
 }
 
+/** The host's queue went unanswered: its worker is gone. */
+function isHostLost(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
+}
+
+class HostLost extends Error {}
+
 export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
   const queuedAt = new Date().toISOString();
-  let state: JobState = 'pending';
-  setHandler(jobStateQuery, () => state);
+  const progress: JobProgress = { state: 'pending' };
+  setHandler(jobStateQuery, () => progress);
 
+  const hostsTried: string[] = [];
   const partial: Partial<JobResult> = {};
   const finish = (fields: Pick<JobResult, 'status'> & Partial<JobResult>): JobResult => {
     const { timings, ...rest } = { ...partial, ...fields };
@@ -42,42 +71,43 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
       jobId: job.jobId,
       task: job.task.name,
       ...rest,
+      hostsTried,
       timings: timings ?? { queuedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
     };
   };
   const failed = (reason: FailureReason, error: unknown) => finish({ status: 'FAILED', reason, message: messageOf(error) });
 
-  try {
-    const host = await claimHost();
-    partial.host = host.hostId;
+  /** One attempt on one host. Throws HostLost when the host stops answering. */
+  const runOnHost = async (host: ClaimedHost): Promise<JobResult> => {
     const activities = hostActivities(host, job);
+    const step = async <T>(call: () => Promise<T>, reason: FailureReason): Promise<T | JobResult> => {
+      try {
+        return await call();
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        if (isHostLost(error)) throw new HostLost(`host ${host.hostId} did not pick up the job within ${job.options.hostTimeoutSeconds}s`);
+        return failed(reason, error);
+      }
+    };
+    const isResult = (value: unknown): value is JobResult => typeof value === 'object' && value !== null && 'status' in value && 'jobId' in value;
 
-    let image: string;
-    let archives: string[];
-    try {
-      const ensured = await activities.ensureImage({
-        benchmarkName: job.benchmark.name,
-        benchmarkDir: job.benchmark.dir,
-        environment: job.task.environment,
-        ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
-      });
-      image = ensured.image;
-      archives = ensured.archives;
-      partial.image = ensured.image;
-      partial.imageBuilt = ensured.built;
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      return failed('IMAGE_BUILD', error);
-    }
+    const ensured = await step(
+      () =>
+        activities.ensureImage({
+          benchmarkName: job.benchmark.name,
+          benchmarkDir: job.benchmark.dir,
+          environment: job.task.environment,
+          ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
+        }),
+      'IMAGE_BUILD',
+    );
+    if (isResult(ensured)) return ensured;
+    partial.image = ensured.image;
+    partial.imageBuilt = ensured.built;
 
-    state = 'running';
-    let outcome;
-    try {
-      outcome = await activities.runTaskContainer({ job, image, archives });
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      return failed('INFRASTRUCTURE', error);
-    }
+    progress.state = 'running';
+    const outcome = await step(() => activities.runTaskContainer({ job, image: ensured.image, archives: ensured.archives }), 'INFRASTRUCTURE');
+    if (isResult(outcome)) return outcome;
     partial.exitCode = outcome.exitCode;
     partial.runtime = outcome.runtime;
     partial.timings = {
@@ -87,12 +117,25 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
       containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
     };
 
-    try {
-      const harvested = await activities.harvestResult({ job, outcome });
-      return finish(harvested);
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      return failed('INFRASTRUCTURE', error);
+    const harvested = await step(() => activities.harvestResult({ job, outcome }), 'INFRASTRUCTURE');
+    return isResult(harvested) ? harvested : finish(harvested);
+  };
+
+  try {
+    for (;;) {
+      const host = await claimHost();
+      hostsTried.push(host.hostId);
+      partial.host = host.hostId;
+      progress.host = host.hostId;
+      progress.state = 'pending';
+      // In the memo, the current host is readable without a worker (a restarting worker's sweep needs it).
+      upsertMemo({ host: host.hostId });
+      try {
+        return await runOnHost(host);
+      } catch (error) {
+        if (!(error instanceof HostLost)) throw error;
+        if (hostsTried.length >= job.options.maxHosts) return failed('INFRASTRUCTURE', new Error(`${error.message}; gave up after ${hostsTried.length} hosts (${hostsTried.join(', ')})`));
+      }
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;

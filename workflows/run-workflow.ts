@@ -1,7 +1,8 @@
 // RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
 // once, and aggregates every job's result; partial results are reported, never dropped.
 
-import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler } from '@temporalio/workflow';
+import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { meanOverall, runStatus, stateOfStatus, summarizeProgress } from '../contract/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
@@ -20,10 +21,12 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     benchmark: spec.benchmark,
     task,
     model: spec.model,
+    options: { hostTimeoutSeconds: spec.options.hostTimeoutSeconds, heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds, maxHosts: spec.options.maxHosts },
   }));
   const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
   const results: Array<JobResult | undefined> = jobs.map(() => undefined);
-  setHandler(progressQuery, () => summarizeProgress(progress));
+  const carriedProgress: RunProgress['jobs'] = (spec.retryOf?.carried ?? []).map((job) => ({ jobId: job.jobId, task: job.task, state: 'succeeded' }));
+  setHandler(progressQuery, () => summarizeProgress([...carriedProgress, ...progress]));
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
   let next = 0;
@@ -52,16 +55,21 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   await Promise.all(Array.from({ length: Math.max(1, Math.min(spec.options.concurrency, jobs.length)) }, lane));
 
   const finishedAt = new Date().toISOString();
-  const all = results.map(
+  const ran = results.map(
     (result, index): JobResult =>
       result ?? { jobId: jobs[index]!.jobId, task: jobs[index]!.task.name, status: 'CANCELLED', message: 'run cancelled before this job started', timings: { queuedAt: startedAt, finishedAt, containerSeconds: 0 } },
   );
-  all.forEach((r, i) => (progress[i]!.state = stateOfStatus(r.status)));
+  ran.forEach((r, i) => (progress[i]!.state = stateOfStatus(r.status)));
+  // A retry carries the original run's succeeded jobs over: they count as this run's results.
+  const all = [...(spec.retryOf?.carried ?? []), ...ran];
+  const status = runStatus(all, cancelled());
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }]);
   return {
     runId: spec.runId,
+    ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
     benchmark: spec.benchmark.name,
     model: spec.model.name,
-    status: runStatus(all, cancelled()),
+    status,
     overall: meanOverall(all),
     jobs: all,
     startedAt,

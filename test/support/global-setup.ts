@@ -11,6 +11,7 @@ import type { TestProject } from 'vitest/node';
 import { isReachable } from '../../client/embedded-services.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 import { DEV_SERVER_SQLITE_ARGS } from '../../contract/settings.js';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../../contract/search-attributes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -37,7 +38,7 @@ export async function setup(project: TestProject): Promise<void> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS], {
+  server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], {
     stdio: 'ignore',
   });
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });

@@ -1,0 +1,181 @@
+// Durability with real processes: kill -9 a worker, lose a host for good, restart the Temporal
+// server, retry failed jobs, sweep orphans. Real dev server, real `br worker` processes, real Docker.
+
+import type { Client } from '@temporalio/client';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
+import type { RunOptions } from '../contract/run-spec.js';
+import { settingsFrom, type Settings } from '../contract/settings.js';
+import { br, containersOfRun, fixturesDir } from './support/harness.js';
+import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
+
+const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
+const FAST_FAILURE: Partial<RunOptions> = { heartbeatTimeoutSeconds: 3, hostTimeoutSeconds: 4 };
+
+interface Stack {
+  env: Record<string, string>;
+  settings: Settings;
+  client: Client;
+}
+
+let scratch: string;
+const workers: WorkerProcess[] = [];
+
+async function stack(name: string, temporalAddress = inject('temporalAddress')): Promise<Stack> {
+  const env = {
+    BENCHROUTER_HOME: path.join(scratch, name),
+    TEMPORAL_ADDRESS: temporalAddress,
+    BENCHROUTER_TASK_QUEUE: `dur-${name}-${randomBytes(3).toString('hex')}`,
+  };
+  const settings = settingsFrom(env, os.homedir());
+  return { env, settings, client: await connectClient(settings) };
+}
+
+async function worker(s: Stack, hostId: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+  const w = await spawnWorker({ ...s.env, ...extraEnv }, hostId);
+  workers.push(w);
+  return w;
+}
+
+function submit(s: Stack, options: Partial<RunOptions>, model = { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }) {
+  return submitRun(s.client, s.settings, createRunSpec(sleepers, model, options));
+}
+
+beforeAll(() => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-durability-'));
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop()));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('a worker killed with kill -9 while 4 jobs run', () => {
+  it('comes back on the same host, reattaches to the running containers and starts each exactly once', async () => {
+    const s = await stack('kill');
+    let w = await worker(s, 'host-kill');
+    const handle = await submit(s, FAST_FAILURE);
+    const starts = watchContainerStarts(handle.workflowId);
+    try {
+      await waitFor('4 running containers', () => runningContainersOf(handle.workflowId).length === 4);
+      await w.kill9();
+      await new Promise((r) => setTimeout(r, 1000));
+      w = await worker(s, 'host-kill');
+
+      const run = await followRun(handle);
+      expect(run.status).toBe('COMPLETED');
+      expect(run.jobs.map((j) => j.hostsTried)).toEqual([['host-kill'], ['host-kill'], ['host-kill'], ['host-kill']]);
+      // Each job's container was started exactly once, as an outside observer saw it.
+      const names = starts.names();
+      expect(names).toHaveLength(4);
+      expect(new Set(names).size).toBe(4);
+      expect(containersOfRun(handle.workflowId)).toEqual([]);
+    } finally {
+      starts.stop();
+      await s.client.connection.close();
+    }
+  });
+});
+
+describe('a host lost for good mid-run', () => {
+  it('moves its jobs to another live host, where they run from the start, and the run is COMPLETED', async () => {
+    const s = await stack('loss');
+    const a = await worker(s, 'host-a');
+    const handle = await submit(s, FAST_FAILURE);
+    try {
+      await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4);
+      await worker(s, 'host-b');
+      // The machine vanishes: its worker and its containers with it.
+      await a.kill9();
+      execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`]);
+
+      const run = await followRun(handle);
+      expect(run.status).toBe('COMPLETED');
+      for (const job of run.jobs) {
+        expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-b', hostsTried: ['host-a', 'host-b'] });
+      }
+      expect(containersOfRun(handle.workflowId)).toEqual([]);
+    } finally {
+      await s.client.connection.close();
+    }
+  });
+});
+
+describe('the Temporal server stopped mid-run and started again on the same database', () => {
+  it('lets the run complete', async () => {
+    const port = 17000 + Math.floor(Math.random() * 2000);
+    const server = devServer(port, path.join(scratch, 'restart.db'));
+    await server.start();
+    const s = await stack('restart', server.address);
+    try {
+      await worker(s, 'host-restart');
+      const handle = await submit(s, {});
+      await waitFor('running containers', () => runningContainersOf(handle.workflowId).length === 4);
+      await server.stop();
+      await new Promise((r) => setTimeout(r, 2000));
+      await server.start();
+
+      const client = await connectClient(s.settings);
+      const run = await followRun(client.workflow.getHandle(handle.workflowId));
+      expect(run.status).toBe('COMPLETED');
+      expect(run.jobs.every((j) => j.result?.overall === 1)).toBe(true);
+      await client.connection.close();
+    } finally {
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+      await s.client.connection.close().catch(() => undefined);
+      await server.stop();
+    }
+  });
+});
+
+describe('br retry', () => {
+  it('reruns only the jobs that did not succeed and carries the succeeded result over, citing the original run', async () => {
+    const s = await stack('retry');
+    await worker(s, 'host-retry');
+    const outcomes = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'outcomes'));
+    const original = await followRun(await submitRun(s.client, s.settings, createRunSpec(outcomes, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, {})));
+    expect(original.status).toBe('PARTIAL');
+
+    const retried = await br(['retry', original.runId, '--json'], s.env);
+    expect(retried.code).toBe(3); // the same three tasks fail again: still PARTIAL
+    const run = JSON.parse(retried.stdout);
+    expect(run.retryOf).toBe(original.runId);
+    const carried = run.jobs.filter((j: { carriedFrom?: string }) => j.carriedFrom);
+    expect(carried).toHaveLength(1);
+    expect(carried[0]).toMatchObject({ task: 'scores-half', carriedFrom: original.runId, result: { overall: 0.5 } });
+    const rerun = run.jobs.filter((j: { carriedFrom?: string }) => !j.carriedFrom);
+    expect(rerun.map((j: { task: string }) => j.task).sort()).toEqual(['exits-nonzero', 'non-numeric', 'writes-nothing']);
+    expect(rerun.every((j: { jobId: string }) => j.jobId.startsWith(run.runId))).toBe(true);
+    expect(run.overall).toBe(0.5);
+    await s.client.connection.close();
+  });
+});
+
+describe('a worker starting up', () => {
+  it('removes orphaned BenchRouter containers and DinD storage of its host, and leaves other hosts alone', async () => {
+    const s = await stack('sweep');
+    const name = `br-host-sweep-orphan-${randomBytes(3).toString('hex')}`;
+    const other = `br-host-other-${randomBytes(3).toString('hex')}`;
+    const labels = (host: string) => ['--label', 'benchrouter.managed=true', '--label', `benchrouter.host=${host}`, '--label', 'benchrouter.job=br-gone.000-x'];
+    execFileSync('docker', ['run', '-d', '--name', name, ...labels('host-sweep'), '--entrypoint', 'sleep', 'benchrouter/base:bookworm', '600']);
+    execFileSync('docker', ['run', '-d', '--name', other, ...labels('host-other'), '--entrypoint', 'sleep', 'benchrouter/base:bookworm', '600']);
+    const storage = path.join(s.settings.dindStorageRoot, name);
+    mkdirSync(path.join(storage, 'overlay2'), { recursive: true });
+    try {
+      const w = await worker(s, 'host-sweep');
+      expect(w.output()).toContain(`removed orphaned container ${name}`);
+      expect(execFileSync('docker', ['ps', '-aq', '--filter', `name=^${name}$`], { encoding: 'utf8' }).trim()).toBe('');
+      expect(existsSync(storage)).toBe(false);
+      expect(execFileSync('docker', ['ps', '-q', '--filter', `name=^${other}$`], { encoding: 'utf8' }).trim()).not.toBe('');
+    } finally {
+      execFileSync('docker', ['rm', '-f', name, other], { stdio: 'ignore' });
+      await s.client.connection.close();
+    }
+  });
+});

@@ -1,0 +1,108 @@
+// Real processes for durability tests: `br worker` subprocesses that can be killed with SIGKILL,
+// and a Temporal dev server of a test's own that can be stopped and started on the same database.
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { isReachable } from '../../client/embedded-services.js';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../../contract/search-attributes.js';
+import { DEV_SERVER_SQLITE_ARGS } from '../../contract/settings.js';
+import { repoRoot } from './harness.js';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Everything the worker printed, stdout and stderr. */
+  output(): string;
+  kill9(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function spawnWorker(env: Record<string, string>, hostId: string): Promise<WorkerProcess> {
+  const child = spawn(path.join(repoRoot, 'br'), ['worker'], {
+    env: { ...process.env, ...env, BENCHROUTER_HOST_ID: hostId, BENCHROUTER_WORKFLOW_BUNDLE: inject('workflowBundlePath') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker ${hostId} did not start: ${output}`)), 60_000);
+    const check = () => {
+      if (output.includes('polling')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.on('exit', (code) => reject(new Error(`worker ${hostId} exited with ${code}: ${output}`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    output: () => output,
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+export interface DevServer {
+  address: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A dev server of the test's own, persisted to `dbFile`, that can be stopped and started again. */
+export function devServer(port: number, dbFile: string): DevServer {
+  const address = `127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  return {
+    address,
+    async start() {
+      child = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], { stdio: 'ignore' });
+      for (let i = 0; i < 120 && !(await isReachable(address)); i++) await new Promise((r) => setTimeout(r, 250));
+      if (!(await isReachable(address))) throw new Error(`dev server did not start on ${address}`);
+    },
+    async stop() {
+      if (!child || child.exitCode !== null) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Container start events of a run, counted by an observer outside BenchRouter: `docker events`. */
+export function watchContainerStarts(runId: string): { names(): string[]; stop(): void } {
+  const child = spawn('docker', ['events', '--filter', `label=benchrouter.run=${runId}`, '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return { names: () => out.split('\n').filter(Boolean), stop: () => child.kill() };
+}
+
+export function runningContainersOf(runId: string): Array<{ name: string; host: string }> {
+  return execFileSync('docker', ['ps', '--filter', `label=benchrouter.run=${runId}`, '--format', '{{.Names}}\t{{.Label "benchrouter.host"}}'], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [name = '', host = ''] = line.split('\t');
+      return { name, host };
+    });
+}
+
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
