@@ -1,0 +1,133 @@
+// Secrets: the API key reaches the container and nothing else (history, results, search
+// attributes, memo, labels, worker logs); payloads can be encrypted end to end. Real dev server,
+// a real `br worker` process, real Docker.
+
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AesGcmPayloadCodec } from '../client/payload-codec.js';
+import { startCodecServer } from '../client/codec-server.js';
+import { br, fixturesDir } from './support/harness.js';
+import { runningContainersOf, spawnWorker, waitFor, type WorkerProcess } from './support/processes.js';
+
+const sleepers = path.join(fixturesDir, 'benchmarks', 'sleepers');
+let scratch: string;
+const workers: WorkerProcess[] = [];
+
+beforeAll(() => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-secrets-'));
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop()));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function envFor(name: string): Record<string, string> {
+  return {
+    BENCHROUTER_HOME: path.join(scratch, name),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    BENCHROUTER_TASK_QUEUE: `sec-${name}-${randomBytes(3).toString('hex')}`,
+  };
+}
+
+/** The full history of a workflow as `temporal workflow show --output json` prints it. */
+function historyJson(workflowId: string): string {
+  return execFileSync('temporal', ['workflow', 'show', '--address', inject('temporalAddress'), '--workflow-id', workflowId, '--output', 'json'], { encoding: 'utf8' });
+}
+
+/**
+ * The same history with every payload's data and metadata decoded from base64, as readable text:
+ * a secret hidden in a payload would show here (the JSON alone shows payloads only as base64).
+ */
+function historyText(workflowId: string): string {
+  const decoded: string[] = [];
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (!node || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if ((key === 'data' || key === 'metadata') && value && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
+      else if (key === 'metadata' && value && typeof value === 'object') Object.values(value).forEach((v) => typeof v === 'string' && decoded.push(Buffer.from(v, 'base64').toString('utf8')));
+      else walk(value);
+    }
+  };
+  const json = historyJson(workflowId);
+  walk(JSON.parse(json));
+  return `${json}\n${decoded.join('\n')}`;
+}
+
+describe('an API key named by --api-key-env', () => {
+  it('reaches the container, and appears in no history, result, search attribute, label or worker log', async () => {
+    const secret = `sk-live-${randomBytes(16).toString('hex')}`;
+    const env = envFor('key');
+    const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-secret');
+    workers.push(worker);
+    const model = `secret-model-${randomBytes(3).toString('hex')}`;
+
+    // The submitting process has no key at all: only the worker host does.
+    const submitted = await br(['submit', sleepers, '--model', model, '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--tasks', 's1'], env);
+    expect(submitted.code).toBe(0);
+    const runId = submitted.stdout.trim();
+
+    await waitFor('the container', () => runningContainersOf(runId).length === 1);
+    const [container] = runningContainersOf(runId);
+    const inspected = JSON.parse(execFileSync('docker', ['inspect', container!.name], { encoding: 'utf8' }))[0];
+    expect(inspected.Config.Env).toContain(`BENCHROUTER_API_KEY=${secret}`);
+    expect(JSON.stringify(inspected.Config.Labels)).not.toContain(secret);
+    expect(JSON.stringify(inspected.Args)).not.toContain(secret);
+
+    const results = await br(['results', runId, '--wait', '--json'], env);
+    expect(results.code).toBe(0);
+    const run = JSON.parse(results.stdout);
+    // The container got exactly this key: it reports the key's hash, never the key.
+    expect(run.jobs[0].result.raw_metrics.key_sha256).toBe(createHash('sha256').update(secret).digest('hex'));
+
+    const listed = await br(['list', '--model', model, '--json'], env);
+    expect(JSON.parse(listed.stdout).map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, 'COMPLETED']]);
+
+    const everything = [results.stdout, listed.stdout, historyText(runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)), worker.output()].join('\n');
+    // Decoded payloads are readable here (the key's name is recorded, so history says where the key
+    // came from): the search below would find the key if it were anywhere in them.
+    expect(everything).toContain('BR_TEST_SECRET');
+    expect(everything).not.toContain(secret);
+  });
+});
+
+describe('with BENCHROUTER_PAYLOAD_KEY set', () => {
+  it('history holds only ciphertext, br still reads results, and the codec server decodes for the Web UI', async () => {
+    const payloadKey = randomBytes(12).toString('hex');
+    const env = { ...envFor('codec'), BENCHROUTER_PAYLOAD_KEY: payloadKey };
+    workers.push(await spawnWorker(env, 'host-codec'));
+    const marker = `codec-marker-${randomBytes(4).toString('hex')}`;
+
+    const ran = await br(['run', sleepers, '--model', 'm', '--endpoint', `http://127.0.0.1:9/${marker}/v1`, '--tasks', 's1', '--json'], env);
+    expect(ran.code).toBe(0);
+    const run = JSON.parse(ran.stdout);
+    expect(run.status).toBe('COMPLETED');
+
+    const history = historyJson(run.runId);
+    const readable = [historyText(run.runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId))].join('\n');
+    expect(readable).toContain('binary/encrypted');
+    expect(readable).not.toContain(marker);
+
+    // Without the key, br cannot read the result; with it, it can.
+    const withoutKey = await br(['results', run.runId, '--json'], { ...env, BENCHROUTER_PAYLOAD_KEY: '' });
+    expect(withoutKey.code).not.toBe(0);
+    const withKey = await br(['results', run.runId, '--json'], env);
+    expect(JSON.parse(withKey.stdout)).toEqual(run);
+
+    const server = await startCodecServer(new AesGcmPayloadCodec(payloadKey), { port: 0, allowOrigin: 'http://localhost:8233' });
+    try {
+      const { port } = server.address() as { port: number };
+      const input = JSON.parse(history).events[0].workflowExecutionStartedEventAttributes.input;
+      const response = await fetch(`http://127.0.0.1:${port}/decode`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(input) });
+      expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+      const decoded = (await response.json()) as { payloads: Array<{ data: string }> };
+      expect(Buffer.from(decoded.payloads[0]!.data, 'base64').toString()).toContain(marker);
+    } finally {
+      server.close();
+    }
+  });
+});
