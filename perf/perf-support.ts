@@ -27,6 +27,8 @@ export function freePort(): Promise<number> {
 export interface PerfStack {
   env: Record<string, string>;
   home: string;
+  /** Worker processes the stack stops at the end; the first is started with the stack. */
+  workers: ChildProcess[];
   stop(): Promise<void>;
 }
 
@@ -37,7 +39,22 @@ export async function startStack(name: string): Promise<PerfStack> {
   const server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(home, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], { stdio: 'ignore' });
   for (let i = 0; i < 120 && !(await isReachable(address)); i++) await sleep(250);
   const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}` };
-  const worker = spawn(path.join(repoRoot, 'br'), ['worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const workers = [await startWorkerProcess(env, `perf-${name}`)];
+  return {
+    env,
+    home,
+    workers,
+    async stop() {
+      for (const worker of workers) await stopProcess(worker);
+      await stopProcess(server);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A real `br worker` process; resolves once it polls. */
+export async function startWorkerProcess(env: Record<string, string>, hostId: string): Promise<ChildProcess> {
+  const worker = spawn(path.join(repoRoot, 'br'), ['worker'], { env: { ...process.env, ...env, BENCHROUTER_HOST_ID: hostId }, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     worker.stderr!.on('data', (d: Buffer) => {
@@ -46,19 +63,11 @@ export async function startStack(name: string): Promise<PerfStack> {
     });
     worker.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${seen}`)));
   });
-  return {
-    env,
-    home,
-    async stop() {
-      await stopProcess(worker);
-      await stopProcess(server);
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
+  return worker;
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await Promise.race([exited, sleep(10_000)]);

@@ -1,0 +1,91 @@
+// perf/failover: time from kill -9 of a worker until its 4 running jobs run again, (1) when the
+// worker restarts on the same host and reattaches to the containers, and (2) when the host is gone
+// for good and the jobs move to another host, where they start over. The figures follow from the
+// run's --heartbeat-timeout and --host-timeout, which this script sets and prints.
+//
+//   npm run perf:failover
+
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import path from 'node:path';
+import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
+import { settingsFrom } from '../contract/settings.js';
+import { repoRoot, sleep, startStack, startWorkerProcess } from './perf-support.js';
+
+const HEARTBEAT_TIMEOUT = 3;
+const HOST_TIMEOUT = 5;
+
+function containersOn(runId: string, host: string): string[] {
+  return execFileSync('docker', ['ps', '-q', '--filter', `label=benchrouter.run=${runId}`, '--filter', `label=benchrouter.host=${host}`], { encoding: 'utf8' }).split('\n').filter(Boolean);
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await sleep(100);
+  }
+}
+
+async function kill9(worker: ChildProcess): Promise<number> {
+  const exited = new Promise((r) => worker.once('exit', r));
+  const t0 = performance.now();
+  worker.kill('SIGKILL');
+  await exited;
+  return t0;
+}
+
+async function main(): Promise<void> {
+  const stack = await startStack('failover');
+  const settings = settingsFrom(stack.env, '/root');
+  const client = await connectClient(settings);
+  const sleepers = loadBenchmark(path.join(repoRoot, 'test', 'fixtures', 'benchmarks', 'sleepers'));
+  const jobs = sleepers.tasks.map((t) => t.name);
+  const options = { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT, hostTimeoutSeconds: HOST_TIMEOUT };
+  try {
+    // Warm-up: the image exists before anything is timed.
+    await (await submitRun(client, settings, createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, options, ['s1']))).result();
+
+    // 1. Same host: kill -9, restart at once; "running again" = every container activity has a new
+    //    attempt started by the new worker (it reattaches, so no container starts).
+    const first = await submitRun(client, settings, createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, options));
+    await until(() => containersOn(first.workflowId, 'perf-failover').length === 4);
+    const t0 = await kill9(stack.workers[0]!);
+    stack.workers[0] = await startWorkerProcess(stack.env, 'perf-failover');
+    const restarted = performance.now();
+    await until(async () => {
+      const described = await Promise.all(jobs.map((_, i) => client.workflow.getHandle(`${first.workflowId}.${String(i).padStart(3, '0')}-${jobs[i]}`).describe()));
+      const STARTED = 2; // PENDING_ACTIVITY_STATE_STARTED
+      return described.every((d) => d.raw.pendingActivities?.some((a) => a.activityType?.name === 'runTaskContainer' && (a.attempt ?? 0) >= 2 && Number(a.state) === STARTED));
+    });
+    const sameHost = (performance.now() - t0) / 1000;
+    await first.result();
+
+    // 2. Another host: kill -9 the worker and its containers (the machine is gone); "running again" =
+    //    4 new containers running on the other host.
+    const second = await submitRun(client, settings, createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, options));
+    await until(() => containersOn(second.workflowId, 'perf-failover').length === 4);
+    stack.workers.push(await startWorkerProcess(stack.env, 'perf-failover-b'));
+    const startsOnB = new Set<string>();
+    const events = spawn('docker', ['events', '--filter', `label=benchrouter.run=${second.workflowId}`, '--filter', 'label=benchrouter.host=perf-failover-b', '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    events.stdout.on('data', (d: Buffer) => d.toString().split('\n').filter(Boolean).forEach((name) => startsOnB.add(name)));
+    await sleep(300); // let `docker events` subscribe before anything happens
+    const t1 = await kill9(stack.workers[0]!);
+    execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=perf-failover | xargs -r docker rm -f >/dev/null`]);
+    // Started containers, not running ones: a job that moved early may finish before the last one moves.
+    await until(() => startsOnB.size === 4);
+    const otherHost = (performance.now() - t1) / 1000;
+    events.kill();
+    await second.result();
+
+    console.log(`settings: --heartbeat-timeout ${HEARTBEAT_TIMEOUT}s, --host-timeout ${HOST_TIMEOUT}s, 4 running jobs`);
+    console.log(`kill -9 -> jobs running again, same host restarted:  ${sameHost.toFixed(2)} s (worker back after ${((restarted - t0) / 1000).toFixed(2)} s; reattached, no container restarted)`);
+    console.log(`kill -9 -> jobs running again, failover to a new host: ${otherHost.toFixed(2)} s (containers started afresh on the new host)`);
+  } finally {
+    await client.connection.close();
+    await stack.stop();
+  }
+}
+
+await main();
