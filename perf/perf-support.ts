@@ -3,26 +3,16 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isReachable } from '../client/embedded-services.js';
+import { freePort, isReachable } from '../client/embedded-services.js';
+
+export { freePort };
 import { DEV_SERVER_SQLITE_ARGS } from '../contract/settings.js';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../contract/search-attributes.js';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 export interface PerfStack {
   env: Record<string, string>;

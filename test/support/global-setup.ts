@@ -4,11 +4,10 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { isReachable } from '../../client/embedded-services.js';
+import { freePort, isReachable } from '../../client/embedded-services.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 import { DEV_SERVER_SQLITE_ARGS } from '../../contract/settings.js';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../../contract/search-attributes.js';
@@ -18,17 +17,6 @@ declare module 'vitest' {
     temporalAddress: string;
     workflowBundlePath: string;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 let server: ChildProcess | undefined;
