@@ -94,21 +94,31 @@ export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<st
   };
 }
 
+/** How the container reaches the model when that is not the run's endpoint itself (the gateway). */
+export interface ModelAccess {
+  endpoint?: string;
+  judge?: { endpoint: string; model: string; apiKey: string };
+}
+
 /**
- * The create body. The API key goes only into Env, sent over the daemon's socket: it is in no
- * label, argument or log line.
+ * The create body. The API key (a per-job gateway token, or the real key with --no-gateway) goes
+ * only into Env, sent over the daemon's socket: it is in no label, argument or log line.
  */
-export function taskContainerBody(input: ContainerSpecInput, apiKey: string): ContainerCreateBody {
+export function taskContainerBody(input: ContainerSpecInput, apiKey: string, access: ModelAccess = {}): ContainerCreateBody {
   const { job, image, resultsDir, dind } = input;
   const { task } = job;
+  const reachable = (endpoint: string) => (dind ? endpointSeenFromBridge(endpoint) : endpoint);
   const env: Record<string, string> = {
     TZ: 'UTC',
     PYTHONHASHSEED: '0',
     ...task.extraEnv,
-    BENCHROUTER_MODEL_ENDPOINT: dind ? endpointSeenFromBridge(job.model.endpoint) : job.model.endpoint,
+    BENCHROUTER_MODEL_ENDPOINT: reachable(access.endpoint ?? job.model.endpoint),
     BENCHROUTER_MODEL_NAME: job.model.name,
     BENCHROUTER_OUTPUT_DIR: CONTAINER_RESULTS_DIR,
     BENCHROUTER_API_KEY: apiKey,
+    ...(access.judge
+      ? { BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint), BENCHROUTER_JUDGE_MODEL: access.judge.model, BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey }
+      : {}),
   };
   const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });
   const mounts = [bind(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true), bind(resultsDir, CONTAINER_RESULTS_DIR)];

@@ -5,7 +5,7 @@ import type { ClaimedHost } from '../contract/host.js';
 import type { DockerEngine } from './docker-engine.js';
 import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
-import { runTaskContainer, type RunContainerInput } from './run-task-container.js';
+import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
 
 export interface HostActivityDeps {
   docker: DockerEngine;
@@ -15,6 +15,7 @@ export interface HostActivityDeps {
   buildLogsDir: string;
   imageCacheDir: string;
   dindStorageRoot: string;
+  gateway?: ContainerDeps['gateway'];
 }
 
 /** Activities that run on one host's own task queue: image, container and files stay together. */

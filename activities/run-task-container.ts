@@ -6,7 +6,10 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { JobSpec } from '../contract/run-spec.js';
+import type { JobSpec, JobUsage } from '../contract/run-spec.js';
+import { summarizeUsage } from '../contract/usage.js';
+import type { ModelGateway } from '../gateway/model-gateway.js';
+import type { ModelAccess } from './container-spec.js';
 import { containerNameFor, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import type { DockerEngine } from './docker-engine.js';
@@ -29,6 +32,8 @@ export interface ContainerOutcome {
   reattached: boolean;
   /** `simple`, or `dind:<mode>` with the detected DinD mode. */
   runtime: string;
+  /** The job's model calls through the gateway. */
+  usage?: JobUsage;
 }
 
 export interface ContainerDeps {
@@ -36,6 +41,8 @@ export interface ContainerDeps {
   hostId: string;
   artifactsRoot: string;
   dindStorageRoot: string;
+  /** This host's model gateway, and the base URL containers reach it at (`http://127.0.0.1:PORT/v1`). */
+  gateway?: { instance: ModelGateway; url: string };
 }
 
 export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId' | 'jobId'>): string {
@@ -54,6 +61,10 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   // A DinD task's daemon storage: its own host directory, removed with its container.
   const storageDir = job.task.docker ? path.join(deps.dindStorageRoot, name) : undefined;
 
+  // Routes are (re)registered on every attempt: after a worker restart the same tokens come back.
+  const { apiKey, access } = openModelAccess(deps, job, jobDir);
+  const closeAccess = () => closeModelAccess(deps, job);
+
   let state = await docker.containerState(name);
   const reattached = state !== undefined;
   let runtime = state?.labels[LABELS.runtime] ?? 'simple';
@@ -69,12 +80,13 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
       runtime = `dind:${detected.mode}`;
     }
-    const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind }, resolveApiKey(job, deps.hostId));
+    const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind }, apiKey, access);
     try {
       // 'conflict': another attempt won the race to create it; attach to that one below.
       await docker.createAndStart(name, body);
     } catch (error) {
       await removeContainerAndStorage(docker, name, storageDir);
+      closeAccess();
       throw error;
     }
     state = await docker.containerState(name);
@@ -95,6 +107,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       await docker.kill(containerId);
       await docker.saveLogs(containerId, path.join(jobDir, 'container.log')).catch(() => undefined);
       await removeContainerAndStorage(docker, containerId, storageDir);
+      closeAccess();
       throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
     }
     throw error;
@@ -106,6 +119,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const logFile = path.join(jobDir, 'container.log');
   await docker.saveLogs(containerId, logFile);
   await removeContainerAndStorage(docker, containerId, storageDir);
+  const usage = closeAccess();
   return {
     kind,
     exitCode: final.exitCode,
@@ -115,7 +129,44 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     logTail: tailOf(logFile),
     reattached,
     runtime,
+    ...(usage ? { usage } : {}),
   };
+}
+
+/**
+ * What the container gets to reach the model. Through the gateway: its URL and per-job tokens, the
+ * real keys staying with the gateway. With --no-gateway: the endpoint and the real key.
+ */
+function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { apiKey: string; access: ModelAccess } {
+  const { gateway } = deps;
+  if (!gateway || !job.gateway.enabled) {
+    const judge = job.judge ? { endpoint: job.judge.endpoint, model: job.judge.name, apiKey: resolveApiKey(job.judge.apiKeyEnv, deps.hostId) } : undefined;
+    return { apiKey: resolveApiKey(job.model.apiKeyEnv, deps.hostId), access: { judge } };
+  }
+  const cacheDir = (runId: string) => path.join(deps.artifactsRoot, runId, 'gateway-cache');
+  const route = (role: string, target: JobSpec['model']) =>
+    gateway.instance.register({
+      jobId: job.jobId,
+      runId: job.runId,
+      role,
+      upstream: { baseUrl: target.endpoint, apiKey: resolveApiKey(target.apiKeyEnv, deps.hostId) },
+      generation: role === 'model' ? job.generation : { set: {} },
+      prices: job.prices,
+      cache: job.gateway.cache ? { writeDir: cacheDir(job.runId), readDirs: job.gateway.cacheFrom.map(cacheDir) } : undefined,
+      limits: { concurrency: job.gateway.concurrency, ratePerSecond: job.gateway.ratePerSecond, maxRetries: job.gateway.maxRetries },
+      usageFile: path.join(jobDir, `usage-${role}.json`),
+    });
+  const apiKey = route('model', job.model);
+  const judge = job.judge ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge) } : undefined;
+  return { apiKey, access: { endpoint: gateway.url, judge } };
+}
+
+function closeModelAccess(deps: ContainerDeps, job: JobSpec): JobUsage | undefined {
+  if (!deps.gateway || !job.gateway.enabled) return undefined;
+  const model = deps.gateway.instance.unregister(job.jobId, 'model');
+  const judge = job.judge ? deps.gateway.instance.unregister(job.jobId, 'judge') : undefined;
+  if (!model) return undefined;
+  return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
 }
 
 /** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
@@ -147,8 +198,7 @@ async function waitUntilExitOrDeadline(docker: DockerEngine, containerId: string
   }
 }
 
-function resolveApiKey(job: JobSpec, hostId: string): string {
-  const source = job.model.apiKeyEnv;
+function resolveApiKey(source: string | undefined, hostId: string): string {
   if (!source) return 'EMPTY';
   const key = process.env[source];
   if (!key) {

@@ -2,7 +2,8 @@
 // workers/: parse flags, call, print (a table for people, --json for programs), exit with a code
 // that says how it went.
 
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { addRunFlags, gatewayFrom, generationFrom, judgeFrom, positiveInt, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { EXIT_CODES, exitCodeOf } from '../contract/run-outcome.js';
 import { DEFAULT_RUN_OPTIONS, type RunResult } from '../contract/run-spec.js';
 import { runWebUiLink, settingsFrom, type Settings } from '../contract/settings.js';
 import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable } from '../client/embedded-services.js';
-import { connectClient, createRetrySpec, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
+import { connectClient, createRerunSpec, createRetrySpec, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { startCodecServer } from '../client/codec-server.js';
@@ -35,12 +36,6 @@ class ExitError extends Error {
   ) {
     super(message);
   }
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got "${value}"`);
-  return n;
 }
 
 /** A benchmark argument is a directory, or the name of a built-in one under benchmarks/. */
@@ -68,32 +63,6 @@ async function existingRun(runId: string): Promise<RunHandle> {
   return handle;
 }
 
-interface RunFlags {
-  model: string;
-  endpoint: string;
-  apiKeyEnv?: string;
-  concurrency: number;
-  hostTimeout?: number;
-  heartbeatTimeout?: number;
-  maxHosts?: number;
-  tasks?: string;
-  json?: boolean;
-}
-
-function addRunFlags(command: Command): Command {
-  return command
-    .argument('<benchmark>', 'benchmark directory, or the name of a built-in benchmark')
-    .requiredOption('--model <name>', 'model name sent to the endpoint')
-    .requiredOption('--endpoint <url>', 'OpenAI-compatible base URL, ending in /v1')
-    .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
-    .option('--concurrency <n>', 'jobs running at once', positiveInt, DEFAULT_RUN_OPTIONS.concurrency)
-    .option('--tasks <names>', 'comma-separated subset of tasks to run')
-    .option('--host-timeout <s>', "seconds a job waits for its host's worker before moving to another host", positiveInt, DEFAULT_RUN_OPTIONS.hostTimeoutSeconds)
-    .option('--heartbeat-timeout <s>', 'seconds without a heartbeat before a running container activity is retried', positiveInt, DEFAULT_RUN_OPTIONS.heartbeatTimeoutSeconds)
-    .option('--max-hosts <n>', 'hosts a job may try before it fails', positiveInt, DEFAULT_RUN_OPTIONS.maxHosts)
-    .option('--json', 'print the result as JSON');
-}
-
 async function submitFromFlags(benchmarkArg: string, flags: RunFlags) {
   const benchmark = loadBenchmark(resolveBenchmarkDir(benchmarkArg));
   const taskNames = flags.tasks?.split(',').map((t) => t.trim()).filter(Boolean);
@@ -102,8 +71,12 @@ async function submitFromFlags(benchmarkArg: string, flags: RunFlags) {
     throw new InputError([{ file: path.join(benchmark.dir, 'benchmark.yaml'), field: 'tasks', message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})` }]);
   }
   if (!/^https?:\/\//.test(flags.endpoint)) throw new InputError([{ file: '--endpoint', field: '', message: `expected an http(s) URL ending in /v1, got "${flags.endpoint}"` }]);
-  const options = { concurrency: flags.concurrency, hostTimeoutSeconds: flags.hostTimeout, heartbeatTimeoutSeconds: flags.heartbeatTimeout, maxHosts: flags.maxHosts };
-  const spec = createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, withoutUndefined(options), taskNames);
+  const spec = createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, withoutUndefined(runOptionsFrom(flags)), taskNames, {
+    gateway: withoutUndefined(gatewayFrom(flags)),
+    generation: generationFrom(flags, benchmark.name),
+    judge: judgeFrom(flags),
+    prices: pricesFrom(flags),
+  });
   const client = await temporal(true);
   const handle = await submitRun(client, settings, spec);
   return { spec, handle };
@@ -249,6 +222,20 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('rerun')
+    .description('start a new run of every task of a run, on the definitions it pinned (with --cache, replaying its answers)')
+    .argument('<run>', 'run id')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', example('$ br rerun br-20261129-120000-a1b2c3 --json'))
+    .action(async (runId: string, flags: { json?: boolean }) => {
+      const original = await existingRun(runId);
+      const spec = createRerunSpec(await runSpecOf(original));
+      const handle = await submitRun(await temporal(true), settings, spec);
+      say(`run ${spec.runId}: rerun of ${runId}${spec.gateway.cache ? ' (cached answers replayed)' : ''}`);
+      printRun(await waitWithProgress(handle), flags.json);
+    });
+
+  program
     .command('cancel')
     .description('cancel a run: stop its containers and keep the results already harvested')
     .argument('<run>', 'run id')
@@ -344,7 +331,7 @@ export function buildProgram(): Command {
       const model = await startReferenceModel({ port: 0, recordRequests: false });
       try {
         say(`reference model on ${model.url}`);
-        const { spec, handle } = await submitFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json });
+        const { spec, handle } = await submitFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json, gateway: true, gen: [] });
         say(`run ${spec.runId}: ${spec.tasks.length} jobs of arith against reference-acc80 (the first run builds the image)`);
         printRun(await waitWithProgress(handle), flags.json);
       } finally {

@@ -1,6 +1,7 @@
 // How `br` shows runs to a person: results tables and the live progress line.
 
 import type { JobResult, RunProgress, RunResult } from '../contract/run-spec.js';
+import type { UsageSummary } from '../contract/usage.js';
 
 export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -31,8 +32,26 @@ export function renderRunResult(run: RunResult, webUiLink?: string): string {
     '',
     `overall: ${formatScore(run.overall)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded)`,
   ];
+  if (run.usage) lines.push(usageLine('model', run.usage.model));
+  if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
   return lines.join('\n');
+}
+
+function usageLine(role: string, u: UsageSummary): string {
+  const errors = Object.values(u.errors).reduce((a, b) => a + b, 0);
+  const parts = [
+    `${u.requests} calls`,
+    `${u.promptTokens} in / ${u.completionTokens} out tokens`,
+    `$${u.cost.toFixed(4)}`,
+    u.latencyMs && `latency p50 ${(u.latencyMs.p50 / 1000).toFixed(2)}s p95 ${(u.latencyMs.p95 / 1000).toFixed(2)}s`,
+    u.ttftMs && `TTFT p50 ${(u.ttftMs.p50 / 1000).toFixed(2)}s`,
+    u.outputTokensPerSecond !== null && `${u.outputTokensPerSecond.toFixed(0)} tok/s`,
+    errors && `${errors} errors`,
+    u.retries && `${u.retries} retries (${u.throttled} throttled)`,
+    (u.cacheHits || u.cacheMisses) && `cache ${u.cacheHits} hits / ${u.cacheMisses} misses`,
+  ].filter(Boolean);
+  return `${role}:   ${parts.join(', ')}`;
 }
 
 export function progressLine(p: RunProgress, width = 30): string {

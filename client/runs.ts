@@ -5,7 +5,9 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
-import { DEFAULT_RUN_OPTIONS, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../contract/run-spec.js';
+import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../contract/generation.js';
+import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
+import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../contract/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import type { Settings } from '../contract/settings.js';
@@ -24,7 +26,15 @@ export function newRunId(now = new Date()): string {
 }
 
 /** The run definition pinned in the workflow input: history alone then says what was run. */
-export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options: Partial<RunOptions>, taskNames?: string[]): RunSpec {
+export interface RunExtras {
+  gateway?: Partial<GatewayOptions>;
+  generation?: GenerationSettings;
+  judge?: ModelTarget;
+  /** Price overrides on top of the built-in table. */
+  prices?: PriceTable;
+}
+
+export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options: Partial<RunOptions> = {}, taskNames?: string[], extras: RunExtras = {}): RunSpec {
   const tasks = taskNames?.length ? benchmark.tasks.filter((t) => taskNames.includes(t.name)) : benchmark.tasks;
   return {
     runId: newRunId(),
@@ -32,6 +42,10 @@ export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options:
     tasks,
     model,
     options: { ...DEFAULT_RUN_OPTIONS, ...options },
+    gateway: { ...DEFAULT_GATEWAY, ...extras.gateway },
+    generation: extras.generation ?? NO_GENERATION_SETTINGS,
+    ...(extras.judge ? { judge: extras.judge } : {}),
+    prices: { ...BUILT_IN_PRICES, ...extras.prices },
     submittedAt: new Date().toISOString(),
   };
 }
@@ -47,8 +61,21 @@ export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
     ...original,
     runId: newRunId(),
     tasks: original.tasks.filter((task) => !succeeded.has(task.name)),
+    // A retry reads the original's cached answers: what was answered once is not paid for again.
+    gateway: { ...original.gateway, cacheFrom: [...original.gateway.cacheFrom, original.runId] },
     submittedAt: new Date().toISOString(),
     retryOf: { runId: original.runId, carried },
+  };
+}
+
+/** A new run of every task of `original`, on its pinned definitions, reading its cached answers. */
+export function createRerunSpec(original: RunSpec): RunSpec {
+  return {
+    ...original,
+    runId: newRunId(),
+    submittedAt: new Date().toISOString(),
+    retryOf: undefined,
+    gateway: { ...original.gateway, cacheFrom: [...original.gateway.cacheFrom, original.runId] },
   };
 }
 

@@ -1,6 +1,7 @@
 // Pure aggregation of job results into a run's status, score and progress counts.
 
-import type { JobResult, JobState, JobStatus, RunProgress, RunStatus } from './run-spec.js';
+import type { JobResult, JobState, JobStatus, RunProgress, RunResult, RunStatus } from './run-spec.js';
+import { emptyCounters, mergeCounters, summarizeUsage } from './usage.js';
 
 export function runStatus(jobs: ReadonlyArray<Pick<JobResult, 'status'>>, cancelled: boolean): RunStatus {
   if (cancelled) return 'CANCELLED';
@@ -14,6 +15,16 @@ export function meanOverall(jobs: ReadonlyArray<JobResult>): number | null {
   const scores = jobs.filter((j) => j.status === 'SUCCEEDED' && j.result).map((j) => j.result!.overall);
   if (scores.length === 0) return null;
   return scores.reduce((a, b) => a + b, 0) / scores.length;
+}
+
+/** Usage over all jobs that went through the gateway; undefined when none did. */
+export function runUsage(jobs: ReadonlyArray<JobResult>): RunResult['usage'] {
+  const metered = jobs.filter((j) => j.usage);
+  if (metered.length === 0) return undefined;
+  const model = metered.reduce((acc, j) => mergeCounters(acc, j.usage!.counters.model), emptyCounters());
+  const judged = metered.filter((j) => j.usage!.counters.judge);
+  const judge = judged.length ? judged.reduce((acc, j) => mergeCounters(acc, j.usage!.counters.judge!), emptyCounters()) : undefined;
+  return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}) };
 }
 
 export function stateOfStatus(status: JobStatus): JobState {

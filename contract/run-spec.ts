@@ -3,6 +3,8 @@
 
 import type { TaskDefinition } from './benchmark.js';
 import type { NormalizedResult } from './result-mapping.js';
+import type { GenerationSettings } from './generation.js';
+import type { UsageCounters, UsageSummary } from './usage.js';
 
 export interface ModelTarget {
   name: string;
@@ -26,6 +28,23 @@ export interface RunOptions {
   maxHosts: number;
 }
 
+/** How jobs reach the model: through the host's gateway (default) or straight to the endpoint. */
+export interface GatewayOptions {
+  enabled: boolean;
+  /** Store answers and replay them for identical requests (--cache). */
+  cache: boolean;
+  /** Runs whose caches a retry or rerun reads, oldest first. */
+  cacheFrom: string[];
+  /** Upstream requests of this run at once, per host. */
+  concurrency: number;
+  /** Upstream requests started per second, per host (unlimited when absent). */
+  ratePerSecond?: number;
+  /** Retries of a 429 or 5xx answer. */
+  maxRetries: number;
+}
+
+export const DEFAULT_GATEWAY: GatewayOptions = { enabled: true, cache: false, cacheFrom: [], concurrency: 64, maxRetries: 5 };
+
 export const DEFAULT_RUN_OPTIONS: RunOptions = { concurrency: 8, hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3 };
 
 export interface RunSpec {
@@ -34,6 +53,13 @@ export interface RunSpec {
   tasks: TaskDefinition[];
   model: ModelTarget;
   options: RunOptions;
+  gateway: GatewayOptions;
+  /** Generation settings the gateway applies to every call (what was applied, pinned). */
+  generation: GenerationSettings;
+  /** An optional second model the benchmark may call as a judge. */
+  judge?: ModelTarget;
+  /** $ per 1M input/output tokens, for upstreams that report no cost. */
+  prices: Record<string, { input: number; output: number }>;
   submittedAt: string;
   /** Set by `br retry`: the run this one retries, and the succeeded jobs carried over from it. */
   retryOf?: { runId: string; carried: JobResult[] };
@@ -46,6 +72,17 @@ export interface JobSpec {
   task: TaskDefinition;
   model: ModelTarget;
   options: Pick<RunOptions, 'hostTimeoutSeconds' | 'heartbeatTimeoutSeconds' | 'maxHosts'>;
+  gateway: GatewayOptions;
+  generation: GenerationSettings;
+  judge?: ModelTarget;
+  prices: RunSpec['prices'];
+}
+
+/** Model usage as the gateway metered it: figures for people, counters for adding up. */
+export interface JobUsage {
+  model: UsageSummary;
+  judge?: UsageSummary;
+  counters: { model: UsageCounters; judge?: UsageCounters };
 }
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
@@ -65,6 +102,8 @@ export interface JobResult {
   host?: string;
   /** Every host the job claimed, in order; more than one when a host stopped answering. */
   hostsTried?: string[];
+  /** Model calls through the gateway (absent with --no-gateway). */
+  usage?: JobUsage;
   /** For a job carried over by `br retry`: the run whose result this is. */
   carriedFrom?: string;
   image?: string;
@@ -105,6 +144,8 @@ export interface RunResult {
   /** Mean `overall` over succeeded jobs; null when none succeeded. */
   overall: number | null;
   jobs: JobResult[];
+  /** Model usage over all jobs (absent with --no-gateway). */
+  usage?: { model: UsageSummary; judge?: UsageSummary };
   startedAt: string;
   finishedAt: string;
 }

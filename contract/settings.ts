@@ -19,7 +19,16 @@ export interface Settings {
   imageCacheDir: string;
   /** Per-task /var/lib/docker directories of running DinD tasks. */
   dindStorageRoot: string;
+  /**
+   * The model gateway's port on each worker host. Fixed (not random) so that containers still running
+   * when a worker restarts reach the new worker's gateway at the same address.
+   */
+  gatewayPort: number;
+  /** Where the gateway listens: all interfaces by default, so DinD tasks reach it over the bridge. */
+  gatewayHost: string;
 }
+
+export const DEFAULT_GATEWAY_PORT = 8390;
 
 export const EMBEDDED_TEMPORAL_PORT = 7233;
 
@@ -46,6 +55,8 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     buildLogsDir: `${home}/builds`,
     imageCacheDir: env.BENCHROUTER_IMAGE_CACHE || `${home}/image-cache`,
     dindStorageRoot: `${home}/dind`,
+    gatewayPort: env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,
+    gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',
   };
 }
 

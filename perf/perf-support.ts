@@ -43,8 +43,15 @@ export async function startStack(name: string): Promise<PerfStack> {
 }
 
 /** A real `br worker` process; resolves once it polls. */
+const gatewayPorts = new Map<string, number>();
+
 export async function startWorkerProcess(env: Record<string, string>, hostId: string): Promise<ChildProcess> {
-  const worker = spawn(path.join(repoRoot, 'br'), ['worker'], { env: { ...process.env, ...env, BENCHROUTER_HOST_ID: hostId }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // One gateway port per host id, kept across restarts, as on a real machine.
+  if (!gatewayPorts.has(hostId)) gatewayPorts.set(hostId, await freePort());
+  const worker = spawn(path.join(repoRoot, 'br'), ['worker'], {
+    env: { ...process.env, ...env, BENCHROUTER_HOST_ID: hostId, BENCHROUTER_GATEWAY_PORT: String(gatewayPorts.get(hostId)) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     worker.stderr!.on('data', (d: Buffer) => {

@@ -14,6 +14,8 @@ export interface RecordedRequest {
   body: unknown;
   /** Milliseconds since the epoch when the request was received. */
   time: number;
+  /** The usage the server answered with (successful completions only), to check metering against. */
+  usage?: Usage;
 }
 
 export interface ReferenceModelServer {
@@ -128,7 +130,8 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
     }
 
     completionCounter += 1;
-    respond(res, body, model, completionCounter);
+    const usage = respond(res, body, model, completionCounter);
+    if (usage) record.usage = usage;
   }
 
   async function delayFor(model: string): Promise<void> {
@@ -172,7 +175,7 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
 
 type JsonObject = Record<string, unknown>;
 
-type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => void;
+type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => Usage | void;
 
 const MODEL_LIST = {
   object: 'list',
@@ -189,19 +192,24 @@ function methodNotAllowed(path: string, expected: string, got: string): HttpErro
   return new HttpError(405, `${path} expects ${expected}, got ${got}`, 'invalid_request_error', 'method_not_allowed');
 }
 
-interface Usage {
+export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Only for model names containing `cost`: $0.01 per 1,000 prompt tokens, $0.02 per 1,000 completion tokens. */
+  cost?: number;
 }
 
-function usageOf(prompt: string, answers: string[]): Usage {
+function usageOf(prompt: string, answers: string[], model: string): Usage {
   const promptTokens = countTokens(prompt);
   const completionTokens = answers.reduce((sum, answer) => sum + countTokens(answer), 0);
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  const usage: Usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  // Some upstreams (OpenRouter, for one) report what a call cost; `cost` models do too.
+  if (model.includes('cost')) usage.cost = (promptTokens * 1 + completionTokens * 2) / 100_000;
+  return usage;
 }
 
-function respondChat(res: ServerResponse, body: JsonObject, model: string, counter: number): void {
+function respondChat(res: ServerResponse, body: JsonObject, model: string, counter: number): Usage {
   const messages = body['messages'];
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new HttpError(400, 'messages: expected a non-empty array', 'invalid_request_error', 'invalid_value');
@@ -212,7 +220,7 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
     if ((message as JsonObject)['role'] === 'user') lastUserText = contents[index]!;
   });
   const answer = referenceAnswer(model, lastUserText);
-  const usage = usageOf(contents.join('\n'), [answer]);
+  const usage = usageOf(contents.join('\n'), [answer], model);
   const id = `chatcmpl-ref-${counter}`;
 
   if (body['stream'] !== true) {
@@ -224,7 +232,7 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
       choices: [{ index: 0, message: { role: 'assistant', content: answer }, logprobs: null, finish_reason: 'stop' }],
       usage,
     });
-    return;
+    return usage;
   }
 
   const includeUsage = wantsStreamUsage(body);
@@ -244,12 +252,13 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
   events.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]));
   if (includeUsage) events.push(chunk([], { usage }));
   sendEventStream(res, events);
+  return usage;
 }
 
-function respondCompletion(res: ServerResponse, body: JsonObject, model: string, counter: number): void {
+function respondCompletion(res: ServerResponse, body: JsonObject, model: string, counter: number): Usage {
   const prompts = promptList(body['prompt']);
   const answers = prompts.map((prompt) => referenceAnswer(model, prompt));
-  const usage = usageOf(prompts.join('\n'), answers);
+  const usage = usageOf(prompts.join('\n'), answers, model);
   const id = `cmpl-ref-${counter}`;
 
   if (body['stream'] !== true) {
@@ -261,7 +270,7 @@ function respondCompletion(res: ServerResponse, body: JsonObject, model: string,
       choices: answers.map((text, index) => ({ index, text, logprobs: null, finish_reason: 'stop' })),
       usage,
     });
-    return;
+    return usage;
   }
 
   const includeUsage = wantsStreamUsage(body);
@@ -283,6 +292,7 @@ function respondCompletion(res: ServerResponse, body: JsonObject, model: string,
   });
   if (includeUsage) events.push(chunk([], { usage }));
   sendEventStream(res, events);
+  return usage;
 }
 
 function respondEmbeddings(res: ServerResponse, body: JsonObject, model: string): void {

@@ -22,6 +22,9 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
     runId: 'br-20250101-120000-abc123',
     jobId: 'br-20250101-120000-abc123.001-addition',
     options: { hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3 },
+    gateway: { enabled: false, cache: false, cacheFrom: [], concurrency: 64, maxRetries: 5 },
+    generation: { set: {} },
+    prices: {},
     benchmark: { name: 'arith', dir: '/srv/benchmarks/arith', digest: 'f'.repeat(64) },
     task: {
       name: 'addition',

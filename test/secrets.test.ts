@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { AesGcmPayloadCodec } from '../client/payload-codec.js';
 import { startCodecServer } from '../client/codec-server.js';
 import { br, fixturesDir } from './support/harness.js';
+import { startReferenceModel } from '../reference-model/reference-model-server.js';
 import { runningContainersOf, spawnWorker, waitFor, type WorkerProcess } from './support/processes.js';
 
 const sleepers = path.join(fixturesDir, 'benchmarks', 'sleepers');
@@ -59,37 +60,60 @@ function historyText(workflowId: string): string {
 }
 
 describe('an API key named by --api-key-env', () => {
-  it('reaches the container, and appears in no history, result, search attribute, label or worker log', async () => {
+  it('through the gateway: reaches the upstream, never the container, and appears in no history, result, label or log', async () => {
     const secret = `sk-live-${randomBytes(16).toString('hex')}`;
     const env = envFor('key');
     const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-secret');
     workers.push(worker);
-    const model = `secret-model-${randomBytes(3).toString('hex')}`;
+    const model = await startReferenceModel({ port: 0 });
+    try {
+      // Slow answers (150 ms each) keep the container up long enough to inspect it.
+      const modelName = `reference-delay150-${randomBytes(3).toString('hex')}`;
+      // The submitting process has no key at all: only the worker host does.
+      const submitted = await br(['submit', 'arith', '--model', modelName, '--endpoint', model.url, '--api-key-env', 'BR_TEST_SECRET', '--tasks', 'addition'], env);
+      expect(submitted.code).toBe(0);
+      const runId = submitted.stdout.trim();
 
-    // The submitting process has no key at all: only the worker host does.
-    const submitted = await br(['submit', sleepers, '--model', model, '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--tasks', 's1'], env);
-    expect(submitted.code).toBe(0);
-    const runId = submitted.stdout.trim();
+      await waitFor('the container', () => runningContainersOf(runId).length === 1);
+      const [container] = runningContainersOf(runId);
+      const inspected = execFileSync('docker', ['inspect', container!.name], { encoding: 'utf8' });
+      expect(JSON.parse(inspected)[0].Config.Env).toContainEqual(expect.stringMatching(/^BENCHROUTER_API_KEY=brj-[0-9a-f]{40}$/));
+      expect(inspected).not.toContain(secret);
 
-    await waitFor('the container', () => runningContainersOf(runId).length === 1);
-    const [container] = runningContainersOf(runId);
-    const inspected = JSON.parse(execFileSync('docker', ['inspect', container!.name], { encoding: 'utf8' }))[0];
-    expect(inspected.Config.Env).toContain(`BENCHROUTER_API_KEY=${secret}`);
-    expect(JSON.stringify(inspected.Config.Labels)).not.toContain(secret);
-    expect(JSON.stringify(inspected.Args)).not.toContain(secret);
+      const results = await br(['results', runId, '--wait', '--json'], env);
+      expect(results.code).toBe(0);
+      const run = JSON.parse(results.stdout);
+      expect(run.status).toBe('COMPLETED');
+      // The upstream got the real key on every call: the gateway attached it.
+      const calls = model.requests.filter((r) => r.path === '/v1/chat/completions');
+      expect(calls).toHaveLength(20);
+      expect(calls.every((r) => r.headers.authorization === `Bearer ${secret}`)).toBe(true);
 
-    const results = await br(['results', runId, '--wait', '--json'], env);
-    expect(results.code).toBe(0);
-    const run = JSON.parse(results.stdout);
+      const listed = await br(['list', '--model', modelName, '--json'], env);
+      expect(JSON.parse(listed.stdout).map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, 'COMPLETED']]);
+
+      const everything = [results.stdout, listed.stdout, historyText(runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)), worker.output()].join('\n');
+      // Decoded payloads are readable here (the key's name is recorded, so history says where the key
+      // came from): the search below would find the key if it were anywhere in them.
+      expect(everything).toContain('BR_TEST_SECRET');
+      expect(everything).not.toContain(secret);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('with --no-gateway: reaches the container itself, and still appears in no history, label or log', async () => {
+    const secret = `sk-live-${randomBytes(16).toString('hex')}`;
+    const env = envFor('direct');
+    const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-direct');
+    workers.push(worker);
+    const ran = await br(['run', sleepers, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--tasks', 's1', '--no-gateway', '--json'], env);
+    expect(ran.code).toBe(0);
+    const run = JSON.parse(ran.stdout);
     // The container got exactly this key: it reports the key's hash, never the key.
     expect(run.jobs[0].result.raw_metrics.key_sha256).toBe(createHash('sha256').update(secret).digest('hex'));
-
-    const listed = await br(['list', '--model', model, '--json'], env);
-    expect(JSON.parse(listed.stdout).map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, 'COMPLETED']]);
-
-    const everything = [results.stdout, listed.stdout, historyText(runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)), worker.output()].join('\n');
-    // Decoded payloads are readable here (the key's name is recorded, so history says where the key
-    // came from): the search below would find the key if it were anywhere in them.
+    expect(run.usage).toBeUndefined();
+    const everything = [ran.stdout, historyText(run.runId), historyText(run.jobs[0].jobId), worker.output()].join('\n');
     expect(everything).toContain('BR_TEST_SECRET');
     expect(everything).not.toContain(secret);
   });

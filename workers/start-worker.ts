@@ -10,6 +10,7 @@ import type { Settings } from '../contract/settings.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
+import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 
 export interface StartWorkerOptions {
   settings: Settings;
@@ -25,6 +26,7 @@ export interface StartWorkerOptions {
 export interface RunningWorker {
   hostId: string;
   hostQueue: string;
+  gatewayPort: number;
   /** Resolves when both workers have stopped. */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -38,6 +40,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
+
+  const gateway = new ModelGateway(gatewaySecret(settings.home));
+  const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch((error: Error) => {
+    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port`);
+  });
+  options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
 
   const client = await connectClient(settings);
   try {
@@ -70,6 +78,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       buildLogsDir: settings.buildLogsDir,
       imageCacheDir: settings.imageCacheDir,
       dindStorageRoot: settings.dindStorageRoot,
+      gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
     }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
     // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
@@ -78,11 +87,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     defaultHeartbeatThrottleInterval: '1s',
   });
   const done = Promise.all([shared.run(), host.run()]).then(async () => {
+    await gateway.close();
     await connection.close();
   });
   return {
     hostId,
     hostQueue,
+    gatewayPort,
     done,
     async shutdown() {
       for (const worker of [shared, host]) if (worker.getState() === 'RUNNING') worker.shutdown();

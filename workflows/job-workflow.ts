@@ -110,6 +110,7 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
     if (isResult(outcome)) return outcome;
     partial.exitCode = outcome.exitCode;
     partial.runtime = outcome.runtime;
+    if (outcome.usage) partial.usage = outcome.usage;
     partial.timings = {
       queuedAt,
       startedAt: outcome.startedAt,

@@ -3,7 +3,7 @@
 
 import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
-import { meanOverall, runStatus, stateOfStatus, summarizeProgress } from '../contract/run-outcome.js';
+import { meanOverall, runStatus, runUsage, stateOfStatus, summarizeProgress } from '../contract/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
 
@@ -22,6 +22,10 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     task,
     model: spec.model,
     options: { hostTimeoutSeconds: spec.options.hostTimeoutSeconds, heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds, maxHosts: spec.options.maxHosts },
+    gateway: spec.gateway,
+    generation: spec.generation,
+    ...(spec.judge ? { judge: spec.judge } : {}),
+    prices: spec.prices,
   }));
   const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
   const results: Array<JobResult | undefined> = jobs.map(() => undefined);
@@ -63,6 +67,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   // A retry carries the original run's succeeded jobs over: they count as this run's results.
   const all = [...(spec.retryOf?.carried ?? []), ...ran];
   const status = runStatus(all, cancelled());
+  const usage = runUsage(all);
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }]);
   return {
     runId: spec.runId,
@@ -72,6 +77,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     status,
     overall: meanOverall(all),
     jobs: all,
+    ...(usage ? { usage } : {}),
     startedAt,
     finishedAt,
   };

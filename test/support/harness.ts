@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { connectClient, createRunSpec, followRun, submitRun } from '../../client/runs.js';
+import { connectClient, createRunSpec, followRun, submitRun, type RunExtras } from '../../client/runs.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import type { RunResult } from '../../contract/run-spec.js';
 import { settingsFrom, type Settings } from '../../contract/settings.js';
@@ -26,7 +26,7 @@ export interface Harness {
   worker: RunningWorker;
   model: ReferenceModelServer;
   home: string;
-  run(benchmarkDir: string, options?: { model?: string; concurrency?: number; tasks?: string[] }): Promise<RunResult>;
+  run(benchmarkDir: string, options?: { model?: string; concurrency?: number; tasks?: string[]; extras?: RunExtras }): Promise<RunResult>;
   buildFixtureImage(dir: string, tag: string): void;
   close(): Promise<void>;
 }
@@ -41,6 +41,8 @@ export async function startHarness(name: string, options: { modelHost?: string }
     BENCHROUTER_HOME: home,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     BENCHROUTER_TASK_QUEUE: `test-${name}-${randomBytes(3).toString('hex')}`,
+    // Any free port: this in-process worker never restarts, so its gateway needs no fixed address.
+    BENCHROUTER_GATEWAY_PORT: '0',
   };
   const settings = settingsFrom(env, os.homedir());
   const worker = await startWorker({ settings, hostId: `host-${name}`, workflowBundlePath: inject('workflowBundlePath') });
@@ -54,7 +56,7 @@ export async function startHarness(name: string, options: { modelHost?: string }
     model,
     home,
     async run(benchmarkDir, options = {}) {
-      const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: options.model ?? 'reference', endpoint: model.url }, { concurrency: options.concurrency ?? 8 }, options.tasks);
+      const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: options.model ?? 'reference', endpoint: model.url }, { concurrency: options.concurrency ?? 8 }, options.tasks, options.extras);
       return followRun(await submitRun(client, settings, spec));
     },
     /** Builds a host image from test/fixtures/images/<dir> (fast when cached). */

@@ -4,7 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { isReachable } from '../../client/embedded-services.js';
+import { freePort, isReachable } from '../../client/embedded-services.js';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../../contract/search-attributes.js';
 import { DEV_SERVER_SQLITE_ARGS } from '../../contract/settings.js';
 import { repoRoot } from './harness.js';
@@ -17,9 +17,19 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
+/** One gateway port per host id, kept across restarts: running containers keep their gateway address. */
+const gatewayPorts = new Map<string, number>();
+
 export async function spawnWorker(env: Record<string, string>, hostId: string): Promise<WorkerProcess> {
+  if (!gatewayPorts.has(hostId)) gatewayPorts.set(hostId, await freePort());
   const child = spawn(path.join(repoRoot, 'br'), ['worker'], {
-    env: { ...process.env, ...env, BENCHROUTER_HOST_ID: hostId, BENCHROUTER_WORKFLOW_BUNDLE: inject('workflowBundlePath') },
+    env: {
+      ...process.env,
+      ...env,
+      BENCHROUTER_HOST_ID: hostId,
+      BENCHROUTER_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+      BENCHROUTER_GATEWAY_PORT: String(gatewayPorts.get(hostId)),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,0 +1,104 @@
+// The kNN router: a test query goes to the model with the best mean score over its k most similar
+// training queries (cosine similarity of normalized embeddings); the cost-aware variant applies the
+// same α trade-off as the cluster router to the neighbours' mean scores and costs.
+
+import { balanceInto } from './balance-score.js';
+import { gatherRows, type EmbeddingMatrix } from './embedding-matrix.js';
+import { productABt } from './matrix-product.js';
+import type { QueryPool } from './query-pool.js';
+
+/** Per test query, per model: mean score and mean cost over its neighbours, at [i * M + m]. */
+export interface NeighbourStats {
+  models: number;
+  meanScore: Float64Array;
+  meanCost: Float64Array;
+}
+
+const BLOCK_ROWS = 64; // test queries per similarity block: 64 × 8,400 train queries ≈ 4 MB
+
+/**
+ * The k nearest training queries of every test query, as positions in `train`, most similar first
+ * (ties: the earlier training query). Similarities come from blocked A × Bᵀ products.
+ */
+export function nearestTrainQueries(embeddings: EmbeddingMatrix, train: Int32Array, test: Int32Array, k: number): { k: number; neighbours: Int32Array } {
+  const kk = Math.min(k, train.length);
+  const trainMatrix = gatherRows(embeddings, train);
+  const testMatrix = gatherRows(embeddings, test);
+  const { dim } = embeddings;
+  const nTrain = train.length;
+  const neighbours = new Int32Array(test.length * kk);
+  const block = new Float64Array(BLOCK_ROWS * nTrain);
+  const bestSim = new Float64Array(kk);
+  const bestIdx = new Int32Array(kk);
+  for (let from = 0; from < test.length; from += BLOCK_ROWS) {
+    const rows = Math.min(BLOCK_ROWS, test.length - from);
+    productABt(testMatrix.data.subarray(from * dim, (from + rows) * dim), rows, trainMatrix.data, nTrain, dim, block);
+    for (let r = 0; r < rows; r++) {
+      const sims = block.subarray(r * nTrain, (r + 1) * nTrain);
+      bestSim.fill(-Infinity);
+      bestIdx.fill(-1);
+      for (let j = 0; j < nTrain; j++) {
+        const s = sims[j]!;
+        if (!(s > bestSim[kk - 1]!)) continue;
+        let p = kk - 1;
+        while (p > 0 && bestSim[p - 1]! < s) {
+          bestSim[p] = bestSim[p - 1]!;
+          bestIdx[p] = bestIdx[p - 1]!;
+          p--;
+        }
+        bestSim[p] = s;
+        bestIdx[p] = j;
+      }
+      neighbours.set(bestIdx, (from + r) * kk);
+    }
+  }
+  return { k: kk, neighbours };
+}
+
+export function neighbourStats(pool: QueryPool, train: Int32Array, nearest: { k: number; neighbours: Int32Array }): NeighbourStats {
+  const M = pool.models.length;
+  const { k, neighbours } = nearest;
+  const n = k === 0 ? 0 : neighbours.length / k;
+  const meanScore = new Float64Array(n * M);
+  const meanCost = new Float64Array(n * M);
+  for (let i = 0; i < n; i++) {
+    for (let t = 0; t < k; t++) {
+      const row = train[neighbours[i * k + t]!]! * M;
+      for (let m = 0; m < M; m++) {
+        meanScore[i * M + m]! += pool.scores[row + m]!;
+        meanCost[i * M + m]! += pool.costs[row + m]!;
+      }
+    }
+    for (let m = 0; m < M; m++) {
+      meanScore[i * M + m]! /= k;
+      meanCost[i * M + m]! /= k;
+    }
+  }
+  return { models: M, meanScore, meanCost };
+}
+
+/** The model with the best neighbour mean score (ties: first by name). */
+export function routeByNeighbourScore(stats: NeighbourStats): Int32Array {
+  return argmaxRows(stats.meanScore, stats.models);
+}
+
+/** The model with the best α·ã + (1 − α)·(1 − c/max c) over the neighbours' means (ties: first by name). */
+export function routeByNeighbourBalance(stats: NeighbourStats, alpha: number): Int32Array {
+  const M = stats.models;
+  const balanced = new Float64Array(stats.meanScore.length);
+  for (let from = 0; from < balanced.length; from += M) {
+    balanceInto(stats.meanScore.subarray(from, from + M), stats.meanCost.subarray(from, from + M), alpha, balanced.subarray(from, from + M));
+  }
+  return argmaxRows(balanced, M);
+}
+
+function argmaxRows(values: Float64Array, M: number): Int32Array {
+  const n = values.length / M;
+  const chosen = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    for (let m = 1; m < M; m++) if (values[i * M + m]! > values[i * M + best]!) best = m;
+    chosen[i] = best;
+  }
+  return chosen;
+}

@@ -1,0 +1,224 @@
+// The whole routing analysis, from joined records to a report: split, baselines, the cluster and kNN
+// routers (each also cost-aware over an α sweep), relative metrics, and the cost setting with the
+// Pareto frontier. Pure computation: the embedder is handed in.
+
+import { computeBaselines, modelOutcomes } from './baselines.js';
+import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, trainClusterRouter } from './cluster-router.js';
+import { costSave, perfGain } from './cost-setting.js';
+import { normalizeRows, type Embedder } from './embedding-matrix.js';
+import type { InstanceRecord } from './instance-record.js';
+import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
+import { outcomeOfChoice, querySet, type Outcome } from './outcome.js';
+import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
+import { buildQueryPool, type QueryPool } from './query-pool.js';
+import { relativeMetrics, type RelativeMetrics } from './relative-metrics.js';
+import { splitQueries } from './train-test-split.js';
+
+export interface AnalysisOptions {
+  seed: number;
+  trainRatio: number;
+  /** Cluster router: clusters, nearest clusters per query, softmax β, k-means restarts. */
+  k: number;
+  topK: number;
+  beta: number;
+  nInit: number;
+  /** kNN router: neighbours per query. */
+  knnK: number;
+  /** α runs over 0, 1/alphaSteps, …, 1 (100 steps: 0.01 apart). */
+  alphaSteps: number;
+}
+
+export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = { seed: 42, trainRatio: 0.7, k: 32, topK: 1, beta: 9, nInit: 10, knnK: 10, alphaSteps: 100 };
+
+export const METHOD = {
+  randomExpected: 'Random (expected)',
+  randomDraw: 'Random (seeded draw)',
+  bestSingle: 'Best Single',
+  datasetOracle: 'Dataset Oracle',
+  oracle: 'Oracle',
+  clusterRouter: 'Cluster router',
+  knnRouter: 'kNN router',
+  clusterCostAware: 'Cluster router (cost-aware)',
+  knnCostAware: 'kNN router (cost-aware)',
+} as const;
+
+export interface MethodResult extends RelativeMetrics {
+  name: string;
+  kind: 'baseline' | 'router';
+  /** The model a single-model baseline chose (Best Single). */
+  model?: string;
+  acc: number;
+  cost: number;
+  datasetAcc: Record<string, number | null>;
+}
+
+export interface ModelResult {
+  model: string;
+  trainAcc: number;
+  acc: number;
+  cost: number;
+  datasetAcc: Record<string, number | null>;
+  onFrontier: boolean;
+}
+
+export interface SweepSetting {
+  alpha: number;
+  acc: number;
+  cost: number;
+  onFrontier: boolean;
+}
+
+export interface CostAwareResult {
+  name: string;
+  perfGain: number | null;
+  /** null is "n/a": no setting reaches Best Single's accuracy. */
+  costSave: number | null;
+  paretoDist: number | null;
+  settings: SweepSetting[];
+}
+
+export interface FrontierPoint {
+  label: string;
+  cost: number;
+  acc: number;
+}
+
+export interface RoutingReport {
+  options: AnalysisOptions;
+  embedder: string;
+  pool: {
+    models: string[];
+    queries: number;
+    trainQueries: number;
+    testQueries: number;
+    datasets: Array<{ name: string; queries: number; train: number; test: number; dropped: number }>;
+    droppedQueries: number;
+    duplicateRecords: number;
+  };
+  models: ModelResult[];
+  /** Baselines, then routers, all on test. */
+  methods: MethodResult[];
+  costAware: CostAwareResult[];
+  /** Non-dominated (cost, Acc) points over single models and every router setting, by cost. */
+  frontier: FrontierPoint[];
+}
+
+export class UnanalysableInputError extends Error {
+  override name = 'UnanalysableInputError';
+}
+
+/** Called after each phase with its wall time, for perf reporting. */
+export type PhaseListener = (phase: string, milliseconds: number) => void;
+
+export async function analyzeRecords(records: Iterable<InstanceRecord>, options: Partial<AnalysisOptions>, embedder: Embedder, onPhase?: PhaseListener): Promise<RoutingReport> {
+  return analyzeRouting(buildQueryPool(records), options, embedder, onPhase);
+}
+
+export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisOptions>, embedder: Embedder, onPhase: PhaseListener = () => {}): Promise<RoutingReport> {
+  const options = { ...DEFAULT_ANALYSIS_OPTIONS, ...partial };
+  let started = performance.now();
+  const phase = (name: string) => {
+    const now = performance.now();
+    onPhase(name, now - started);
+    started = now;
+  };
+
+  const M = pool.models.length;
+  if (M === 0 || pool.queryDataset.length === 0) {
+    throw new UnanalysableInputError(pool.dropped.total ? `no query has a record from every model (${pool.dropped.total} dropped)` : 'no records to analyse');
+  }
+  const split = splitQueries(pool, options);
+  if (split.train.length === 0 || split.test.length === 0) {
+    throw new UnanalysableInputError(`the split leaves ${split.train.length} training and ${split.test.length} test queries: need at least one of each (train ratio ${options.trainRatio})`);
+  }
+  const train = querySet(pool, split.train);
+  const test = querySet(pool, split.test);
+  phase('split');
+
+  const perModel = modelOutcomes(pool, train, test);
+  const baselines = computeBaselines(pool, test, perModel, options.seed);
+  const reference = { random: baselines.randomExpected.acc, bestSingle: baselines.bestSingle.acc, oracle: baselines.oracle.acc };
+  phase('baselines');
+
+  const allRows = Int32Array.from(pool.queryText, (_, q) => q);
+  const embeddings = normalizeRows(await embedder.embed(pool.queryText, split.train));
+  if (embeddings.rows !== pool.queryText.length) throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${allRows.length} queries`);
+  phase('embed');
+
+  const clusterModel = trainClusterRouter(pool, embeddings, split.train, options);
+  const affinity = nearestClusters(clusterModel, embeddings, split.test, options.topK, options.beta);
+  phase('cluster router: k-means');
+  const clusterOutcome = outcomeOfChoice(pool, test, routeByRanks(affinity, rankByAccuracy(clusterModel, M), M));
+  const alphas = Array.from({ length: options.alphaSteps + 1 }, (_, i) => i / options.alphaSteps);
+  const clusterSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByRanks(affinity, rankByBalance(clusterModel, M, alpha), M)));
+  phase('cluster router: α sweep');
+
+  const nearest = nearestTrainQueries(embeddings, split.train, split.test, options.knnK);
+  const stats = neighbourStats(pool, split.train, nearest);
+  phase('kNN router: neighbours');
+  const knnOutcome = outcomeOfChoice(pool, test, routeByNeighbourScore(stats));
+  const knnSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByNeighbourBalance(stats, alpha)));
+  phase('kNN router: α sweep');
+
+  const datasetAccOf = (o: Outcome) => Object.fromEntries(pool.datasets.map((name, d) => [name, o.datasetAcc[d] ?? null]));
+  const method = (name: string, kind: MethodResult['kind'], o: Outcome, model?: number): MethodResult => ({
+    name,
+    kind,
+    ...(model === undefined ? {} : { model: pool.models[model]! }),
+    acc: o.acc,
+    cost: o.cost,
+    datasetAcc: datasetAccOf(o),
+    ...relativeMetrics(o.acc, reference),
+  });
+  const methods = [
+    method(METHOD.randomExpected, 'baseline', baselines.randomExpected),
+    method(METHOD.randomDraw, 'baseline', baselines.randomDraw),
+    method(METHOD.bestSingle, 'baseline', baselines.bestSingle, baselines.bestSingle.model),
+    method(METHOD.datasetOracle, 'baseline', baselines.datasetOracle),
+    method(METHOD.oracle, 'baseline', baselines.oracle),
+    method(METHOD.clusterRouter, 'router', clusterOutcome),
+    method(METHOD.knnRouter, 'router', knnOutcome),
+  ];
+
+  // The cost setting: one point per single model and per router setting.
+  const sweeps = [
+    { name: METHOD.clusterCostAware, outcomes: clusterSweep },
+    { name: METHOD.knnCostAware, outcomes: knnSweep },
+  ];
+  const points: Array<CostAccPoint & { label: string }> = [
+    ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc })),
+    ...sweeps.flatMap(({ name, outcomes }) => outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc }))),
+  ];
+  const frontierIndex = paretoFrontier(points);
+  const onFrontier = new Set(frontierIndex);
+  const bs = { acc: baselines.bestSingle.acc, cost: baselines.bestSingle.cost };
+  let offset = M;
+  const costAware = sweeps.map(({ name, outcomes }): CostAwareResult => {
+    const settings = outcomes.map((o, i) => ({ alpha: alphas[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
+    offset += outcomes.length;
+    return { name, perfGain: perfGain(settings, bs.acc), costSave: costSave(settings, bs), paretoDist: paretoDistance(settings, points), settings };
+  });
+  phase('cost setting');
+
+  return {
+    options,
+    embedder: embedder.name,
+    pool: {
+      models: pool.models,
+      queries: pool.queryDataset.length,
+      trainQueries: split.train.length,
+      testQueries: split.test.length,
+      datasets: pool.datasets.map((name, d) => ({ name, queries: train.datasetCount[d]! + test.datasetCount[d]!, train: train.datasetCount[d]!, test: test.datasetCount[d]!, dropped: pool.dropped.byDataset[name] ?? 0 })),
+      droppedQueries: pool.dropped.total,
+      duplicateRecords: pool.duplicateRecords,
+    },
+    models: pool.models.map((model, m) => ({ model, trainAcc: perModel.train[m]!.acc, acc: perModel.test[m]!.acc, cost: perModel.test[m]!.cost, datasetAcc: datasetAccOf(perModel.test[m]!), onFrontier: onFrontier.has(m) })),
+    methods,
+    costAware,
+    frontier: frontierIndex.map((i) => ({ label: points[i]!.label, cost: points[i]!.cost, acc: points[i]!.acc })),
+  };
+}
+
+export function formatAlpha(alpha: number): string {
+  return alpha.toFixed(2);
+}

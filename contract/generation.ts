@@ -1,0 +1,76 @@
+// Generation settings applied uniformly to every model call of a run, by the gateway: set or
+// override request fields, adjust max_tokens, switch thinking on or off. Pure: the run pins the
+// resolved settings in its input, so history says what was applied.
+
+export interface GenerationSettings {
+  /** Fields set on every request body (`--gen temperature=0`); they override the benchmark's. */
+  set: Record<string, unknown>;
+  /** max_tokens for every request (`--max-tokens`). */
+  maxTokens?: number;
+  /** Added to the request's own max_tokens (`--max-tokens-add`). */
+  maxTokensAdd?: number;
+  /** Multiplies the request's own max_tokens (`--max-tokens-scale`). */
+  maxTokensScale?: number;
+  /** `--thinking` / `--no-thinking`. */
+  thinking?: boolean;
+}
+
+export const NO_GENERATION_SETTINGS: GenerationSettings = { set: {} };
+
+/** `key=value` from `--gen`: the value is JSON when it parses (numbers, booleans, objects), else a string. */
+export function parseGenFlag(flag: string): [string, unknown] {
+  const eq = flag.indexOf('=');
+  if (eq <= 0) throw new Error(`--gen: expected key=value, got "${flag}"`);
+  const key = flag.slice(0, eq).trim();
+  const raw = flag.slice(eq + 1);
+  try {
+    return [key, JSON.parse(raw)];
+  } catch {
+    return [key, raw];
+  }
+}
+
+/** Later settings win field by field; `set` maps merge. */
+export function mergeGeneration(...layers: Array<Partial<GenerationSettings> | undefined>): GenerationSettings {
+  const out: GenerationSettings = { set: {} };
+  for (const layer of layers) {
+    if (!layer) continue;
+    out.set = { ...out.set, ...(layer.set ?? {}) };
+    for (const key of ['maxTokens', 'maxTokensAdd', 'maxTokensScale', 'thinking'] as const) {
+      if (layer[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = layer[key];
+    }
+  }
+  return out;
+}
+
+export function isEmptyGeneration(g: GenerationSettings): boolean {
+  return Object.keys(g.set).length === 0 && g.maxTokens === undefined && g.maxTokensAdd === undefined && g.maxTokensScale === undefined && g.thinking === undefined;
+}
+
+/**
+ * The request body the upstream receives. Thinking maps to the two common forms: vLLM/SGLang chat
+ * templates (`chat_template_kwargs.enable_thinking`, always set), and OpenAI-style
+ * `reasoning_effort`, set to "none" to turn thinking off only when the request already uses that
+ * field (servers that do not know it may reject it).
+ */
+export function applyGeneration(body: Record<string, unknown>, g: GenerationSettings): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body, ...g.set };
+  const tokenField = 'max_completion_tokens' in out && !('max_tokens' in out) ? 'max_completion_tokens' : 'max_tokens';
+  if (g.maxTokens !== undefined) out[tokenField] = g.maxTokens;
+  const current = out[tokenField];
+  if (typeof current === 'number') {
+    let adjusted = current;
+    if (g.maxTokensScale !== undefined) adjusted = Math.round(adjusted * g.maxTokensScale);
+    if (g.maxTokensAdd !== undefined) adjusted += g.maxTokensAdd;
+    out[tokenField] = adjusted;
+  }
+  if (g.thinking !== undefined) {
+    const kwargs = typeof out.chat_template_kwargs === 'object' && out.chat_template_kwargs !== null ? (out.chat_template_kwargs as Record<string, unknown>) : {};
+    out.chat_template_kwargs = { ...kwargs, enable_thinking: g.thinking };
+    if ('reasoning_effort' in out) {
+      if (!g.thinking) out.reasoning_effort = 'none';
+      else if (out.reasoning_effort === 'none') delete out.reasoning_effort;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,299 @@
+// The model gateway: an OpenAI-compatible proxy on each worker host. Every job's container talks to
+// the model through it with a per-job token, so BenchRouter sees every call of an opaque benchmark:
+// it meters usage, keeps the real API key out of containers, limits and retries calls toward the
+// upstream, caches answers, and applies the run's generation settings.
+
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { applyGeneration, isEmptyGeneration, type GenerationSettings } from '../contract/generation.js';
+import { emptyCounters, record, type UsageCounters } from '../contract/usage.js';
+import { costOf, type PriceTable } from './price-table.js';
+import { cacheKey, ResponseCache } from './response-cache.js';
+import { RunLimiter } from './run-limiter.js';
+import { StreamObserver } from './stream-observer.js';
+
+/** One job's (or one job's judge's) access to one upstream. */
+export interface GatewayRoute {
+  jobId: string;
+  runId: string;
+  /** "model" or "judge": a job may hold one token for each. */
+  role: string;
+  upstream: { baseUrl: string; apiKey: string };
+  generation: GenerationSettings;
+  prices: PriceTable;
+  cache?: { writeDir: string; readDirs: string[] };
+  limits: { concurrency: number; ratePerSecond?: number; maxRetries: number };
+  /** Where the route's counters are saved, so a restarted worker carries on counting. */
+  usageFile: string;
+}
+
+interface LiveRoute extends GatewayRoute {
+  token: string;
+  counters: UsageCounters;
+  cacheStore?: ResponseCache;
+}
+
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const METERED = new Set(['/chat/completions', '/completions', '/embeddings']);
+const GENERATES = new Set(['/chat/completions', '/completions']);
+const SNAPSHOT_MS = 2000;
+
+export class ModelGateway {
+  private readonly routes = new Map<string, LiveRoute>();
+  private readonly limiters = new Map<string, RunLimiter>();
+  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 256 });
+  private server?: http.Server;
+  private snapshots?: NodeJS.Timeout;
+
+  /** `secret` makes tokens deterministic per job, so a restarted worker re-issues the same ones. */
+  constructor(private readonly secret: string) {}
+
+  async listen(port: number, host: string): Promise<number> {
+    this.server = http.createServer({ keepAlive: true }, (req, res) => {
+      this.handle(req, res).catch((error: unknown) => sendError(res, 502, `gateway error: ${(error as Error).message}`, 'gateway_error'));
+    });
+    this.server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, () => resolve());
+    });
+    this.snapshots = setInterval(() => this.saveAll(), SNAPSHOT_MS);
+    this.snapshots.unref();
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.snapshots);
+    this.saveAll();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server?.closeAllConnections();
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  tokenFor(jobId: string, role: string): string {
+    return `brj-${createHmac('sha256', this.secret).update(`${jobId}\0${role}`).digest('hex').slice(0, 40)}`;
+  }
+
+  /** Issues (or, after a restart, re-issues) the route's token; counters resume from its usage file. */
+  register(route: GatewayRoute): string {
+    const token = this.tokenFor(route.jobId, route.role);
+    const counters = existsSync(route.usageFile) ? (JSON.parse(readFileSync(route.usageFile, 'utf8')) as { counters: UsageCounters }).counters : emptyCounters();
+    this.routes.set(token, { ...route, token, counters, cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined });
+    if (!this.limiters.has(route.runId)) this.limiters.set(route.runId, new RunLimiter(route.limits.concurrency, route.limits.ratePerSecond));
+    return token;
+  }
+
+  /** Expires the token (later calls get 401) and returns the route's final counters. */
+  unregister(jobId: string, role: string): UsageCounters | undefined {
+    const token = this.tokenFor(jobId, role);
+    const route = this.routes.get(token);
+    if (!route) return undefined;
+    this.save(route);
+    this.routes.delete(token);
+    if (![...this.routes.values()].some((r) => r.runId === route.runId)) this.limiters.delete(route.runId);
+    return route.counters;
+  }
+
+  private saveAll(): void {
+    for (const route of this.routes.values()) this.save(route);
+  }
+
+  private save(route: LiveRoute): void {
+    mkdirSync(path.dirname(route.usageFile), { recursive: true });
+    writeFileSync(route.usageFile, JSON.stringify({ role: route.role, counters: route.counters }));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const auth = req.headers.authorization ?? '';
+    const route = this.routes.get(auth.replace(/^Bearer\s+/i, ''));
+    if (!route) return sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    if (!url.pathname.startsWith('/v1/')) return sendError(res, 404, `no route ${url.pathname}: the gateway serves /v1/...`, 'not_found');
+    const endpointPath = url.pathname.slice(3); // "/chat/completions"
+    const raw = await readBody(req);
+    if (raw === undefined) return sendError(res, 413, `request body over ${MAX_BODY_BYTES} bytes`, 'request_too_large');
+
+    if (!METERED.has(endpointPath) || req.method !== 'POST') {
+      const answer = await this.callUpstream(route, req.method ?? 'GET', endpointPath + url.search, raw.length ? raw : undefined);
+      res.writeHead(answer.status, { 'content-type': answer.headers['content-type'] ?? 'application/json' });
+      answer.response.pipe(res);
+      return;
+    }
+
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return sendError(res, 400, 'request body is not valid JSON', 'invalid_request_error');
+    }
+    if (GENERATES.has(endpointPath) && !isEmptyGeneration(route.generation)) body = applyGeneration(body, route.generation);
+    const stream = body.stream === true;
+    const clientWantsUsage = stream && (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    if (stream) body.stream_options = { ...((body.stream_options as object) ?? {}), include_usage: true };
+    const model = String(body.model ?? '');
+    const started = performance.now();
+
+    const key = route.cacheStore ? cacheKey(model, endpointPath, body) : undefined;
+    const hit = key ? route.cacheStore!.get(key) : undefined;
+    if (hit) {
+      res.writeHead(hit.status, { 'content-type': hit.contentType });
+      res.end(Buffer.from(hit.body, 'base64'));
+      record(route.counters, { status: hit.status, latencyMs: performance.now() - started, promptTokens: hit.promptTokens, completionTokens: hit.completionTokens, cost: 0, retries: 0, throttled: 0, queued: false, cache: 'hit' });
+      return;
+    }
+
+    const { release, queued } = await this.limiters.get(route.runId)!.acquire();
+    let retries = 0;
+    let throttled = 0;
+    try {
+      const payload = Buffer.from(JSON.stringify(body));
+      for (;;) {
+        let answer: UpstreamAnswer;
+        try {
+          answer = await this.callUpstream(route, 'POST', endpointPath, payload);
+        } catch (error) {
+          if (retries < route.limits.maxRetries) {
+            retries += 1;
+            await sleep(backoffMs(retries));
+            continue;
+          }
+          record(route.counters, { status: 0, latencyMs: performance.now() - started, promptTokens: 0, completionTokens: 0, cost: 0, retries, throttled, queued, cache: key ? 'miss' : undefined });
+          return sendError(res, 502, `upstream did not answer: ${(error as Error).message}`, 'upstream_unreachable');
+        }
+        const retryable = answer.status === 429 || answer.status >= 500;
+        if (answer.status === 429) throttled += 1;
+        if (retryable && retries < route.limits.maxRetries) {
+          answer.response.resume(); // drain: the connection goes back to the pool
+          retries += 1;
+          await sleep(retryAfterMs(answer.headers['retry-after']) ?? backoffMs(retries));
+          continue;
+        }
+        const contentType = answer.headers['content-type'] ?? 'application/json';
+        res.writeHead(answer.status, { 'content-type': contentType, ...(stream ? { 'cache-control': 'no-cache' } : {}) });
+        const sample = { status: answer.status, retries, throttled, queued, cache: key ? ('miss' as const) : undefined };
+        if (stream && answer.status === 200) {
+          const observer = new StreamObserver(started, !clientWantsUsage);
+          const forwarded: string[] = [];
+          for await (const chunk of answer.response) {
+            const out = observer.feed(chunk as Buffer);
+            if (out) {
+              forwarded.push(out);
+              res.write(out);
+            }
+          }
+          const rest = observer.end();
+          forwarded.push(rest);
+          res.end(rest);
+          const promptTokens = observer.usage?.prompt_tokens ?? 0;
+          const completionTokens = observer.usage?.completion_tokens ?? 0;
+          const cost = costOf(route.prices, model, promptTokens, completionTokens, observer.usage?.cost);
+          record(route.counters, { ...sample, latencyMs: performance.now() - started, ttftMs: observer.firstTokenAt, promptTokens, completionTokens, cost });
+          if (key) route.cacheStore!.put(key, { status: 200, contentType, body: Buffer.from(forwarded.join('')).toString('base64'), promptTokens, completionTokens, cost });
+        } else {
+          const chunks: Buffer[] = [];
+          for await (const chunk of answer.response) chunks.push(chunk as Buffer);
+          const text = Buffer.concat(chunks);
+          res.end(text);
+          const usage = answer.status === 200 ? usageOf(text) : undefined;
+          const promptTokens = usage?.prompt_tokens ?? 0;
+          const completionTokens = usage?.completion_tokens ?? 0;
+          const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
+          record(route.counters, { ...sample, latencyMs: performance.now() - started, promptTokens, completionTokens, cost });
+          if (key && answer.status === 200) route.cacheStore!.put(key, { status: 200, contentType, body: text.toString('base64'), promptTokens, completionTokens, cost });
+        }
+        return;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  private callUpstream(route: LiveRoute, method: string, pathAndQuery: string, body?: Buffer): Promise<UpstreamAnswer> {
+    const target = new URL(route.upstream.baseUrl.replace(/\/$/, '') + pathAndQuery);
+    const client = target.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const upstream = client.request(
+        target,
+        {
+          method,
+          agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(route.upstream.apiKey ? { authorization: `Bearer ${route.upstream.apiKey}` } : {}),
+            ...(body ? { 'content-length': body.length } : {}),
+          },
+        },
+        (response) => resolve({ status: response.statusCode ?? 502, headers: response.headers as Record<string, string | undefined>, response }),
+      );
+      upstream.on('error', reject);
+      upstream.end(body);
+    });
+  }
+}
+
+interface UpstreamAnswer {
+  status: number;
+  headers: Record<string, string | undefined>;
+  response: http.IncomingMessage;
+}
+
+/** A host secret for job tokens, made once and kept (0600) in the BenchRouter home. */
+export function gatewaySecret(home: string): string {
+  const file = path.join(home, 'gateway-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(home, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function usageOf(text: Buffer): { prompt_tokens?: number; completion_tokens?: number; cost?: number } | undefined {
+  try {
+    return (JSON.parse(text.toString('utf8')) as { usage?: { prompt_tokens?: number; completion_tokens?: number; cost?: number } }).usage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date; capped at a minute. */
+export function retryAfterMs(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const seconds = Number(header);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 60_000) : undefined;
+}
+
+/** Exponential backoff with jitter: ~0.5 s, 1 s, 2 s ... capped at 20 s. */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(500 * 2 ** (attempt - 1), 20_000);
+  return base / 2 + Math.random() * (base / 2);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function sendError(res: http.ServerResponse, status: number, message: string, type: string): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type, code: null } }));
+}

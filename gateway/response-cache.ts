@@ -1,0 +1,46 @@
+// The gateway's response cache (opt-in with --cache): answers keyed by the upstream model, the
+// endpoint path and the request body, stored with the run's artifacts. A retry or rerun reads its
+// ancestors' caches too, so a request answered once is never paid for again. Streams are stored as
+// the exact bytes the client received and replayed as they were.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface CachedResponse {
+  status: number;
+  contentType: string;
+  /** The bytes the client received, base64. */
+  body: string;
+  promptTokens: number;
+  completionTokens: number;
+  /** What the call cost when it was made (a hit costs nothing). */
+  cost: number;
+}
+
+export function cacheKey(model: string, endpointPath: string, body: unknown): string {
+  return createHash('sha256').update(JSON.stringify([model, endpointPath, body])).digest('hex');
+}
+
+export class ResponseCache {
+  constructor(
+    private readonly writeDir: string,
+    private readonly readDirs: string[] = [],
+  ) {}
+
+  get(key: string): CachedResponse | undefined {
+    for (const dir of [this.writeDir, ...this.readDirs]) {
+      const file = path.join(dir, `${key}.json`);
+      if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as CachedResponse;
+    }
+    return undefined;
+  }
+
+  put(key: string, response: CachedResponse): void {
+    mkdirSync(this.writeDir, { recursive: true });
+    const file = path.join(this.writeDir, `${key}.json`);
+    const partial = `${file}.${process.pid}.partial`;
+    writeFileSync(partial, JSON.stringify(response));
+    renameSync(partial, file);
+  }
+}

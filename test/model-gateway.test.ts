@@ -1,0 +1,183 @@
+// The model gateway: metering, retries, streaming, caching, overrides, judge and tokens, against
+// the reference model. Whole runs use the real dev server, worker and Docker; the streaming and
+// token cases talk to a real gateway over HTTP directly.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ModelGateway, type GatewayRoute } from '../gateway/model-gateway.js';
+import { BUILT_IN_PRICES } from '../gateway/price-table.js';
+import { expectedArithScore } from '../reference-model/expected-score.js';
+import { br, fixturesDir, repoRoot, startHarness, type Harness } from './support/harness.js';
+
+const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
+
+let h: Harness;
+let scratch: string;
+beforeAll(async () => {
+  h = await startHarness('gateway');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-gateway-'));
+});
+afterAll(async () => {
+  await h?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const chatRequestsOf = (model: string) => h.model.requests.filter((r) => r.path === '/v1/chat/completions' && (r.body as { model?: string }).model === model);
+
+describe('a run through the gateway', () => {
+  it('meters tokens and cost equal to what the reference model returned, call by call', async () => {
+    const model = 'reference-acc80';
+    const before = chatRequestsOf(model).length;
+    const run = await h.run(arithDir, { model });
+    const answered = chatRequestsOf(model).slice(before);
+
+    expect(run.status).toBe('COMPLETED');
+    expect(run.overall).toBe(expectedArithScore(arithDir, model).overall);
+    const promptTokens = answered.reduce((sum, r) => sum + r.usage!.prompt_tokens, 0);
+    const completionTokens = answered.reduce((sum, r) => sum + r.usage!.completion_tokens, 0);
+    const price = BUILT_IN_PRICES.reference!;
+    expect(run.usage!.model).toMatchObject({ requests: 40, promptTokens, completionTokens, errors: {}, retries: 0 });
+    expect(run.usage!.model.cost).toBeCloseTo((promptTokens * price.input + completionTokens * price.output) / 1e6, 12);
+    for (const job of run.jobs) {
+      expect(job.usage!.model.requests).toBe(20);
+      expect(job.usage!.model.latencyMs!.p50).toBeGreaterThan(0);
+    }
+    // The container never saw the upstream: every request the model received came from the gateway.
+    expect(answered.every((r) => r.headers.authorization === 'Bearer EMPTY')).toBe(true);
+  });
+
+  it('takes the cost the upstream reports when it reports one', async () => {
+    const model = 'reference-acc80-cost';
+    const before = chatRequestsOf(model).length;
+    const run = await h.run(arithDir, { model, tasks: ['addition'] });
+    const reported = chatRequestsOf(model).slice(before).reduce((sum, r) => sum + r.usage!.cost!, 0);
+    expect(reported).toBeGreaterThan(0);
+    expect(run.usage!.model.cost).toBeCloseTo(reported, 12);
+  });
+
+  it('retries 429 answers from the upstream, counts them, and the run still succeeds', async () => {
+    const model = 'reference-acc80-fail429x3';
+    const run = await h.run(arithDir, { model, tasks: ['addition'] });
+    expect(run.status).toBe('COMPLETED');
+    expect(run.jobs[0]!.result!.overall).toBe(expectedArithScore(arithDir, model).perTask.addition);
+    expect(run.usage!.model).toMatchObject({ requests: 20, retries: 3, throttled: 3, errors: {} });
+  });
+
+  it('applies generation overrides to the body the upstream receives, and records them in the run', async () => {
+    const model = 'reference-overrides';
+    const before = chatRequestsOf(model).length;
+    const generation = { set: { temperature: 0.7, seed: 11 }, maxTokensAdd: 10, thinking: false };
+    const run = await h.run(arithDir, { model, tasks: ['addition'], extras: { generation } });
+    expect(run.status).toBe('COMPLETED');
+    for (const request of chatRequestsOf(model).slice(before)) {
+      // eval_arith.py asks for temperature 0 and max_tokens 32.
+      expect(request.body).toMatchObject({ temperature: 0.7, seed: 11, max_tokens: 42, chat_template_kwargs: { enable_thinking: false } });
+    }
+  });
+
+  it('with --cache, a rerun makes zero upstream requests and gives identical results', async () => {
+    const model = 'reference-acc80-cached';
+    const first = await br(['run', arithDir, '--model', model, '--endpoint', h.model.url, '--cache', '--json'], h.env);
+    expect(first.code).toBe(0);
+    const original = JSON.parse(first.stdout);
+    expect(original.usage.model).toMatchObject({ cacheHits: 0, cacheMisses: 40 });
+    const upstreamCalls = chatRequestsOf(model).length;
+
+    const again = await br(['rerun', original.runId, '--json'], h.env);
+    expect(again.code).toBe(0);
+    const rerun = JSON.parse(again.stdout);
+    expect(chatRequestsOf(model).length).toBe(upstreamCalls);
+    expect(rerun.usage.model).toMatchObject({ requests: 40, cacheHits: 40, cacheMisses: 0, cost: 0 });
+    expect(rerun.overall).toBe(original.overall);
+    expect(rerun.jobs.map((j: { result: unknown }) => j.result)).toEqual(original.jobs.map((j: { result: unknown }) => j.result));
+  });
+
+  it('gives a benchmark a judge through the optional variables, metered on its own', async () => {
+    const run = await h.run(path.join(fixturesDir, 'benchmarks', 'judge-probe'), {
+      model: 'reference',
+      extras: { judge: { name: 'reference-judge', endpoint: h.model.url } },
+    });
+    expect(run.jobs[0]).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1, raw_metrics: { judge_model: 'reference-judge' } } });
+    expect(run.usage!.model.requests).toBe(1);
+    expect(run.usage!.judge!.requests).toBe(1);
+  });
+});
+
+describe('the gateway itself', () => {
+  const route = (jobId: string): GatewayRoute => ({
+    jobId,
+    runId: 'run-direct',
+    role: 'model',
+    upstream: { baseUrl: h.model.url, apiKey: 'sk-upstream-only' },
+    generation: { set: {} },
+    prices: BUILT_IN_PRICES,
+    limits: { concurrency: 4, maxRetries: 2 },
+    usageFile: path.join(scratch, jobId, 'usage-model.json'),
+  });
+  const chat = (url: string, token: string, body: object) =>
+    fetch(`${url}/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+
+  it('passes a streamed answer through intact, measures TTFT, and keeps its own usage request out of the stream', async () => {
+    const gateway = new ModelGateway('test-secret');
+    const port = await gateway.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${port}/v1`;
+    try {
+      const token = gateway.register(route('stream-job'));
+      const question = { model: 'reference', messages: [{ role: 'user', content: 'What is 12 + 30?' }] };
+      const plain = (await (await chat(url, token, question)).json()) as { choices: Array<{ message: { content: string } }> };
+
+      const streamed = await (await chat(url, token, { ...question, stream: true })).text();
+      const events = streamed.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+      expect(events.at(-1)).toBe('[DONE]');
+      const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: Array<{ delta: { content?: string } }>; usage?: unknown });
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(plain.choices[0]!.message.content);
+      // The gateway asked the upstream for usage; the client did not, so it gets no usage event.
+      expect(chunks.every((c) => c.choices.length > 0 && !c.usage)).toBe(true);
+
+      const withUsage = await (await chat(url, token, { ...question, stream: true, stream_options: { include_usage: true } })).text();
+      expect(withUsage).toContain('"usage":{"prompt_tokens"');
+
+      const counters = gateway.unregister('stream-job', 'model')!;
+      expect(counters.requests).toBe(3);
+      expect(counters.ttftMs.count).toBe(2);
+      expect(counters.completionTokens).toBeGreaterThan(0);
+      expect(h.model.requests.filter((r) => r.headers.authorization === 'Bearer sk-upstream-only').length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers 401 to a wrong token and to a token whose job has ended', async () => {
+    const gateway = new ModelGateway('test-secret');
+    const port = await gateway.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${port}/v1`;
+    try {
+      const question = { model: 'reference', messages: [{ role: 'user', content: 'What is 1 + 1?' }] };
+      expect((await chat(url, 'brj-not-a-real-token', question)).status).toBe(401);
+      const token = gateway.register(route('ending-job'));
+      expect((await chat(url, token, question)).status).toBe(200);
+      gateway.unregister('ending-job', 'model');
+      const after = await chat(url, token, question);
+      expect(after.status).toBe(401);
+      expect(((await after.json()) as { error: { type: string } }).error.type).toBe('invalid_api_key');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('re-issues the same token for a job after a restart, and carries on counting', async () => {
+    const first = new ModelGateway('host-secret');
+    const token = first.register(route('restart-job'));
+    await first.listen(0, '127.0.0.1').then(async (port) => {
+      await chat(`http://127.0.0.1:${port}/v1`, token, { model: 'reference', messages: [{ role: 'user', content: 'What is 2 + 2?' }] });
+    });
+    await first.close(); // saves the job's counters
+
+    const second = new ModelGateway('host-secret');
+    expect(second.register(route('restart-job'))).toBe(token);
+    expect(second.unregister('restart-job', 'model')!.requests).toBe(1);
+    expect(new ModelGateway('other-host').tokenFor('restart-job', 'model')).not.toBe(token);
+  });
+});
