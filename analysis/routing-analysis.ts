@@ -92,7 +92,9 @@ export interface RoutingReport {
     trainQueries: number;
     testQueries: number;
     datasets: Array<{ name: string; queries: number; train: number; test: number; dropped: number }>;
+    /** Queries dropped because some model had no record for them, in total and per dataset. */
     droppedQueries: number;
+    droppedByDataset: Record<string, number>;
     duplicateRecords: number;
   };
   models: ModelResult[];
@@ -140,9 +142,8 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
   const reference = { random: baselines.randomExpected.acc, bestSingle: baselines.bestSingle.acc, oracle: baselines.oracle.acc };
   phase('baselines');
 
-  const allRows = Int32Array.from(pool.queryText, (_, q) => q);
   const embeddings = normalizeRows(await embedder.embed(pool.queryText, split.train));
-  if (embeddings.rows !== pool.queryText.length) throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${allRows.length} queries`);
+  if (embeddings.rows !== pool.queryText.length) throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${pool.queryText.length} queries`);
   phase('embed');
 
   const clusterModel = trainClusterRouter(pool, embeddings, split.train, options);
@@ -210,6 +211,7 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
       testQueries: split.test.length,
       datasets: pool.datasets.map((name, d) => ({ name, queries: train.datasetCount[d]! + test.datasetCount[d]!, train: train.datasetCount[d]!, test: test.datasetCount[d]!, dropped: pool.dropped.byDataset[name] ?? 0 })),
       droppedQueries: pool.dropped.total,
+      droppedByDataset: pool.dropped.byDataset,
       duplicateRecords: pool.duplicateRecords,
     },
     models: pool.models.map((model, m) => ({ model, trainAcc: perModel.train[m]!.acc, acc: perModel.test[m]!.acc, cost: perModel.test[m]!.cost, datasetAcc: datasetAccOf(perModel.test[m]!), onFrontier: onFrontier.has(m) })),
