@@ -4,7 +4,7 @@
 // upstream, caches answers, and applies the run's generation settings.
 
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -106,7 +106,10 @@ export class ModelGateway {
 
   private save(route: LiveRoute): void {
     mkdirSync(path.dirname(route.usageFile), { recursive: true });
-    writeFileSync(route.usageFile, JSON.stringify({ role: route.role, counters: route.counters }));
+    // Write then rename: a reader (a restarted worker) never sees half a file.
+    const partial = `${route.usageFile}.${process.pid}.partial`;
+    writeFileSync(partial, JSON.stringify({ role: route.role, counters: route.counters }));
+    renameSync(partial, route.usageFile);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
