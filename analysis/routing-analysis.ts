@@ -28,7 +28,7 @@ export interface AnalysisOptions {
   alphaSteps: number;
 }
 
-export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = { seed: 42, trainRatio: 0.7, k: 32, topK: 1, beta: 9, nInit: 3, knnK: 10, alphaSteps: 100 };
+export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = { seed: 42, trainRatio: 0.7, k: 32, topK: 1, beta: 9, nInit: 10, knnK: 10, alphaSteps: 100 };
 
 export const METHOD = {
   randomExpected: 'Random (expected)',

@@ -30,7 +30,7 @@ export interface SyntheticPool {
   specialty: Int32Array;
 }
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'nu', 're', 'sa', 'to', 'vi', 'ze', 'qu', 'an', 'el', 'or', 'us', 'ip', 'ed'];
+const SYLLABLES = 'bcdfghjklmnprstvwz'.split('').flatMap((c) => ['a', 'e', 'i', 'o', 'u'].map((v) => c + v));
 
 export function syntheticPool(options: SyntheticPoolOptions): SyntheticPool {
   const rng = new PythonRandom(options.seed ?? 7);
@@ -40,14 +40,13 @@ export function syntheticPool(options: SyntheticPoolOptions): SyntheticPool {
   const fair = options.fair ?? 0.65;
   const wordsPerQuery = options.wordsPerQuery ?? 24;
 
-  const word = (salt: number, j: number) => {
-    let h = Math.imul(salt * 7919 + j + 1, 0x9e3779b1) >>> 0;
-    let out = '';
-    for (let s = 0; s < 3; s++, h >>>= 4) out += SYLLABLES[h & 15];
-    return out;
-  };
-  const topicWords = Array.from({ length: topics }, (_, t) => Array.from({ length: 40 }, (_, j) => word(t + 1, j)));
-  const commonWords = Array.from({ length: 300 }, (_, j) => word(0, j));
+  // Each topic writes with its own few syllables, as a domain has its own vocabulary and spelling
+  // (code, math, dialogue), so both word and character n-gram features carry the topic.
+  const syllable = (t: number, j: number) => SYLLABLES[(t * 4 + j) % SYLLABLES.length]!;
+  const topicWords = Array.from({ length: topics }, (_, t) =>
+    Array.from({ length: 40 }, (_, j) => syllable(t, j % 4) + syllable(t, (j >> 2) % 4) + syllable(t, (j >> 4) % 4) + (j >> 6 ? String(j) : '')),
+  );
+  const commonWords = ['the', 'of', 'and', 'what', 'is', 'which', 'how', 'many', 'given', 'find', 'a', 'in', 'for', 'with', 'value', 'answer'];
 
   const modelNames = Array.from({ length: models }, (_, m) => `model-${String(m).padStart(2, '0')}`);
   const specialty = Int32Array.from({ length: models }, (_, m) => (options.generalistEvery && (m + 1) % options.generalistEvery === 0 ? -1 : m % topics));
@@ -65,7 +64,7 @@ export function syntheticPool(options: SyntheticPoolOptions): SyntheticPool {
       const topic = rng.randbelow(topics);
       topicOfQuery[q] = topic;
       const words: string[] = [];
-      for (let w = 0; w < wordsPerQuery; w++) words.push(rng.random() < 0.6 ? topicWords[topic]![rng.randbelow(40)]! : commonWords[rng.randbelow(300)]!);
+      for (let w = 0; w < wordsPerQuery; w++) words.push(rng.random() < 0.6 ? topicWords[topic]![rng.randbelow(40)]! : commonWords[rng.randbelow(commonWords.length)]!);
       const prompt = `${benchmark} question ${i}: ${words.join(' ')}?`;
       const promptTokens = wordsPerQuery + 4;
       for (let m = 0; m < models; m++) {

@@ -7,7 +7,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../contract/search-attributes.js';
+import { Connection } from '@temporalio/client';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { DEV_SERVER_SQLITE_ARGS, EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../contract/settings.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -59,8 +60,26 @@ function startDetached(settings: Settings, name: string, command: string, args: 
   return child.pid!;
 }
 
+/**
+ * Registers BenchRouter's search attributes where they are missing. `start-dev --search-attribute`
+ * registers them only when it creates the database, so an older embedded database needs this.
+ */
+export async function ensureSearchAttributes(settings: Settings): Promise<void> {
+  const connection = await Connection.connect({ address: settings.temporalAddress });
+  try {
+    const namespace = settings.temporalNamespace;
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => !(key.name in (customAttributes ?? {})));
+    if (missing.length === 0) return;
+    const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((key) => [key.name, KEYWORD])) });
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
-  if (await isReachable(settings.temporalAddress)) return;
+  if (await isReachable(settings.temporalAddress)) return ensureSearchAttributes(settings);
   const db = path.join(settings.home, 'temporal.db');
   say(`starting Temporal dev server on ${settings.temporalAddress} (database ${db}, Web UI ${settings.webUiUrl})`);
   startDetached(settings, 'temporal', 'temporal', [
@@ -74,7 +93,7 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
   ]);
   for (let i = 0; i < 120; i++) {
-    if (await isReachable(settings.temporalAddress)) return;
+    if (await isReachable(settings.temporalAddress)) return ensureSearchAttributes(settings);
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within 30 s; see ${path.join(settings.home, 'temporal.log')}`);

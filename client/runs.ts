@@ -2,6 +2,7 @@
 
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { randomBytes } from 'node:crypto';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
@@ -157,19 +158,53 @@ export function runsQuery(filter: RunFilter = {}): string {
   return clauses.join(' AND ');
 }
 
+const EXECUTION_STATUS = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
+
+/** A Keyword search attribute's value from a raw listing (search attributes are never encrypted). */
+function keywordOf(fields: Record<string, { data?: Uint8Array | null }> | null | undefined, name: string): string | undefined {
+  const data = fields?.[name]?.data;
+  if (!data) return undefined;
+  const value = JSON.parse(Buffer.from(data).toString('utf8')) as unknown;
+  return Array.isArray(value) ? String(value[0]) : String(value);
+}
+
+/** A memo field of a run from before search attributes, when it is plain JSON (not encrypted). */
+function plainMemo(fields: Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined, name: string): string | undefined {
+  const field = fields?.[name];
+  if (!field?.data || Buffer.from(field.metadata?.encoding ?? []).toString() !== 'json/plain') return undefined;
+  return String(JSON.parse(Buffer.from(field.data).toString('utf8')));
+}
+
+/**
+ * Lists runs from visibility, newest first. It reads search attributes, not memos: memos may be
+ * encrypted by a payload codec, and one run whose memo this process cannot decode must not hide
+ * every other run.
+ */
 export async function listRuns(client: Client, limit = 50, filter: RunFilter = {}): Promise<RunSummary[]> {
   const runs: RunSummary[] = [];
-  for await (const info of client.workflow.list({ query: runsQuery(filter) })) {
-    runs.push({
-      runId: info.workflowId,
-      status: String(info.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status) ?? info.status.name),
-      benchmark: String(info.memo?.benchmark ?? ''),
-      model: String(info.memo?.model ?? ''),
-      startTime: info.startTime.toISOString(),
-      closeTime: info.closeTime?.toISOString(),
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listWorkflowExecutions({
+      namespace: client.options.namespace,
+      query: runsQuery(filter),
+      pageSize: Math.min(limit, 1000),
+      nextPageToken,
     });
-    if (runs.length >= limit) break;
-  }
+    for (const execution of page.executions ?? []) {
+      const fields = execution.searchAttributes?.indexedFields as Record<string, { data?: Uint8Array | null }> | undefined;
+      const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;
+      runs.push({
+        runId: execution.execution?.workflowId ?? '',
+        status: keywordOf(fields, SEARCH_ATTRIBUTES.status.name) ?? EXECUTION_STATUS[Number(execution.status ?? 0)] ?? 'UNKNOWN',
+        benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
+        model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
+        startTime: optionalTsToDate(execution.startTime)?.toISOString() ?? '',
+        closeTime: optionalTsToDate(execution.closeTime)?.toISOString(),
+      });
+      if (runs.length >= limit) return runs;
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
   return runs;
 }
 

@@ -141,6 +141,10 @@ describe('with BENCHROUTER_PAYLOAD_KEY set', () => {
     expect(withoutKey.code).not.toBe(0);
     const withKey = await br(['results', run.runId, '--json'], env);
     expect(JSON.parse(withKey.stdout)).toEqual(run);
+    // Listing needs no key: it reads search attributes, never the encrypted memo.
+    const listed = await br(['list', '--json'], { ...env, BENCHROUTER_PAYLOAD_KEY: '' });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).map((r: { runId: string }) => r.runId)).toContain(run.runId);
 
     const server = await startCodecServer(new AesGcmPayloadCodec(payloadKey), { port: 0, allowOrigin: 'http://localhost:8233' });
     try {

@@ -1,0 +1,130 @@
+// Reads a directory in LLMRouterBench's release layout, `results/bench/<dataset>/<split>/<model>/*.json`,
+// the way its own loader does: files with `demo: true` are skipped, the newest remaining file per
+// (dataset, split, model) is used (by its `YYYYMMDD_HHMMSS` suffix, else its modification time), and a
+// null score counts as 0. File I/O lives here, not in the analysis.
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { instanceRecordSchema, type InstanceRecord } from './instance-record.js';
+import { ProblemList } from './record-problems.js';
+
+export interface LlmRouterBenchLoad {
+  records: InstanceRecord[];
+  /** The files used, one per (dataset, split, model), in the order read. */
+  files: string[];
+  /** Files skipped for `demo: true`, and older files superseded by a newer one. */
+  skippedDemo: string[];
+  superseded: string[];
+}
+
+interface Candidate {
+  file: string;
+  dataset: string;
+  split: string;
+  model: string;
+  stamp: number;
+  records: unknown;
+}
+
+/** `dir` may be the release root (holding results/bench), `results`, or `results/bench` itself. */
+export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
+  const problems = new ProblemList();
+  const bench = [path.join(dir, 'results', 'bench'), path.join(dir, 'bench'), dir].find((d) => existsSync(d) && statSync(d).isDirectory());
+  if (!bench) {
+    problems.add({ file: dir, field: '', message: 'not a directory: expected a directory in the layout results/bench/<dataset>/<split>/<model>/*.json' });
+    problems.throwIfAny();
+  }
+
+  // Directories are walked in sorted order, as LLMRouterBench reads its files sorted by path: the
+  // query order, and so the split, follow from it.
+  const groups = new Map<string, Candidate[]>();
+  const skippedDemo: string[] = [];
+  let seen = 0;
+  for (const datasetDir of subdirectories(bench!)) {
+    for (const splitDir of subdirectories(path.join(bench!, datasetDir))) {
+      for (const modelDir of subdirectories(path.join(bench!, datasetDir, splitDir))) {
+        const where = path.join(bench!, datasetDir, splitDir, modelDir);
+        for (const name of readdirSync(where).filter((n) => n.endsWith('.json')).sort()) {
+          const file = path.join(where, name);
+          seen++;
+          let data: Record<string, unknown>;
+          try {
+            data = JSON.parse(readFileSync(file, 'utf8'));
+          } catch (error) {
+            problems.add({ file, field: '', message: `not valid JSON (${(error as Error).message})` });
+            continue;
+          }
+          if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+            problems.add({ file, field: '', message: 'expected a JSON object with "records"' });
+            continue;
+          }
+          if (data['demo'] === true) {
+            skippedDemo.push(file);
+            continue;
+          }
+          const text = (key: string, fallback: string) => (typeof data[key] === 'string' && data[key] ? (data[key] as string) : fallback);
+          const candidate = { file, dataset: text('dataset_name', datasetDir), split: text('split', splitDir), model: text('model_name', modelDir), stamp: timestampOf(file), records: data['records'] };
+          const key = `${candidate.dataset}\u0000${candidate.split}\u0000${candidate.model}`;
+          groups.set(key, [...(groups.get(key) ?? []), candidate]);
+        }
+      }
+    }
+  }
+  if (seen === 0) problems.add({ file: bench!, field: '', message: 'no result files: expected <dataset>/<split>/<model>/*.json under it' });
+
+  const chosen: Candidate[] = [];
+  const superseded: string[] = [];
+  for (const candidates of groups.values()) {
+    // Python's max(): the first of equal stamps wins.
+    const newest = candidates.reduce((best, c) => (c.stamp > best.stamp ? c : best));
+    chosen.push(newest);
+    for (const c of candidates) if (c !== newest) superseded.push(c.file);
+  }
+  chosen.sort((a, b) => comparePaths(a.file, b.file));
+
+  // A dataset evaluated on several splits keeps its queries apart by prefixing the index with the split.
+  const splitsOf = new Map<string, Set<string>>();
+  for (const c of chosen) splitsOf.set(c.dataset, (splitsOf.get(c.dataset) ?? new Set()).add(c.split));
+
+  const records: InstanceRecord[] = [];
+  for (const c of chosen) {
+    if (!Array.isArray(c.records)) {
+      problems.add({ file: c.file, field: 'records', message: 'expected an array of per-instance records' });
+      continue;
+    }
+    const multiSplit = splitsOf.get(c.dataset)!.size > 1;
+    c.records.forEach((raw: unknown, i: number) => {
+      const parsed = instanceRecordSchema.safeParse({ ...(typeof raw === 'object' && raw !== null ? raw : { record: raw }), benchmark: c.dataset, model: c.model });
+      if (!parsed.success) {
+        problems.addIssues(c.file, `records[${i}]`, parsed.error);
+        return;
+      }
+      const record = parsed.data;
+      records.push(multiSplit ? { ...record, index: `${c.split}/${record.index}` } : record);
+    });
+  }
+  problems.throwIfAny();
+  return { records, files: chosen.map((c) => c.file), skippedDemo, superseded };
+}
+
+/** YYYYMMDDHHMMSS from a `…-YYYYMMDD_HHMMSS.json` name, else the modification time in seconds (as LLMRouterBench). */
+export function timestampOf(file: string): number {
+  const match = /(\d{8})_(\d{6})\.json$/.exec(path.basename(file));
+  if (match) return Number(match[1]! + match[2]!);
+  return Math.floor(statSync(file).mtimeMs / 1000);
+}
+
+function subdirectories(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+}
+
+/** Python's Path ordering: component by component. */
+function comparePaths(a: string, b: string): number {
+  const pa = a.split(path.sep);
+  const pb = b.split(path.sep);
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) if (pa[i] !== pb[i]) return pa[i]! < pb[i]! ? -1 : 1;
+  return pa.length - pb.length;
+}

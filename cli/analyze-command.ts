@@ -1,0 +1,183 @@
+// `br analyze`: the routing analysis of several models' per-instance records (an LLMRouterBench
+// release directory and/or JSON Lines files): baselines, routers, the cost setting and the Pareto
+// frontier, printed as tables or JSON and written as CSV, XLSX and an SVG + PNG plot.
+
+import { Command, InvalidArgumentError } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { renderAccuracyCostSvg } from '../analysis/accuracy-cost-plot.js';
+import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
+import type { Embedder } from '../analysis/embedding-matrix.js';
+import type { InstanceRecord } from '../analysis/instance-record.js';
+import { loadLlmRouterBench } from '../analysis/load-llmrouterbench.js';
+import { loadRecordsJsonl } from '../analysis/load-records-jsonl.js';
+import { openAiEmbedder } from '../analysis/openai-embeddings-client.js';
+import { renderPng } from '../analysis/plot-png.js';
+import { buildQueryPool } from '../analysis/query-pool.js';
+import { renderReportCsv } from '../analysis/report-csv.js';
+import { renderReportText } from '../analysis/report-text.js';
+import { renderReportXlsx } from '../analysis/report-xlsx.js';
+import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError } from '../analysis/routing-analysis.js';
+import { InputError } from '../contract/problems.js';
+
+export interface AnalyzeCommandDeps {
+  /** Where the report goes (tables or JSON). */
+  stdout(text: string): void;
+  /** Progress and notes, one line each. */
+  say(line: string): void;
+  /** Environment variables, for the embeddings API key. */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface AnalyzeFlags {
+  llmrouterbenchDir?: string;
+  records?: string[];
+  seed: number;
+  trainRatio: number;
+  k: number;
+  topK: number;
+  beta: number;
+  nInit: number;
+  knnK: number;
+  embeddingDim: number;
+  embeddingsEndpoint?: string;
+  embeddingsModel: string;
+  embeddingsApiKeyEnv?: string;
+  json?: boolean;
+  csv?: string;
+  xlsx?: string;
+  plot?: string;
+}
+
+const defaultDeps: AnalyzeCommandDeps = {
+  stdout: (text) => process.stdout.write(text),
+  say: (line) => process.stderr.write(`${line}\n`),
+};
+
+export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDeps = defaultDeps): Command {
+  const d = DEFAULT_ANALYSIS_OPTIONS;
+  return program
+    .command('analyze')
+    .description('routing analysis of several models on the same benchmarks: baselines, routers, cost setting, Pareto frontier')
+    .option('--llmrouterbench-dir <dir>', 'a directory in LLMRouterBench\'s layout: results/bench/<dataset>/<split>/<model>/*.json')
+    .option('--records <file.jsonl...>', 'JSON Lines of records {benchmark, model, index, prompt, score, cost, ...}')
+    .option('--seed <n>', 'seed of the train/test split, the random baseline and k-means', wholeNumber, d.seed)
+    .option('--train-ratio <r>', 'share of each dataset\'s queries used for training', ratio, d.trainRatio)
+    .option('--k <n>', 'cluster router: number of k-means clusters', positiveInt, d.k)
+    .option('--top-k <n>', 'cluster router: nearest clusters a query is routed by', positiveInt, d.topK)
+    .option('--beta <x>', 'cluster router: softmax sharpness over cluster distances', nonNegative, d.beta)
+    .option('--n-init <n>', 'cluster router: k-means restarts (best inertia wins)', positiveInt, d.nInit)
+    .option('--knn-k <n>', 'kNN router: neighbours per query', positiveInt, d.knnK)
+    .option('--embedding-dim <n>', 'dimensions of the built-in offline embedder (even)', evenInt, DEFAULT_EMBEDDING_DIM)
+    .option('--embeddings-endpoint <url>', 'embed queries with this OpenAI-compatible base URL (…/v1) instead of the offline embedder')
+    .option('--embeddings-model <name>', 'model name sent to --embeddings-endpoint', 'text-embedding-3-small')
+    .option('--embeddings-api-key-env <VAR>', 'environment variable holding the embeddings API key')
+    .option('--json', 'print the report as JSON')
+    .option('--csv <file>', 'also write the report as CSV')
+    .option('--xlsx <file>', 'also write the report as an Excel workbook')
+    .option('--plot <file.svg>', 'also write the accuracy–cost plot as SVG, and as PNG next to it')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Example:',
+        '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --plot out/routing.svg --xlsx out/routing.xlsx',
+        '  $ br analyze --records runs/a.jsonl runs/b.jsonl --seed 7 --json',
+        '',
+        'Records are joined on (benchmark, index); queries missing for some model are dropped and counted.',
+        'Exit codes: 0 done, 2 bad input (the message names the file, field and problem), 1 other errors.',
+      ].join('\n'),
+    )
+    .action(async (flags: AnalyzeFlags) => runAnalyze(flags, deps));
+}
+
+async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promise<void> {
+  if (!flags.llmrouterbenchDir && !flags.records?.length) {
+    throw new InputError([{ file: 'br analyze', field: '', message: 'no input: give --llmrouterbench-dir DIR and/or --records FILE.jsonl...' }]);
+  }
+  if (flags.plot && !flags.plot.toLowerCase().endsWith('.svg')) {
+    throw new InputError([{ file: '--plot', field: '', message: `expected a file name ending in .svg (the PNG is written next to it), got "${flags.plot}"` }]);
+  }
+  if (flags.embeddingsEndpoint && !/^https?:\/\//.test(flags.embeddingsEndpoint)) {
+    throw new InputError([{ file: '--embeddings-endpoint', field: '', message: `expected an http(s) base URL ending in /v1, got "${flags.embeddingsEndpoint}"` }]);
+  }
+  const env = deps.env ?? process.env;
+  if (flags.embeddingsApiKeyEnv && !env[flags.embeddingsApiKeyEnv]) {
+    throw new InputError([{ file: '--embeddings-api-key-env', field: '', message: `environment variable ${flags.embeddingsApiKeyEnv} is not set` }]);
+  }
+
+  const records: InstanceRecord[] = [];
+  if (flags.llmrouterbenchDir) {
+    const load = loadLlmRouterBench(flags.llmrouterbenchDir);
+    deps.say(`${flags.llmrouterbenchDir}: ${load.records.length} records from ${load.files.length} result files (skipped ${load.skippedDemo.length} demo, ${load.superseded.length} superseded by newer files)`);
+    records.push(...load.records);
+  }
+  if (flags.records?.length) {
+    const loaded = loadRecordsJsonl(flags.records);
+    deps.say(`${flags.records.join(', ')}: ${loaded.length} records`);
+    for (const r of loaded) records.push(r);
+  }
+
+  const pool = buildQueryPool(records);
+  if (pool.dropped.total) {
+    const where = Object.entries(pool.dropped.byDataset).map(([name, n]) => `${name} ${n}`).join(', ');
+    deps.say(`dropped ${pool.dropped.total} queries that some model has no record for (${where})`);
+  }
+  if (pool.duplicateRecords) deps.say(`ignored ${pool.duplicateRecords} duplicate records (the first per benchmark, index and model is kept)`);
+
+  const embedder: Embedder = flags.embeddingsEndpoint
+    ? openAiEmbedder({ endpoint: flags.embeddingsEndpoint, model: flags.embeddingsModel, apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined })
+    : hashedTfidfEmbedder({ dim: flags.embeddingDim });
+  let report;
+  try {
+    report = await analyzeRouting(pool, { seed: flags.seed, trainRatio: flags.trainRatio, k: flags.k, topK: flags.topK, beta: flags.beta, nInit: flags.nInit, knnK: flags.knnK }, embedder);
+  } catch (error) {
+    if (error instanceof UnanalysableInputError) throw new InputError([{ file: [flags.llmrouterbenchDir, ...(flags.records ?? [])].filter(Boolean).join(', '), field: '', message: error.message }]);
+    throw error;
+  }
+
+  if (flags.csv) writeOutput(flags.csv, renderReportCsv(report), deps);
+  if (flags.xlsx) writeOutput(flags.xlsx, await renderReportXlsx(report), deps);
+  if (flags.plot) {
+    const svg = renderAccuracyCostSvg(report);
+    writeOutput(flags.plot, svg, deps);
+    writeOutput(flags.plot.replace(/\.svg$/i, '.png'), renderPng(svg), deps);
+  }
+  deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReportText(report)}\n`);
+}
+
+function writeOutput(file: string, content: string | Buffer, deps: AnalyzeCommandDeps): void {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(file, content);
+  deps.say(`wrote ${file}`);
+}
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a whole number, got "${value}"`);
+  return n;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got "${value}"`);
+  return n;
+}
+
+function evenInt(value: string): number {
+  const n = positiveInt(value);
+  if (n % 2) throw new InvalidArgumentError(`expected an even number (half the dimensions hold words, half character n-grams), got "${value}"`);
+  return n;
+}
+
+function ratio(value: string): number {
+  const n = Number(value);
+  if (!(n > 0 && n < 1)) throw new InvalidArgumentError(`expected a number strictly between 0 and 1, got "${value}"`);
+  return n;
+}
+
+function nonNegative(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`expected a non-negative number, got "${value}"`);
+  return n;
+}
