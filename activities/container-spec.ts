@@ -116,6 +116,7 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     BENCHROUTER_MODEL_NAME: job.model.name,
     BENCHROUTER_OUTPUT_DIR: CONTAINER_RESULTS_DIR,
     BENCHROUTER_API_KEY: apiKey,
+    ...(job.repeat?.seed !== undefined ? { BENCHROUTER_SEED: String(job.repeat.seed) } : {}),
     ...(access.judge
       ? { BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint), BENCHROUTER_JUDGE_MODEL: access.judge.model, BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey }
       : {}),

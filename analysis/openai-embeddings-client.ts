@@ -87,6 +87,7 @@ function parseEmbeddings(url: string, text: string, expected: number): number[][
   const out: number[][] = new Array(expected);
   data.forEach((item: { index?: unknown; embedding?: unknown }, position) => {
     const index = typeof item?.index === 'number' ? item.index : position;
+    if (!Number.isInteger(index) || index < 0 || index >= expected || out[index]) throw new Error(`${url}: data[${position}].index: expected a distinct whole number below ${expected}, got ${index}`);
     const embedding = item?.embedding;
     if (!Array.isArray(embedding) || !embedding.every((x) => typeof x === 'number')) throw new Error(`${url}: data[${position}].embedding: expected an array of numbers`);
     out[index] = embedding as number[];

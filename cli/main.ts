@@ -331,7 +331,7 @@ export function buildProgram(): Command {
       const model = await startReferenceModel({ port: 0, recordRequests: false });
       try {
         say(`reference model on ${model.url}`);
-        const { spec, handle } = await submitFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json, gateway: true, gen: [] });
+        const { spec, handle } = await submitFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json, gateway: true, gen: [], repeats: 1 });
         say(`run ${spec.runId}: ${spec.tasks.length} jobs of arith against reference-acc80 (the first run builds the image)`);
         printRun(await waitWithProgress(handle), flags.json);
       } finally {

@@ -22,16 +22,25 @@ function firstLine(text: string | undefined): string {
   return line.length > 70 ? `${line.slice(0, 67)}...` : line;
 }
 
+/** "0.8000 ± 0.0120" with repeats to compare, else "0.8000". */
+export function formatMeanStd(mean: number | null | undefined, std: number | null | undefined): string {
+  return std === null || std === undefined ? formatScore(mean) : `${formatScore(mean)} ± ${std.toFixed(4)}`;
+}
+
 export function renderRunResult(run: RunResult, webUiLink?: string): string {
-  const rows = run.jobs.map((job) => [job.task, job.status, formatScore(job.result?.overall), jobSeconds(job), job.reason ?? '', firstLine(job.message)]);
+  const repeated = run.jobs.some((j) => (j.repeat ?? 0) > 0);
+  const rows = run.jobs.map((job) => [repeated ? `${job.task} #${job.repeat ?? 0}` : job.task, job.status, formatScore(job.result?.overall), jobSeconds(job), job.reason ?? '', firstLine(job.message)]);
   const succeeded = run.jobs.filter((j) => j.status === 'SUCCEEDED').length;
   const lines = [
     `Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`,
     '',
-    table(['TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'], rows),
+    table([repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'], rows),
     '',
-    `overall: ${formatScore(run.overall)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded)`,
   ];
+  if (repeated && run.tasks) {
+    lines.push(table(['TASK', 'REPEATS', 'MEAN ± STD'], run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std)])), '');
+  }
+  lines.push(`overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
   if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);

@@ -20,6 +20,8 @@ export interface RunFlags {
   maxHosts?: number;
   tasks?: string;
   json?: boolean;
+  repeats: number;
+  seed?: number;
   gateway: boolean;
   cache?: boolean;
   modelConcurrency?: number;
@@ -69,6 +71,8 @@ export function addRunFlags(command: Command): Command {
     .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
     .option('--concurrency <n>', 'jobs running at once', positiveInt, DEFAULT_RUN_OPTIONS.concurrency)
     .option('--tasks <names>', 'comma-separated subset of tasks to run')
+    .option('--repeats <n>', 'run each task n times, with seeds seed..seed+n-1 in BENCHROUTER_SEED; reports mean ± std', positiveInt, DEFAULT_RUN_OPTIONS.repeats)
+    .option('--seed <n>', 'seed of the first repeat (BENCHROUTER_SEED)', integer)
     .option('--host-timeout <s>', "seconds a job waits for its host's worker before moving to another host", positiveInt, DEFAULT_RUN_OPTIONS.hostTimeoutSeconds)
     .option('--heartbeat-timeout <s>', 'seconds without a heartbeat before a running container activity is retried', positiveInt, DEFAULT_RUN_OPTIONS.heartbeatTimeoutSeconds)
     .option('--max-hosts <n>', 'hosts a job may try before it fails', positiveInt, DEFAULT_RUN_OPTIONS.maxHosts)
@@ -143,7 +147,14 @@ export function generationFrom(flags: RunFlags, benchmarkName: string): Generati
 }
 
 export function runOptionsFrom(flags: RunFlags): Partial<RunOptions> {
-  return { concurrency: flags.concurrency, hostTimeoutSeconds: flags.hostTimeout, heartbeatTimeoutSeconds: flags.heartbeatTimeout, maxHosts: flags.maxHosts };
+  return {
+    concurrency: flags.concurrency,
+    hostTimeoutSeconds: flags.hostTimeout,
+    heartbeatTimeoutSeconds: flags.heartbeatTimeout,
+    maxHosts: flags.maxHosts,
+    repeats: flags.repeats,
+    ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+  };
 }
 
 export function gatewayFrom(flags: RunFlags): Partial<GatewayOptions> {

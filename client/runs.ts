@@ -56,7 +56,9 @@ export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options:
  * ones over, on the exact task definitions the original pinned.
  */
 export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
-  const carried: JobResult[] = result.jobs.filter((job) => job.status === 'SUCCEEDED').map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
+  // A task is carried over only when every one of its repeats succeeded; otherwise all its repeats run again.
+  const failedTasks = new Set(result.jobs.filter((job) => job.status !== 'SUCCEEDED').map((job) => job.task));
+  const carried: JobResult[] = result.jobs.filter((job) => !failedTasks.has(job.task)).map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
   const succeeded = new Set(carried.map((job) => job.task));
   return {
     ...original,

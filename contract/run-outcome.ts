@@ -1,6 +1,6 @@
 // Pure aggregation of job results into a run's status, score and progress counts.
 
-import type { JobResult, JobState, JobStatus, RunProgress, RunResult, RunStatus } from './run-spec.js';
+import type { JobResult, JobState, JobStatus, RunProgress, RunResult, RunStatus, TaskScore } from './run-spec.js';
 import { emptyCounters, mergeCounters, summarizeUsage } from './usage.js';
 
 export function runStatus(jobs: ReadonlyArray<Pick<JobResult, 'status'>>, cancelled: boolean): RunStatus {
@@ -25,6 +25,38 @@ export function runUsage(jobs: ReadonlyArray<JobResult>): RunResult['usage'] {
   const judged = metered.filter((j) => j.usage!.counters.judge);
   const judge = judged.length ? judged.reduce((acc, j) => mergeCounters(acc, j.usage!.counters.judge!), emptyCounters()) : undefined;
   return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}) };
+}
+
+export function meanAndStd(values: number[]): { mean: number | null; std: number | null } {
+  if (values.length === 0) return { mean: null, std: null };
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  if (values.length === 1) return { mean, std: 0 };
+  const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1);
+  return { mean, std: Math.sqrt(variance) };
+}
+
+/** Per task, the succeeded repeats' scores with their mean and sample std. */
+export function taskScores(jobs: ReadonlyArray<JobResult>): TaskScore[] {
+  const byTask = new Map<string, JobResult[]>();
+  for (const job of jobs) byTask.set(job.task, [...(byTask.get(job.task) ?? []), job]);
+  return [...byTask.entries()].map(([task, runs]) => {
+    const scores = [...runs].sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0)).filter((j) => j.status === 'SUCCEEDED' && j.result).map((j) => j.result!.overall);
+    return { task, scores, repeats: runs.length, ...meanAndStd(scores) };
+  });
+}
+
+/**
+ * The spread of a repeated run: each repeat's mean over its succeeded tasks, then the sample std of
+ * those means. Null without repeats to compare.
+ */
+export function repeatStd(jobs: ReadonlyArray<JobResult>): number | null {
+  const byRepeat = new Map<number, number[]>();
+  for (const job of jobs) {
+    if (job.status !== 'SUCCEEDED' || !job.result) continue;
+    byRepeat.set(job.repeat ?? 0, [...(byRepeat.get(job.repeat ?? 0) ?? []), job.result.overall]);
+  }
+  if (byRepeat.size < 2) return null;
+  return meanAndStd([...byRepeat.values()].map((scores) => meanAndStd(scores).mean!)).std;
 }
 
 export function stateOfStatus(status: JobStatus): JobState {

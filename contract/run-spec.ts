@@ -26,6 +26,13 @@ export interface RunOptions {
   heartbeatTimeoutSeconds: number;
   /** Hosts a job may try before it fails with INFRASTRUCTURE. */
   maxHosts: number;
+  /** Times each task runs; each repeat gets its own seed. */
+  repeats: number;
+  /**
+   * Seed of the first repeat (repeat k gets seed + k), passed as BENCHROUTER_SEED. Absent with one
+   * repeat and no --seed: then no seed is passed and the benchmark keeps its own default.
+   */
+  seed?: number;
 }
 
 /** How jobs reach the model: through the host's gateway (default) or straight to the endpoint. */
@@ -45,7 +52,7 @@ export interface GatewayOptions {
 
 export const DEFAULT_GATEWAY: GatewayOptions = { enabled: true, cache: false, cacheFrom: [], concurrency: 64, maxRetries: 5 };
 
-export const DEFAULT_RUN_OPTIONS: RunOptions = { concurrency: 8, hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3 };
+export const DEFAULT_RUN_OPTIONS: RunOptions = { concurrency: 8, hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3, repeats: 1 };
 
 export interface RunSpec {
   runId: string;
@@ -76,6 +83,8 @@ export interface JobSpec {
   generation: GenerationSettings;
   judge?: ModelTarget;
   prices: RunSpec['prices'];
+  /** Which repeat of its task this job is, and its seed (when the run passes seeds). */
+  repeat: { index: number; seed?: number };
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */
@@ -104,6 +113,9 @@ export interface JobResult {
   hostsTried?: string[];
   /** Model calls through the gateway (absent with --no-gateway). */
   usage?: JobUsage;
+  /** Which repeat of its task this job was (0 when the run has one repeat). */
+  repeat?: number;
+  seed?: number;
   /** For a job carried over by `br retry`: the run whose result this is. */
   carriedFrom?: string;
   image?: string;
@@ -134,6 +146,17 @@ export interface RunProgress {
   jobs: Array<{ jobId: string; task: string; state: JobState }>;
 }
 
+/** One task's scores over its repeats. */
+export interface TaskScore {
+  task: string;
+  /** Scores of the repeats that succeeded, in repeat order. */
+  scores: number[];
+  repeats: number;
+  mean: number | null;
+  /** Sample standard deviation over the succeeded repeats (0 with one). */
+  std: number | null;
+}
+
 export interface RunResult {
   runId: string;
   /** For a run made by `br retry`: the run it retried. */
@@ -143,6 +166,10 @@ export interface RunResult {
   status: RunStatus;
   /** Mean `overall` over succeeded jobs; null when none succeeded. */
   overall: number | null;
+  /** With repeats: the sample standard deviation, over repeats, of each repeat's mean score. */
+  overallStd?: number | null;
+  /** Per task: the mean and std over its repeats. */
+  tasks?: TaskScore[];
   jobs: JobResult[];
   /** Model usage over all jobs (absent with --no-gateway). */
   usage?: { model: UsageSummary; judge?: UsageSummary };

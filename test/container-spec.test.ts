@@ -25,6 +25,7 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
     gateway: { enabled: false, cache: false, cacheFrom: [], concurrency: 64, maxRetries: 5 },
     generation: { set: {} },
     prices: {},
+    repeat: { index: 0 },
     benchmark: { name: 'arith', dir: '/srv/benchmarks/arith', digest: 'f'.repeat(64) },
     task: {
       name: 'addition',

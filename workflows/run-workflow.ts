@@ -3,30 +3,39 @@
 
 import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
-import { meanOverall, runStatus, runUsage, stateOfStatus, summarizeProgress } from '../contract/run-outcome.js';
+import { meanOverall, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../contract/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 
-export function jobIdFor(runId: string, index: number, taskName: string): string {
-  return `${runId}.${String(index).padStart(3, '0')}-${taskName}`;
+export function jobIdFor(runId: string, index: number, taskName: string, repeat?: number): string {
+  return `${runId}.${String(index).padStart(3, '0')}-${taskName}${repeat === undefined ? '' : `.r${repeat}`}`;
+}
+
+function repeatFields(job: JobSpec): Pick<JobResult, 'repeat' | 'seed'> {
+  return { repeat: job.repeat.index, ...(job.repeat.seed !== undefined ? { seed: job.repeat.seed } : {}) };
 }
 
 export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   const startedAt = new Date().toISOString();
-  const jobs: JobSpec[] = spec.tasks.map((task, index) => ({
-    runId: spec.runId,
-    jobId: jobIdFor(spec.runId, index, task.name),
-    benchmark: spec.benchmark,
-    task,
-    model: spec.model,
-    options: { hostTimeoutSeconds: spec.options.hostTimeoutSeconds, heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds, maxHosts: spec.options.maxHosts },
-    gateway: spec.gateway,
-    generation: spec.generation,
-    ...(spec.judge ? { judge: spec.judge } : {}),
-    prices: spec.prices,
-  }));
+  const repeats = spec.options.repeats ?? 1;
+  // Repeat-major order: every task's first repeat runs before any task's second.
+  const jobs: JobSpec[] = Array.from({ length: repeats }, (_, repeat) =>
+    spec.tasks.map((task, index) => ({
+      runId: spec.runId,
+      jobId: jobIdFor(spec.runId, index, task.name, repeats > 1 ? repeat : undefined),
+      benchmark: spec.benchmark,
+      task,
+      model: spec.model,
+      options: { hostTimeoutSeconds: spec.options.hostTimeoutSeconds, heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds, maxHosts: spec.options.maxHosts },
+      gateway: spec.gateway,
+      generation: spec.generation,
+      ...(spec.judge ? { judge: spec.judge } : {}),
+      prices: spec.prices,
+      repeat: { index: repeat, ...(spec.options.seed !== undefined || repeats > 1 ? { seed: (spec.options.seed ?? 0) + repeat } : {}) },
+    })),
+  ).flat();
   const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
   const results: Array<JobResult | undefined> = jobs.map(() => undefined);
   const carriedProgress: RunProgress['jobs'] = (spec.retryOf?.carried ?? []).map((job) => ({ jobId: job.jobId, task: job.task, state: 'succeeded' }));
@@ -41,7 +50,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
       progress[index]!.state = 'running';
       let result: JobResult;
       try {
-        result = await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] });
+        result = { ...(await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] })), ...repeatFields(job) };
       } catch (error) {
         result = {
           jobId: job.jobId,
@@ -50,6 +59,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
           ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
           message: error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error),
           timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
+          ...repeatFields(job),
         };
       }
       results[index] = result;
@@ -61,7 +71,14 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   const finishedAt = new Date().toISOString();
   const ran = results.map(
     (result, index): JobResult =>
-      result ?? { jobId: jobs[index]!.jobId, task: jobs[index]!.task.name, status: 'CANCELLED', message: 'run cancelled before this job started', timings: { queuedAt: startedAt, finishedAt, containerSeconds: 0 } },
+      result ?? {
+        jobId: jobs[index]!.jobId,
+        task: jobs[index]!.task.name,
+        status: 'CANCELLED',
+        message: 'run cancelled before this job started',
+        timings: { queuedAt: startedAt, finishedAt, containerSeconds: 0 },
+        ...repeatFields(jobs[index]!),
+      },
   );
   ran.forEach((r, i) => (progress[i]!.state = stateOfStatus(r.status)));
   // A retry carries the original run's succeeded jobs over: they count as this run's results.
@@ -76,6 +93,8 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     model: spec.model.name,
     status,
     overall: meanOverall(all),
+    ...(repeats > 1 ? { overallStd: repeatStd(all) } : {}),
+    tasks: taskScores(all),
     jobs: all,
     ...(usage ? { usage } : {}),
     startedAt,

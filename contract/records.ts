@@ -1,0 +1,135 @@
+// A benchmark's optional per-instance records.jsonl (DESIGN.md §1), validated line by line and
+// summarized for the job result. Lenient where real benchmarks differ (string indexes, boolean
+// scores, unknown token counts); a line that still fails is counted and reported, never dropped.
+
+import { z } from 'zod';
+import { fieldPath, showValue } from './problems.js';
+
+export interface InstanceRecord {
+  index: number | string;
+  /** In [0, 1]; a boolean score is stored as 1 (true) or 0 (false). */
+  score: number;
+  /** null when the benchmark did not report it. */
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  /** USD; null when the benchmark did not report it. */
+  cost: number | null;
+  origin_query?: unknown;
+  prompt?: unknown;
+  prediction?: unknown;
+  ground_truth?: unknown;
+  raw_output?: unknown;
+  /** Fields beyond the contract's are kept as they are. */
+  [field: string]: unknown;
+}
+
+export interface BadRecordLine {
+  /** 1-based, counting blank lines, as an editor shows it. */
+  line: number;
+  /** For example `line 7: score: expected a number in [0, 1] or a boolean, got "high"`. */
+  problem: string;
+}
+
+export interface ParsedRecords {
+  records: InstanceRecord[];
+  badLines: BadRecordLine[];
+}
+
+/** A figure some records may not report: the total over those that do, and how many do not. */
+export interface RecordsTotal {
+  total: number;
+  missing: number;
+}
+
+export interface RecordsSummary {
+  count: number;
+  badLines: number;
+  /** The first few bad lines' problems, each naming its line. */
+  badLineExamples: string[];
+  /** Mean score over valid records; null when there are none. */
+  meanScore: number | null;
+  promptTokens: RecordsTotal;
+  completionTokens: RecordsTotal;
+  cost: RecordsTotal;
+}
+
+export const BAD_LINE_EXAMPLES = 5;
+
+const SCORE = 'expected a number in [0, 1] or a boolean';
+const INDEX = 'expected a number or a non-empty string';
+const COUNT = 'expected a non-negative number or null';
+
+const score = z.preprocess(
+  (value) => (typeof value === 'boolean' ? Number(value) : value),
+  z.number({ error: SCORE }).min(0, { error: SCORE }).max(1, { error: SCORE }),
+);
+// Absent and null both mean "not reported": counted as missing, not as a bad line.
+const optionalCount = z.preprocess((value) => value ?? null, z.number({ error: COUNT }).nonnegative({ error: COUNT }).nullable());
+
+const recordSchema = z.looseObject({
+  index: z.union([z.number(), z.string().min(1)], { error: INDEX }),
+  score,
+  prompt_tokens: optionalCount,
+  completion_tokens: optionalCount,
+  cost: optionalCount,
+});
+
+/** One line of records.jsonl: a record, a problem, or nothing for a blank line. */
+export function parseRecordLine(text: string, line: number): { record: InstanceRecord } | { problem: string } | undefined {
+  if (!text.trim()) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { problem: `line ${line}: not valid JSON` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { problem: `line ${line}: expected a JSON object, got ${showValue(value)}` };
+  }
+  const parsed = recordSchema.safeParse(value);
+  if (parsed.success) return { record: parsed.data as InstanceRecord };
+  const fields = new Map<string, string>();
+  for (const issue of parsed.error.issues) {
+    const field = fieldPath(issue.path);
+    if (fields.has(field)) continue;
+    const got = (value as Record<string, unknown>)[String(issue.path[0])];
+    fields.set(field, `${field}: ${issue.message}, got ${showValue(got)}`);
+  }
+  return { problem: `line ${line}: ${[...fields.values()].join('; ')}` };
+}
+
+export function parseRecords(text: string): ParsedRecords {
+  const records: InstanceRecord[] = [];
+  const badLines: BadRecordLine[] = [];
+  const lines = text.replace(/^\uFEFF/, '').split('\n');
+  lines.forEach((raw, i) => {
+    const outcome = parseRecordLine(raw.endsWith('\r') ? raw.slice(0, -1) : raw, i + 1);
+    if (!outcome) return;
+    if ('record' in outcome) records.push(outcome.record);
+    else badLines.push({ line: i + 1, problem: outcome.problem });
+  });
+  return { records, badLines };
+}
+
+export function summarizeRecords(parsed: ParsedRecords): RecordsSummary {
+  const { records, badLines } = parsed;
+  const totalOf = (pick: (r: InstanceRecord) => number | null): RecordsTotal => {
+    let total = 0;
+    let missing = 0;
+    for (const record of records) {
+      const value = pick(record);
+      if (value === null) missing += 1;
+      else total += value;
+    }
+    return { total, missing };
+  };
+  return {
+    count: records.length,
+    badLines: badLines.length,
+    badLineExamples: badLines.slice(0, BAD_LINE_EXAMPLES).map((b) => b.problem),
+    meanScore: records.length ? records.reduce((sum, r) => sum + r.score, 0) / records.length : null,
+    promptTokens: totalOf((r) => r.prompt_tokens),
+    completionTokens: totalOf((r) => r.completion_tokens),
+    cost: totalOf((r) => r.cost),
+  };
+}

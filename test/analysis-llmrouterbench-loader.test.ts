@@ -1,0 +1,72 @@
+// Reading LLMRouterBench's release layout: the newest file per (dataset, split, model) by its
+// timestamp suffix, demo files skipped, null scores as 0, and queries missing for a model dropped.
+
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadLlmRouterBench, timestampOf } from '../analysis/load-llmrouterbench.js';
+import { buildQueryPool } from '../analysis/query-pool.js';
+import { InputError } from '../contract/problems.js';
+
+const fixture = path.join(import.meta.dirname, 'fixtures', 'llmrouterbench');
+const bench = path.join(fixture, 'results', 'bench');
+
+describe('loadLlmRouterBench', () => {
+  const load = loadLlmRouterBench(fixture);
+
+  it('uses the newest non-demo file per (dataset, split, model), in path order', () => {
+    expect(load.files.map((f) => path.relative(bench, f))).toEqual([
+      'codey/test/model-a/codey-test-model-a-20250115_000000.json',
+      'codey/test/model-b/codey-test-model-b-20250116_000000.json',
+      'mathx/test/model-a/mathx-test-model-a-20250301_090000.json',
+      'mathx/test/model-b/mathx-test-model-b-20250201_000000.json',
+    ]);
+    // The newer demo file is skipped rather than shadowing the real one; the older file is superseded.
+    expect(load.skippedDemo.map((f) => path.basename(f))).toEqual(['mathx-test-model-a-20250401_000000.json']);
+    expect(load.superseded.map((f) => path.basename(f))).toEqual(['mathx-test-model-a-20250101_120000.json']);
+    expect(load.records).toHaveLength(13);
+  });
+
+  it('joins on (dataset, index): a null score counts as 0 and a query one model lacks is dropped', () => {
+    const pool = buildQueryPool(load.records);
+    expect(pool.datasets).toEqual(['codey', 'mathx']);
+    expect(pool.models).toEqual(['model-a', 'model-b']);
+    expect(pool.dropped).toEqual({ total: 1, byDataset: { mathx: 1 } });
+    const mathx = [...pool.queryDataset.keys()].filter((q) => pool.datasets[pool.queryDataset[q]!] === 'mathx');
+    expect(mathx.map((q) => pool.queryIndex[q])).toEqual(['0', '1', '2']);
+    // model-a's newest file: 1, 1, 0; model-b: null → 0, then 1, 1.
+    expect(mathx.map((q) => [pool.scores[q * 2], pool.scores[q * 2 + 1]])).toEqual([[1, 0], [1, 1], [0, 1]]);
+    expect(pool.queryText[mathx[0]!]).toBe('Solve: 1+1');
+  });
+
+  it('accepts the results/bench directory itself', () => {
+    expect(loadLlmRouterBench(bench).files).toEqual(load.files);
+  });
+
+  it('orders files by their YYYYMMDD_HHMMSS suffix', () => {
+    expect(timestampOf('/x/d-s-m-20250301_090000.json')).toBe(20250301090000);
+  });
+
+  it('names the file and field of a bad record', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'br-llmrouterbench-'));
+    try {
+      cpSync(fixture, dir, { recursive: true });
+      const file = path.join(dir, 'results', 'bench', 'codey', 'test', 'model-b', 'codey-test-model-b-20250116_000000.json');
+      writeFileSync(file, JSON.stringify({ dataset_name: 'codey', split: 'test', model_name: 'model-b', records: [{ index: 0, score: 'yes' }] }));
+      expect(() => loadLlmRouterBench(dir)).toThrow(InputError);
+      expect(() => loadLlmRouterBench(dir)).toThrow(`${file}: records[0].score: expected a number in [0, 1] or null`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says what layout it expected for a directory without result files', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'br-llmrouterbench-'));
+    try {
+      expect(() => loadLlmRouterBench(dir)).toThrow(/no result files: expected <dataset>\/<split>\/<model>\/\*\.json/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,169 @@
+// What `br analyze` hands people and programs: the CSV parses, the XLSX reads back, the SVG holds
+// every series, the PNG renders; the command itself, its exit code for bad input, and the
+// OpenAI-compatible embeddings client against the reference model's /v1/embeddings.
+
+import { Command, CommanderError } from 'commander';
+import ExcelJS from 'exceljs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PLOT_SERIES, renderAccuracyCostSvg } from '../analysis/accuracy-cost-plot.js';
+import { hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
+import { embedViaEndpoint } from '../analysis/openai-embeddings-client.js';
+import { renderPng } from '../analysis/plot-png.js';
+import { renderReportCsv } from '../analysis/report-csv.js';
+import { renderReportText } from '../analysis/report-text.js';
+import { renderReportXlsx, SHEETS } from '../analysis/report-xlsx.js';
+import { analyzeRecords, METHOD, type RoutingReport } from '../analysis/routing-analysis.js';
+import { syntheticPool } from '../analysis/synthetic-pool.js';
+import { registerAnalyzeCommand } from '../cli/analyze-command.js';
+import { InputError } from '../contract/problems.js';
+import { embed, startReferenceModel } from '../reference-model/reference-model-server.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'br-analyze-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const { records } = syntheticPool({ models: 5, topics: 5, datasets: 2, queriesPerDataset: 60, generalistEvery: 5, seed: 5 });
+const report: RoutingReport = await analyzeRecords(records, { nInit: 2 }, hashedTfidfEmbedder());
+
+/** RFC 4180, enough for the report: quoted fields with doubled quotes, CRLF rows. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') (cell += '"'), i++;
+      else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') row.push(cell), (cell = '');
+    else if (ch === '\n') row.push(cell), rows.push(row), (row = []), (cell = '');
+    else if (ch !== '\r') cell += ch;
+  }
+  return rows;
+}
+
+describe('report outputs', () => {
+  it('CSV parses into one rectangular table with a row per method, model, router, setting and frontier point', () => {
+    const rows = parseCsv(renderReportCsv(report));
+    const [header, ...body] = rows;
+    expect(header!.slice(0, 6)).toEqual(['section', 'name', 'model', 'alpha', 'acc', 'cost_usd']);
+    expect(header).toContain('acc:dataset-00');
+    for (const row of body) expect(row).toHaveLength(header!.length);
+    const bySection = (s: string) => body.filter((r) => r[0] === s);
+    expect(bySection('baseline')).toHaveLength(5);
+    expect(bySection('router')).toHaveLength(2);
+    expect(bySection('model')).toHaveLength(5);
+    expect(bySection('setting')).toHaveLength(202);
+    expect(bySection('frontier')).toHaveLength(report.frontier.length);
+    const oracle = body.find((r) => r[1] === METHOD.oracle)!;
+    expect(Number(oracle[4])).toBe(report.methods.find((m) => m.name === METHOD.oracle)!.acc);
+  });
+
+  it('XLSX is written and reads back with exceljs', async () => {
+    const file = path.join(dir, 'report.xlsx');
+    writeFileSync(file, await renderReportXlsx(report));
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(file);
+    expect(workbook.worksheets.map((w) => w.name)).toEqual([...SHEETS]);
+    const methods = workbook.getWorksheet('Methods')!;
+    expect(methods.getRow(1).getCell(1).value).toBe('Method');
+    expect(methods.getRow(2).getCell(1).value).toBe(METHOD.randomExpected);
+    expect(methods.getRow(2).getCell(4).value).toBe(report.methods[0]!.acc);
+    expect(workbook.getWorksheet('Alpha sweeps')!.rowCount).toBe(1 + 202);
+  });
+
+  it('SVG holds every series, and the PNG renders from it', () => {
+    const svg = renderAccuracyCostSvg(report);
+    for (const id of Object.values(PLOT_SERIES)) expect(svg).toContain(`id="${id}"`);
+    expect(svg.match(/data-label="model-\d\d"/g)).toHaveLength(5);
+    expect(svg.match(/data-alpha=/g)).toHaveLength(202);
+    expect(svg).toContain('Pareto frontier');
+    const png = renderPng(svg);
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+
+  it('terminal tables show n/a where CostSave is undefined', () => {
+    const text = renderReportText({ ...report, costAware: report.costAware.map((r) => ({ ...r, costSave: null })) });
+    expect(text).toContain('Best Single: ');
+    expect(text).toMatch(/Cluster router \(cost-aware\)\s+\S+\s+n\/a/);
+  });
+});
+
+describe('br analyze', () => {
+  const run = async (...args: string[]) => {
+    const out: string[] = [];
+    const notes: string[] = [];
+    const program = new Command('br').exitOverride().configureOutput({ writeErr: (s) => notes.push(s), writeOut: (s) => out.push(s) });
+    registerAnalyzeCommand(program, { stdout: (s) => out.push(s), say: (s) => notes.push(s), env: {} });
+    await program.parseAsync(['node', 'br', 'analyze', ...args]);
+    return { out: out.join(''), notes: notes.join('\n') };
+  };
+  const fixture = path.join(import.meta.dirname, 'fixtures', 'llmrouterbench');
+
+  it('analyses an LLMRouterBench directory and writes CSV, XLSX, SVG and PNG', async () => {
+    const plot = path.join(dir, 'plots', 'routing.svg');
+    const { out, notes } = await run('--llmrouterbench-dir', fixture, '--json', '--csv', path.join(dir, 'r.csv'), '--xlsx', path.join(dir, 'r.xlsx'), '--plot', plot, '--k', '2');
+    const parsed = JSON.parse(out) as RoutingReport;
+    expect(parsed.pool.models).toEqual(['model-a', 'model-b']);
+    expect(parsed.pool.droppedQueries).toBe(1);
+    expect(parsed.options.k).toBe(2);
+    expect(notes).toContain('dropped 1 queries that some model has no record for (mathx 1)');
+    for (const f of ['r.csv', 'r.xlsx', 'plots/routing.svg', 'plots/routing.png']) expect(existsSync(path.join(dir, f))).toBe(true);
+  });
+
+  it('reads --records JSON Lines and prints tables', async () => {
+    const file = path.join(dir, 'records.jsonl');
+    writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+    const { out } = await run('--records', file, '--n-init', '1');
+    expect(out).toContain('Routing analysis: 2 datasets, 5 models, 120 queries');
+    expect(out).toContain('Cluster router (cost-aware)');
+  });
+
+  it('rejects a bad record naming the file, line, field and expectation', async () => {
+    const file = path.join(dir, 'bad.jsonl');
+    writeFileSync(file, `${JSON.stringify(records[0])}\n${JSON.stringify({ ...records[1], score: 2 })}\n{oops\n`);
+    const error = await run('--records', file).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    const [first, second] = (error as InputError).message.split('\n');
+    expect(first).toBe(`${file}:2: score: expected a number in [0, 1] or null`);
+    // JSON.parse's own wording differs between Node versions.
+    expect(second).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3: not valid JSON \\(`));
+  });
+
+  it('exits as bad input for a missing input, a bad flag value or a plot name without .svg', async () => {
+    await expect(run()).rejects.toThrow(/no input: give --llmrouterbench-dir DIR and\/or --records FILE\.jsonl/);
+    await expect(run('--records', path.join(dir, 'absent.jsonl'))).rejects.toThrow(/absent\.jsonl: cannot read: ENOENT/);
+    await expect(run('--records', 'x.jsonl', '--plot', 'plot.png')).rejects.toThrow(/--plot: expected a file name ending in \.svg/);
+    const error = await run('--records', 'x.jsonl', '--train-ratio', '1.5').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CommanderError);
+    expect((error as CommanderError).message).toMatch(/--train-ratio.*expected a number strictly between 0 and 1, got "1.5"/);
+  });
+
+  it('has --help with an example', async () => {
+    const error = await run('--help').catch((e: unknown) => e);
+    expect((error as CommanderError).exitCode).toBe(0);
+  });
+});
+
+describe('OpenAI-compatible embeddings client', () => {
+  it('embeds in batches through /v1/embeddings, in input order', async () => {
+    const server = await startReferenceModel({ port: 0, recordRequests: true });
+    try {
+      const texts = ['what is 2+2', 'reverse a string', '', 'the third text', 'and a fifth'];
+      const matrix = await embedViaEndpoint(texts, { endpoint: server.url, model: 'reference', batchSize: 2 });
+      expect(matrix.rows).toBe(5);
+      expect(server.requests.filter((r) => r.path === '/v1/embeddings')).toHaveLength(3);
+      texts.forEach((text, row) => {
+        const expected = embed(text || ' ');
+        expected.forEach((v, j) => expect(matrix.data[row * matrix.dim + j]).toBeCloseTo(v, 6));
+      });
+    } finally {
+      await server.close();
+    }
+  });
+});
