@@ -3,6 +3,7 @@
 // that says how it went.
 
 import { Command, CommanderError } from 'commander';
+import { registerAnalyzeCommand } from './analyze-command.js';
 import { addRunFlags, gatewayFrom, generationFrom, judgeFrom, positiveInt, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -339,6 +340,7 @@ export function buildProgram(): Command {
       }
     });
 
+  registerAnalyzeCommand(program);
   return program;
 }
 

@@ -71,8 +71,9 @@ export async function ensureSearchAttributes(settings: Settings): Promise<void> 
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => !(key.name in (customAttributes ?? {})));
     if (missing.length === 0) return;
-    const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((key) => [key.name, KEYWORD])) });
+    // temporal.api.enums.v1.IndexedValueType: KEYWORD 2, DOUBLE 4.
+    const indexedType = (key: (typeof missing)[number]) => (key.type === 'DOUBLE' ? 4 : 2);
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((key) => [key.name, indexedType(key)])) });
   } finally {
     await connection.close();
   }

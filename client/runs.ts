@@ -142,12 +142,16 @@ export interface RunSummary {
   model: string;
   startTime: string;
   closeTime?: string;
+  /** The run's overall score, once it has ended with one. */
+  score?: number;
 }
 
 export interface RunFilter {
   model?: string;
   benchmark?: string;
   status?: string;
+  /** Any of these statuses (the leaderboard: COMPLETED and PARTIAL). */
+  statuses?: string[];
 }
 
 /** A visibility query for runs; values are quoted, so a filter can never change the query's shape. */
@@ -157,6 +161,7 @@ export function runsQuery(filter: RunFilter = {}): string {
   if (filter.model) clauses.push(`${SEARCH_ATTRIBUTES.model.name} = ${quote(filter.model)}`);
   if (filter.benchmark) clauses.push(`${SEARCH_ATTRIBUTES.benchmark.name} = ${quote(filter.benchmark)}`);
   if (filter.status) clauses.push(`${SEARCH_ATTRIBUTES.status.name} = ${quote(filter.status)}`);
+  if (filter.statuses?.length) clauses.push(`${SEARCH_ATTRIBUTES.status.name} IN (${filter.statuses.map(quote).join(', ')})`);
   return clauses.join(' AND ');
 }
 
@@ -168,6 +173,11 @@ function keywordOf(fields: Record<string, { data?: Uint8Array | null }> | null |
   if (!data) return undefined;
   const value = JSON.parse(Buffer.from(data).toString('utf8')) as unknown;
   return Array.isArray(value) ? String(value[0]) : String(value);
+}
+
+function doubleOf(fields: Record<string, { data?: Uint8Array | null }> | null | undefined, name: string): number | undefined {
+  const data = fields?.[name]?.data;
+  return data ? Number(JSON.parse(Buffer.from(data).toString('utf8'))) : undefined;
 }
 
 /** A memo field of a run from before search attributes, when it is plain JSON (not encrypted). */
@@ -200,6 +210,7 @@ export async function listRuns(client: Client, limit = 50, filter: RunFilter = {
         status: keywordOf(fields, SEARCH_ATTRIBUTES.status.name) ?? EXECUTION_STATUS[Number(execution.status ?? 0)] ?? 'UNKNOWN',
         benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
         model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
+        ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),
         startTime: optionalTsToDate(execution.startTime)?.toISOString() ?? '',
         closeTime: optionalTsToDate(execution.closeTime)?.toISOString(),
       });

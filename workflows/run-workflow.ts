@@ -85,14 +85,15 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   const all = [...(spec.retryOf?.carried ?? []), ...ran];
   const status = runStatus(all, cancelled());
   const usage = runUsage(all);
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }]);
+  const overall = meanOverall(all);
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }, ...(overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: overall }] : [])]);
   return {
     runId: spec.runId,
     ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
     benchmark: spec.benchmark.name,
     model: spec.model.name,
     status,
-    overall: meanOverall(all),
+    overall,
     ...(repeats > 1 ? { overallStd: repeatStd(all) } : {}),
     tasks: taskScores(all),
     jobs: all,

@@ -1,0 +1,74 @@
+// A run's results as the table people export (issue 6): a row per job, then a row for the run,
+// with score, sample count, active container time, latency, TTFT, throughput, tokens and cost.
+
+import type { RecordsSummary } from '../contract/records.js';
+import type { JobResult, RunResult } from '../contract/run-spec.js';
+import type { UsageSummary } from '../contract/usage.js';
+import type { TableCell, TableView } from './table-export.js';
+
+export const RESULT_COLUMNS = ['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status'] as const;
+
+/** Fields a job result may carry that its type does not declare yet. */
+type JobWithRecords = JobResult & { records?: RecordsSummary; repeat?: number };
+
+/** raw_metrics names benchmarks commonly use for their sample count, in order of preference. */
+const SAMPLE_COUNT_METRICS = ['total', 'samples', 'n'];
+
+export function runResultView(run: RunResult, name?: string): TableView {
+  const jobs = run.jobs as JobWithRecords[];
+  const repeated = new Set(jobs.map((j) => j.task).filter((task, i, all) => all.indexOf(task) !== i));
+  const jobRows = jobs.map((job) => jobRow(run.benchmark, job, repeated.has(job.task)));
+  const model = run.usage?.model;
+  const runRow: TableCell[] = [
+    run.benchmark,
+    run.overall,
+    sumColumn(jobRows, 2),
+    sumColumn(jobRows, 3),
+    ...latencyCells(model),
+    sumColumn(jobRows, 7),
+    sumColumn(jobRows, 8),
+    sumColumn(jobRows, 9),
+    run.status,
+  ];
+  return { name: name ?? run.runId, columns: [...RESULT_COLUMNS], rows: [...jobRows, runRow] };
+}
+
+function jobRow(benchmark: string, job: JobWithRecords, repeated: boolean): TableCell[] {
+  const model = job.usage?.model;
+  const records = job.records;
+  // Without the gateway, the benchmark's own per-record figures stand in, when every record has them.
+  const fromRecords = (total: RecordsSummary['cost'] | undefined) => (records && records.count > 0 && total && total.missing === 0 ? total.total : null);
+  return [
+    `${benchmark}/${job.task}${repeated && job.repeat !== undefined ? ` (repeat ${job.repeat})` : ''}`,
+    job.result?.overall ?? null,
+    records ? records.count : sampleCountFromMetrics(job.result?.raw_metrics),
+    job.timings.containerSeconds / 3600,
+    ...latencyCells(model),
+    model ? model.promptTokens : fromRecords(records?.promptTokens),
+    model ? model.completionTokens : fromRecords(records?.completionTokens),
+    model ? model.cost : fromRecords(records?.cost),
+    job.status,
+  ];
+}
+
+function latencyCells(usage: UsageSummary | undefined): TableCell[] {
+  return [
+    usage?.latencyMs ? usage.latencyMs.mean / 1000 : null,
+    usage?.ttftMs ? usage.ttftMs.mean / 1000 : null,
+    usage?.outputTokensPerSecond ?? null,
+  ];
+}
+
+function sampleCountFromMetrics(metrics: Record<string, unknown> | undefined): number | null {
+  for (const key of SAMPLE_COUNT_METRICS) {
+    const value = metrics?.[key];
+    if (typeof value === 'number' && Number.isFinite(value)) return value;
+  }
+  return null;
+}
+
+/** The sum of a column's known cells; null when no job has the figure. */
+function sumColumn(rows: TableCell[][], column: number): number | null {
+  const values = rows.map((r) => r[column]).filter((v): v is number => typeof v === 'number');
+  return values.length ? values.reduce((a, b) => a + b, 0) : null;
+}
