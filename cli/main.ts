@@ -2,8 +2,12 @@
 // workers/: parse flags, call, print (a table for people, --json for programs), exit with a code
 // that says how it went.
 
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { registerAnalyzeCommand } from './analyze-command.js';
+import { addViewFlags, emitViews, writeOutputDir, type ViewFlags } from './emit-views.js';
+import { buildLeaderboard, compareView, leaderboardView } from '../contract/leaderboard.js';
+import { finishedRuns, runResults } from '../client/leaderboard.js';
+import { runResultView } from './results-view.js';
 import { addRunFlags, gatewayFrom, generationFrom, judgeFrom, positiveInt, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +33,7 @@ const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const settings: Settings = settingsFrom(process.env, os.homedir());
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const printJson = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const write = (text: string) => process.stdout.write(text);
 
 class ExitError extends Error {
   constructor(
@@ -138,12 +143,15 @@ export function buildProgram(): Command {
     });
 
   addRunFlags(program.command('run').description('start a run, follow its progress and print the results table'))
-    .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1 --concurrency 4'))
-    .action(async (arg: string, flags: RunFlags) => {
+    .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
+    .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1 --concurrency 4 --output results/'))
+    .action(async (arg: string, flags: RunFlags & { output?: string }) => {
       const { spec, handle } = await submitFromFlags(arg, flags);
-      say(`run ${spec.runId}: ${spec.tasks.length} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
+      say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
       say(`Web UI: ${runWebUiLink(settings, spec.runId)}`);
-      printRun(await waitWithProgress(handle), flags.json);
+      const result = await waitWithProgress(handle);
+      printRun(result, flags.json);
+      if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) say(`wrote ${file}`);
     });
 
   program
@@ -166,19 +174,27 @@ export function buildProgram(): Command {
       if (result) process.exitCode = exitCodeOf(result.status);
     });
 
-  program
-    .command('results')
-    .description("print a finished run's results table")
-    .argument('<run>', 'run id')
-    .option('--json', 'print the result as JSON')
-    .option('--wait', 'wait for a run that is still going')
-    .addHelpText('after', example('$ br results br-20261129-120000-a1b2c3 --json'))
-    .action(async (runId: string, flags: { json?: boolean; wait?: boolean }) => {
+  addViewFlags(
+    program
+      .command('results')
+      .description("print a finished run's results table")
+      .argument('<run>', 'run id')
+      .option('--json', 'print the whole result as JSON')
+      .option('--wait', 'wait for a run that is still going'),
+    'results',
+  )
+    .addHelpText('after', example('$ br results br-20261129-120000-a1b2c3 --format xlsx --out results.xlsx'))
+    .action(async (runId: string, flags: ViewFlags & { json?: boolean; wait?: boolean }) => {
       const handle = await existingRun(runId);
       const { status } = await handle.describe();
       if (status.name === 'RUNNING' && !flags.wait) throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
       if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
-      printRun(await handle.result(), flags.json);
+      const result = await handle.result();
+      if (flags.json || flags.format === 'table') printRun(result, flags.json);
+      else {
+        await emitViews([runResultView(result, 'results')], flags, runId, write);
+        process.exitCode = exitCodeOf(result.status);
+      }
     });
 
   program
@@ -338,6 +354,34 @@ export function buildProgram(): Command {
       } finally {
         await model.close();
       }
+    });
+
+  addViewFlags(
+    program
+      .command('compare')
+      .description('one table of several runs: benchmarks and tasks as rows, one column per model')
+      .argument('<run...>', 'run ids'),
+    'compare',
+  )
+    .addHelpText('after', example('$ br compare br-20261129-120000-a1b2c3 br-20261129-130000-d4e5f6 --format md'))
+    .action(async (runIds: string[], flags: ViewFlags) => {
+      const client = await temporal(false);
+      for (const runId of runIds) if (!(await runExists(runHandle(client, runId)))) throw new ExitError(`run ${runId} not found in namespace ${settings.temporalNamespace}`, EXIT_CODES.BAD_INPUT);
+      await emitViews([compareView(await runResults(client, runIds))], flags, 'compare', write);
+    });
+
+  addViewFlags(
+    program
+      .command('leaderboard')
+      .description('the latest (or best) finished result per model and benchmark, across every run in the cluster')
+      .option('--benchmark <name>', 'only this benchmark')
+      .addOption(new Option('--pick <which>', 'which run a cell shows').choices(['latest', 'best']).default('latest')),
+    'leaderboard',
+  )
+    .addHelpText('after', example('$ br leaderboard --pick best --format xlsx --out leaderboard.xlsx'))
+    .action(async (flags: ViewFlags & { benchmark?: string; pick: 'latest' | 'best' }) => {
+      const entries = await finishedRuns(await temporal(false), { benchmark: flags.benchmark });
+      await emitViews([leaderboardView(buildLeaderboard(entries, flags.pick))], flags, 'leaderboard', write);
     });
 
   registerAnalyzeCommand(program);

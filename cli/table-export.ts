@@ -65,7 +65,10 @@ function renderMarkdown(view: TableView): string {
   return [
     line(view.columns.map(escape)),
     line(numeric.map((right) => (right ? '---:' : '---'))),
-    ...view.rows.map((row) => line(view.columns.map((_, i) => escape(showCell(cellAt(row, i)))))),
+    ...view.rows.map((row) => line(view.columns.map((_, i) => {
+      const cell = cellAt(row, i);
+      return typeof cell === 'string' ? escape(cell) : showCell(cell);
+    }))),
   ].join('');
 }
 

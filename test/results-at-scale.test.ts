@@ -1,17 +1,27 @@
 // Results at scale: repeated runs with seeds, comparison across models, the leaderboard, exports.
 // Real dev server, worker, Docker and reference model.
 
+import ExcelJS from 'exceljs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixturesDir, startHarness, type Harness } from './support/harness.js';
+import { expectedArithScore } from '../reference-model/expected-score.js';
+import { br, fixturesDir, repoRoot, startHarness, type Harness } from './support/harness.js';
 
 const seeded = path.join(fixturesDir, 'benchmarks', 'seeded');
 
 let h: Harness;
+let scratch: string;
 beforeAll(async () => {
   h = await startHarness('scale');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-scale-'));
 });
-afterAll(async () => h?.close());
+afterAll(async () => {
+  await h?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 describe('--repeats', () => {
   it('runs each task N times with seeds in BENCHROUTER_SEED and reports exact means and stds', async () => {
@@ -33,5 +43,67 @@ describe('--repeats', () => {
     const wall = (Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000;
     expect(active).toBeGreaterThan(0);
     expect(active).toBeLessThan(wall);
+  });
+});
+
+describe('br compare', () => {
+  it('puts two reference-model variants side by side with exact cells', async () => {
+    const arith = path.join(repoRoot, 'benchmarks', 'arith');
+    const a = await h.run(arith, { model: 'reference-acc80' });
+    const b = await h.run(arith, { model: 'reference-acc50' });
+    const expectedA = expectedArithScore(arith, 'reference-acc80');
+    const expectedB = expectedArithScore(arith, 'reference-acc50');
+
+    const compared = await br(['compare', a.runId, b.runId, '--format', 'json'], h.env);
+    expect(compared.code).toBe(0);
+    expect(JSON.parse(compared.stdout)).toEqual([
+      { benchmark: 'arith', 'reference-acc80': expectedA.overall, 'reference-acc50': expectedB.overall },
+      { benchmark: 'arith/addition', 'reference-acc80': expectedA.perTask.addition, 'reference-acc50': expectedB.perTask.addition },
+      { benchmark: 'arith/multiplication', 'reference-acc80': expectedA.perTask.multiplication, 'reference-acc50': expectedB.perTask.multiplication },
+    ]);
+    expect(expectedA.overall).toBe(0.8);
+  });
+});
+
+describe('br leaderboard', () => {
+  it('shows the latest finished result per model and benchmark (or the best), and marks a PARTIAL one', async () => {
+    const steady = `lb-steady-${randomBytes(3).toString('hex')}`;
+    const flaky = `lb-flaky-${randomBytes(3).toString('hex')}`;
+    const seedScore = { tasks: ['seed-score'] };
+    await h.run(seeded, { model: steady, ...seedScore, options: { seed: 2 } }); // 0.5
+    await h.run(seeded, { model: steady, ...seedScore, options: { seed: 1 } }); // 0.25, later
+    await h.run(path.join(fixturesDir, 'benchmarks', 'outcomes'), { model: flaky }); // PARTIAL, 0.5
+
+    const rowsOf = async (pick: string) => {
+      const board = await br(['leaderboard', '--pick', pick, '--format', 'json'], h.env);
+      expect(board.code).toBe(0);
+      return (JSON.parse(board.stdout) as Array<Record<string, unknown>>).filter((r) => r.model === steady || r.model === flaky);
+    };
+    expect(await rowsOf('latest')).toEqual([
+      { model: flaky, outcomes: '0.5000 (PARTIAL)', seeded: null, mean: 0.5 },
+      { model: steady, outcomes: null, seeded: '0.2500', mean: 0.25 },
+    ].map((row) => expect.objectContaining(row)));
+    expect((await rowsOf('best')).find((r) => r.model === steady)).toMatchObject({ seeded: '0.5000', mean: 0.5 });
+  });
+});
+
+describe('exports', () => {
+  it('br run --output writes a CSV that parses and an XLSX that reads back, with the issue\'s columns', async () => {
+    const out = path.join(scratch, 'out');
+    const ran = await br(['run', seeded, '--model', 'm', '--endpoint', h.model.url, '--repeats', '2', '--output', out, '--json'], h.env);
+    expect(ran.code).toBe(0);
+    const run = JSON.parse(ran.stdout);
+    const csv = readFileSync(path.join(out, `${run.runId}-results.csv`), 'utf8').trim().split('\r\n').map((line) => line.split(','));
+    expect(csv[0]).toEqual(['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status']);
+    expect(csv.at(-1)![0]).toBe('seeded');
+    expect(csv.at(-1)!.at(-1)).toBe('COMPLETED');
+
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(path.join(out, `${run.runId}.xlsx`));
+    const sheet = workbook.worksheets[0]!;
+    expect((sheet.getRow(1).values as unknown[]).slice(1)).toEqual(csv[0]);
+    expect(sheet.rowCount).toBe(csv.length);
+    const lastRow = sheet.getRow(sheet.rowCount).values as unknown[];
+    expect(lastRow[1]).toBe('seeded');
   });
 });

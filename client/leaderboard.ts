@@ -1,0 +1,26 @@
+// Reading many runs back for cross-model views: visibility alone for the leaderboard (status and
+// score are search attributes), full results for a comparison of chosen runs.
+
+import type { Client } from '@temporalio/client';
+import type { RunEntry } from '../contract/leaderboard.js';
+import type { RunResult } from '../contract/run-spec.js';
+import { listRuns, runHandle } from './runs.js';
+
+export async function finishedRuns(client: Client, filter: { benchmark?: string; model?: string } = {}): Promise<RunEntry[]> {
+  return listRuns(client, 100_000, { ...filter, statuses: ['COMPLETED', 'PARTIAL'] });
+}
+
+/** Results of the given runs, fetched a few at a time. */
+export async function runResults(client: Client, runIds: string[], concurrency = 16): Promise<RunResult[]> {
+  const results: RunResult[] = new Array(runIds.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, runIds.length) }, async () => {
+      while (next < runIds.length) {
+        const i = next++;
+        results[i] = await runHandle(client, runIds[i]!).result();
+      }
+    }),
+  );
+  return results;
+}

@@ -1,0 +1,113 @@
+// Cross-model views of many runs: the comparison of chosen runs side by side, and the leaderboard
+// over every finished run in the cluster. Pure: callers fetch runs, these arrange them.
+
+import type { RunResult, RunStatus } from './run-spec.js';
+
+export interface View {
+  name: string;
+  columns: string[];
+  rows: Array<Array<string | number | null>>;
+}
+
+/** A finished run as visibility lists it. */
+export interface RunEntry {
+  runId: string;
+  model: string;
+  benchmark: string;
+  status: RunStatus | string;
+  startTime: string;
+  score?: number;
+}
+
+export type Pick = 'latest' | 'best';
+
+export interface LeaderboardCell {
+  score: number;
+  runId: string;
+  partial: boolean;
+}
+
+export interface Leaderboard {
+  models: string[];
+  benchmarks: string[];
+  /** cells[model][benchmark] */
+  cells: Record<string, Record<string, LeaderboardCell>>;
+}
+
+/**
+ * Per model and benchmark, the latest (or best) run that ended COMPLETED or PARTIAL with a score.
+ * A PARTIAL run counts, marked, so a model's only result is not hidden; `latest` prefers the newest
+ * run whatever its status, as the newest result is the one a team acts on.
+ */
+export function buildLeaderboard(runs: ReadonlyArray<RunEntry>, pick: Pick = 'latest'): Leaderboard {
+  const cells: Leaderboard['cells'] = {};
+  const chosen = new Map<string, RunEntry>();
+  for (const run of runs) {
+    if ((run.status !== 'COMPLETED' && run.status !== 'PARTIAL') || run.score === undefined) continue;
+    const key = `${run.model}\0${run.benchmark}`;
+    const current = chosen.get(key);
+    const better = !current || (pick === 'latest' ? run.startTime > current.startTime : run.score > current.score! || (run.score === current.score && run.startTime > current.startTime));
+    if (better) chosen.set(key, run);
+  }
+  for (const run of chosen.values()) {
+    (cells[run.model] ??= {})[run.benchmark] = { score: run.score!, runId: run.runId, partial: run.status === 'PARTIAL' };
+  }
+  const benchmarks = [...new Set([...chosen.values()].map((r) => r.benchmark))].sort();
+  const meanOf = (model: string) => {
+    const scores = Object.values(cells[model] ?? {}).map((c) => c.score);
+    return scores.reduce((a, b) => a + b, 0) / scores.length;
+  };
+  const models = Object.keys(cells).sort((a, b) => meanOf(b) - meanOf(a) || a.localeCompare(b));
+  return { models, benchmarks, cells };
+}
+
+export function leaderboardView(board: Leaderboard): View {
+  return {
+    name: 'leaderboard',
+    columns: ['model', ...board.benchmarks, 'mean'],
+    rows: board.models.map((model) => {
+      const cells = board.benchmarks.map((b) => board.cells[model]?.[b]);
+      const scores = cells.filter((c): c is LeaderboardCell => c !== undefined).map((c) => c.score);
+      return [
+        model,
+        ...cells.map((c) => (c ? `${c.score.toFixed(4)}${c.partial ? ' (PARTIAL)' : ''}` : null)),
+        scores.length ? Number((scores.reduce((a, b) => a + b, 0) / scores.length).toFixed(4)) : null,
+      ];
+    }),
+  };
+}
+
+/** Distinct column labels: the model name, with the run id when two runs share a model. */
+function columnLabels(runs: ReadonlyArray<RunResult>): string[] {
+  return runs.map((run) => (runs.filter((r) => r.model === run.model).length > 1 ? `${run.model} (${run.runId})` : run.model));
+}
+
+const meanStd = (mean: number | null | undefined, std: number | null | undefined) =>
+  mean === null || mean === undefined ? null : std === null || std === undefined ? Number(mean.toFixed(4)) : `${mean.toFixed(4)} ± ${std.toFixed(4)}`;
+
+/** Benchmarks and their tasks as rows, one column per run (model); cells are scores, mean ± std when repeated. */
+export function compareView(runs: ReadonlyArray<RunResult>): View {
+  const labels = columnLabels(runs);
+  const benchmarks = [...new Set(runs.map((r) => r.benchmark))];
+  const rows: View['rows'] = [];
+  for (const benchmark of benchmarks) {
+    const cell = (run: RunResult) => {
+      if (run.benchmark !== benchmark) return null;
+      const score = meanStd(run.overall, run.overallStd);
+      return run.status === 'COMPLETED' ? score : `${score ?? '-'} (${run.status})`;
+    };
+    rows.push([benchmark, ...runs.map(cell)]);
+    const tasks = [...new Set(runs.filter((r) => r.benchmark === benchmark).flatMap((r) => (r.tasks ?? []).map((t) => t.task)))];
+    for (const task of tasks) {
+      rows.push([
+        `${benchmark}/${task}`,
+        ...runs.map((run) => {
+          if (run.benchmark !== benchmark) return null;
+          const score = run.tasks?.find((t) => t.task === task);
+          return score ? meanStd(score.mean, score.repeats > 1 ? score.std : undefined) : null;
+        }),
+      ]);
+    }
+  }
+  return { name: 'compare', columns: ['benchmark', ...labels], rows };
+}

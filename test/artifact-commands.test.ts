@@ -1,0 +1,142 @@
+import { Command, CommanderError } from 'commander';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { registerArtifactCommands } from '../cli/artifact-commands.js';
+import { InputError } from '../contract/problems.js';
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'br-artifacts-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const runId = 'br-20260101-000000-abcdef';
+const addition = `${runId}.000-addition`;
+const multiplication = `${runId}.001-multiplication`;
+const division = `${runId}.002-division`;
+
+function put(relative: string, content: string): void {
+  const file = path.join(root, relative);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content);
+}
+
+const record = (index: number, score: number | boolean, prediction: string) => JSON.stringify({ index, prompt: `q${index}`, prediction, ground_truth: String(index), score, prompt_tokens: 5, completion_tokens: 1, cost: null });
+
+// addition: three good records and two bad lines; multiplication: one record; division: no records.jsonl.
+put(`${runId}/${addition}/results/result.json`, '{"overall": 0.5}');
+const additionRecords = [record(0, 1, 'zero'), record(1, 0, 'one, "uno"'), '{broken', record(2, true, 'two'), JSON.stringify({ index: 3, score: 'high' }), ''].join('\n');
+put(`${runId}/${addition}/results/records.jsonl`, additionRecords);
+put(`${runId}/${addition}/normalized.json`, '{"overall":0.5,"raw_metrics":{}}'); // 32 bytes
+put(`${runId}/${addition}/container.log`, 'x'.repeat(2048));
+put(`${runId}/${multiplication}/results/result.json`, '{"overall": 1}');
+put(`${runId}/${multiplication}/results/records.jsonl`, `${record(0, 0.25, 'four')}\n`);
+put(`${runId}/${division}/container.log`, 'boom\n');
+put(`${runId}/gateway-cache/ab/cd.json`, '{}');
+
+async function br(...args: string[]): Promise<{ stdout: string; stderr: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const program = new Command('br').exitOverride().configureOutput({ writeOut: (t) => out.push(t), writeErr: (t) => err.push(t) });
+  registerArtifactCommands(program, { artifactsRoot: () => root, stdout: (t) => void out.push(t), stderr: (line) => void err.push(line) });
+  await program.parseAsync(['node', 'br', ...args]);
+  return { stdout: out.join(''), stderr: err };
+}
+
+async function helpOf(command: string): Promise<string> {
+  const out: string[] = [];
+  const program = new Command('br').exitOverride().configureOutput({ writeOut: (t) => out.push(t), writeErr: () => undefined });
+  registerArtifactCommands(program, { artifactsRoot: () => root });
+  const error = await program.parseAsync(['node', 'br', command, '--help']).catch((e: unknown) => e);
+  expect((error as CommanderError).code).toBe('commander.helpDisplayed');
+  return out.join('');
+}
+
+describe('br artifacts', () => {
+  it("lists every job's files with their paths and sizes, and the gateway cache apart", async () => {
+    const { stdout } = await br('artifacts', runId);
+    const lines = stdout.split('\n');
+    expect(lines[0]).toBe(`run ${runId}: 3 jobs under ${path.join(root, runId)}`);
+    expect(lines.find((l) => l.includes('container.log') && l.startsWith('000-addition'))).toMatch(/2\.0 KiB +\S+container\.log$/);
+    expect(stdout).toContain(path.join(root, runId, addition, 'results', 'records.jsonl'));
+    expect(stdout).toContain(path.join(root, runId, division, 'container.log'));
+    expect(stdout).not.toMatch(/^gateway-cache/m);
+    expect(stdout).toContain(`gateway cache: ${path.join(root, runId, 'gateway-cache')} (1 files, 2 B)`);
+  });
+
+  it('prints one job, named by its task, as JSON with exact byte counts', async () => {
+    const { stdout } = await br('artifacts', runId, 'addition', '--json');
+    const listing = JSON.parse(stdout);
+    expect(listing.jobs).toHaveLength(1);
+    expect(listing.jobs[0].jobId).toBe(addition);
+    expect(listing.jobs[0].files).toEqual([
+      { name: 'container.log', path: path.join(root, runId, addition, 'container.log'), bytes: 2048 },
+      { name: 'normalized.json', path: path.join(root, runId, addition, 'normalized.json'), bytes: 32 },
+      { name: 'results/records.jsonl', path: path.join(root, runId, addition, 'results', 'records.jsonl'), bytes: Buffer.byteLength(additionRecords) },
+      { name: 'results/result.json', path: path.join(root, runId, addition, 'results', 'result.json'), bytes: 16 },
+    ]);
+  });
+
+  it('is bad input (exit 2) naming the artifact root when the run has no artifacts on this host', async () => {
+    const error = await br('artifacts', 'br-nowhere').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toBe(
+      `${path.join(root, 'br-nowhere')}: no artifacts of run br-nowhere on this host: artifacts stay on the host that ran each job, unless BENCHROUTER_ARTIFACTS points every host at a shared mount`,
+    );
+  });
+
+  it('names the jobs it has when the job asked for is not one of them', async () => {
+    const error = await br('artifacts', runId, 'subtraction').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toContain('no job "subtraction" in run br-20260101-000000-abcdef (have 000-addition, 001-multiplication, 002-division)');
+  });
+
+  it('shows an example in --help', async () => {
+    const help = await helpOf('artifacts');
+    expect(help).toContain('Usage: br artifacts [options] <run> [job]');
+    expect(help).toContain('Example:\n  $ br artifacts br-20261129-120000-a1b2c3\n');
+  });
+});
+
+describe('br records', () => {
+  it('streams every valid record as a JSON line with its job, and reports bad lines with job and line number', async () => {
+    const { stdout, stderr } = await br('records', runId, '--json');
+    const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.job, l.index, l.score])).toEqual([
+      [addition, 0, 1],
+      [addition, 1, 0],
+      [addition, 2, 1],
+      [multiplication, 0, 0.25],
+    ]);
+    expect(lines[1]).toMatchObject({ prediction: 'one, "uno"', prompt: 'q1', ground_truth: '1', prompt_tokens: 5, cost: null });
+    expect(stderr).toEqual([
+      `${addition}/results/records.jsonl: line 3: not valid JSON`,
+      `${addition}/results/records.jsonl: line 5: score: expected a number in [0, 1] or a boolean, got "high"`,
+      `run ${runId}: 4 records from 2 jobs, 2 bad lines skipped; 1 job wrote no records.jsonl`,
+    ]);
+  });
+
+  it("prints one job's records as a table of index, score, prediction and ground truth", async () => {
+    const { stdout, stderr } = await br('records', runId, '--job', '001-multiplication');
+    expect(stdout).toBe('INDEX  SCORE   PREDICTION  GROUND_TRUTH\n0      0.2500  four        0\n');
+    expect(stderr).toEqual([`run ${runId}: 1 record from 1 job, 0 bad lines skipped`]);
+  });
+
+  it('adds a job column when several jobs are shown', async () => {
+    const { stdout } = await br('records', runId);
+    expect(stdout.split('\n')[0]).toBe('JOB                 INDEX  SCORE   PREDICTION  GROUND_TRUTH');
+    expect(stdout).toContain('000-addition        1      0       one, "uno"  1');
+  });
+
+  it('is bad input when no selected job wrote records.jsonl', async () => {
+    const error = await br('records', runId, '--job', 'division').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toBe(`${path.join(root, runId)}: no job matching "division" of run ${runId} wrote results/records.jsonl (1 job looked at)`);
+  });
+
+  it('shows an example and the bad-line rule in --help', async () => {
+    const help = await helpOf('records');
+    expect(help).toContain('Example:\n  $ br records br-20261129-120000-a1b2c3 --job addition');
+    expect(help).toContain('--json');
+    expect(help).toContain('never printed as records');
+  });
+});

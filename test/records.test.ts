@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { BAD_LINE_EXAMPLES, parseRecords, summarizeRecords } from '../contract/records.js';
+
+const line = (value: unknown) => JSON.stringify(value);
+
+describe('records.jsonl validation', () => {
+  it('reports two bad lines by line number and field, and counts and summarizes the rest exactly', () => {
+    const text = [
+      line({ index: 0, origin_query: 'q0', prompt: 'p0', prediction: '4', ground_truth: '4', score: 1, prompt_tokens: 10, completion_tokens: 2, cost: 0.001, raw_output: '4' }),
+      line({ index: 1, prediction: '5', ground_truth: '6', score: 0, prompt_tokens: 12, completion_tokens: 3, cost: 0.002 }),
+      '',
+      '{"index": 2, "score": 1, "prompt_tokens": 11', // cut off: not JSON
+      line({ index: 3, score: 0.5, prompt_tokens: 9, completion_tokens: null, cost: null }),
+      line({ index: 'q-4', score: true, prompt_tokens: 8, completion_tokens: 1, cost: 0.004 }),
+      line({ index: 5, score: 'high', prompt_tokens: 7 }),
+      line({ index: 6, score: false, completion_tokens: 4 }),
+      '',
+    ].join('\n');
+
+    const parsed = parseRecords(text);
+
+    expect(parsed.badLines).toEqual([
+      { line: 4, problem: 'line 4: not valid JSON' },
+      { line: 7, problem: 'line 7: score: expected a number in [0, 1] or a boolean, got "high"' },
+    ]);
+    expect(parsed.records.map((r) => r.index)).toEqual([0, 1, 3, 'q-4', 6]);
+    expect(summarizeRecords(parsed)).toEqual({
+      count: 5,
+      badLines: 2,
+      badLineExamples: ['line 4: not valid JSON', 'line 7: score: expected a number in [0, 1] or a boolean, got "high"'],
+      meanScore: 0.5, // (1 + 0 + 0.5 + 1 + 0) / 5
+      promptTokens: { total: 39, missing: 1 },
+      completionTokens: { total: 10, missing: 1 },
+      cost: { total: 0.007, missing: 2 },
+    });
+  });
+
+  it('turns boolean scores into 1 and 0 and keeps fields beyond the contract', () => {
+    const { records, badLines } = parseRecords(`${line({ index: 'a', score: true, judge: { verdict: 'ok' } })}\n${line({ index: 'b', score: false })}`);
+    expect(badLines).toEqual([]);
+    expect(records[0]).toMatchObject({ index: 'a', score: 1, judge: { verdict: 'ok' }, prompt_tokens: null, completion_tokens: null, cost: null });
+    expect(records[1]!.score).toBe(0);
+  });
+
+  it('reads CRLF line endings and a byte-order mark', () => {
+    const { records, badLines } = parseRecords(`\uFEFF${line({ index: 0, score: 1 })}\r\n${line({ index: 1, score: 0 })}\r\n`);
+    expect(badLines).toEqual([]);
+    expect(records).toHaveLength(2);
+  });
+
+  it('names every bad field of a line, and the value it got', () => {
+    const { badLines } = parseRecords(line({ score: null, prompt_tokens: -3, cost: 'free' }));
+    expect(badLines).toEqual([
+      {
+        line: 1,
+        problem:
+          'line 1: index: expected a number or a non-empty string, got nothing; score: expected a number in [0, 1] or a boolean, got null; prompt_tokens: expected a non-negative number or null, got -3; cost: expected a non-negative number or null, got "free"',
+      },
+    ]);
+  });
+
+  it('rejects scores outside [0, 1], overflowing numbers and lines that are not objects', () => {
+    const { records, badLines } = parseRecords([line({ index: 0, score: 1.5 }), '{"index": 1, "score": 1e999}', '[1, 2]', '"text"', line({ index: 2, score: 0.25 })].join('\n'));
+    expect(records.map((r) => r.score)).toEqual([0.25]);
+    expect(badLines.map((b) => b.problem)).toEqual([
+      'line 1: score: expected a number in [0, 1] or a boolean, got 1.5',
+      'line 2: score: expected a number in [0, 1] or a boolean, got Infinity',
+      'line 3: expected a JSON object, got [1,2]',
+      'line 4: expected a JSON object, got "text"',
+    ]);
+  });
+
+  it(`keeps the first ${BAD_LINE_EXAMPLES} problems as examples and counts all bad lines`, () => {
+    const text = Array.from({ length: 8 }, (_, i) => `not json ${i}`).join('\n');
+    const summary = summarizeRecords(parseRecords(text));
+    expect(summary.badLines).toBe(8);
+    expect(summary.badLineExamples).toEqual([1, 2, 3, 4, 5].map((n) => `line ${n}: not valid JSON`));
+    expect(summary.count).toBe(0);
+    expect(summary.meanScore).toBeNull();
+  });
+});
