@@ -64,7 +64,7 @@ export function registerArtifactCommands(program: Command, deps: ArtifactCommand
         job.files.length ? job.files.map((f): TableCell[] => [shortJobId(runId, job.jobId), f.name, formatBytes(f.bytes), f.path]) : [[shortJobId(runId, job.jobId), '(no files)', null, job.dir]],
       );
       const lines = [`run ${runId}: ${jobs.length} job${jobs.length === 1 ? '' : 's'} under ${path.join(root, runId)}`, '', renderView({ name: 'artifacts', columns: ['JOB', 'FILE', 'SIZE', 'PATH'], rows }, 'table')];
-      if (cache && !jobArg) lines.push(`gateway cache: ${cache.path} (${cache.files} files, ${formatBytes(cache.bytes)})\n`);
+      if (cache && !jobArg) lines.push(`gateway cache: ${cache.path} (${cache.files} file${cache.files === 1 ? '' : 's'}, ${formatBytes(cache.bytes)})\n`);
       await stdout(lines.join('\n'));
     });
 
@@ -222,6 +222,16 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
+let stdoutGuarded = false;
+
+/** Writes to stdout, waiting while the pipe is full; a reader that went away (`| head`) ends `br` quietly. */
 async function writeStdout(text: string): Promise<void> {
+  if (!stdoutGuarded) {
+    stdoutGuarded = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   if (!process.stdout.write(text)) await once(process.stdout, 'drain');
 }

@@ -87,7 +87,8 @@ export function parseRecordLine(text: string, line: number): { record: InstanceR
     return { problem: `line ${line}: expected a JSON object, got ${showValue(value)}` };
   }
   const parsed = recordSchema.safeParse(value);
-  if (parsed.success) return { record: parsed.data as InstanceRecord };
+  // The line's own field order is kept; values are the normalized ones (a boolean score becomes 1 or 0).
+  if (parsed.success) return { record: { ...(value as Record<string, unknown>), ...parsed.data } as InstanceRecord };
   const fields = new Map<string, string>();
   for (const issue of parsed.error.issues) {
     const field = fieldPath(issue.path);

@@ -60,7 +60,7 @@ describe('br artifacts', () => {
     expect(stdout).toContain(path.join(root, runId, addition, 'results', 'records.jsonl'));
     expect(stdout).toContain(path.join(root, runId, division, 'container.log'));
     expect(stdout).not.toMatch(/^gateway-cache/m);
-    expect(stdout).toContain(`gateway cache: ${path.join(root, runId, 'gateway-cache')} (1 files, 2 B)`);
+    expect(stdout).toContain(`gateway cache: ${path.join(root, runId, 'gateway-cache')} (1 file, 2 B)`);
   });
 
   it('prints one job, named by its task, as JSON with exact byte counts', async () => {
