@@ -1,7 +1,8 @@
 // harvestResult: turns a finished container into a job outcome. Reads result.json (size-capped),
 // applies the task's result_mapping and stores the normalized result beside it.
 
-import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { parseRecords, summarizeRecords, type RecordsSummary } from '../contract/records.js';
 import path from 'node:path';
 import type { FailureReason, JobSpec, JobStatus } from '../contract/run-spec.js';
 import { normalizeResult, type NormalizedResult } from '../contract/result-mapping.js';
@@ -22,9 +23,30 @@ export interface HarvestOutput {
   reason?: FailureReason;
   message?: string;
   result?: NormalizedResult;
+  records?: RecordsSummary;
 }
 
-export function harvestResult(artifactsRoot: string, { job, outcome }: HarvestInput): HarvestOutput {
+/** records.jsonl larger than this is summarized as unread rather than loaded whole. */
+export const RECORDS_SIZE_CAP_BYTES = 512 * 1024 * 1024;
+
+/** The task's records.jsonl, validated line by line: bad lines are counted and named, never dropped. */
+function recordsOf(resultsDir: string): RecordsSummary | undefined {
+  const file = path.join(resultsDir, 'records.jsonl');
+  if (!existsSync(file)) return undefined;
+  const size = statSync(file).size;
+  if (size > RECORDS_SIZE_CAP_BYTES) {
+    return { ...summarizeRecords({ records: [], badLines: [] }), badLines: 1, badLineExamples: [`records.jsonl: ${size} bytes exceeds the ${RECORDS_SIZE_CAP_BYTES}-byte limit; not read`] };
+  }
+  return summarizeRecords(parseRecords(readFileSync(file, 'utf8')));
+}
+
+export function harvestResult(artifactsRoot: string, input: HarvestInput): HarvestOutput {
+  const outcome = harvestOutcome(artifactsRoot, input);
+  const records = recordsOf(path.join(jobArtifactsDir(artifactsRoot, input.job), 'results'));
+  return records ? { ...outcome, records } : outcome;
+}
+
+function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): HarvestOutput {
   const jobDir = jobArtifactsDir(artifactsRoot, job);
   if (outcome.kind === 'timed_out') {
     return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withTail(outcome.logTail)}` };

@@ -4,6 +4,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { registerAnalyzeCommand } from './analyze-command.js';
+import { registerArtifactCommands } from './artifact-commands.js';
 import { addViewFlags, emitViews, writeOutputDir, type ViewFlags } from './emit-views.js';
 import { buildLeaderboard, compareView, leaderboardView } from '../contract/leaderboard.js';
 import { finishedRuns, runResults } from '../client/leaderboard.js';
@@ -384,6 +385,7 @@ export function buildProgram(): Command {
       await emitViews([leaderboardView(buildLeaderboard(entries, flags.pick))], flags, 'leaderboard', write);
     });
 
+  registerArtifactCommands(program, { artifactsRoot: () => settings.artifactsRoot });
   registerAnalyzeCommand(program);
   return program;
 }

@@ -5,6 +5,7 @@ import type { TaskDefinition } from './benchmark.js';
 import type { NormalizedResult } from './result-mapping.js';
 import type { GenerationSettings } from './generation.js';
 import type { UsageCounters, UsageSummary } from './usage.js';
+import type { RecordsSummary } from './records.js';
 
 export interface ModelTarget {
   name: string;
@@ -113,6 +114,8 @@ export interface JobResult {
   hostsTried?: string[];
   /** Model calls through the gateway (absent with --no-gateway). */
   usage?: JobUsage;
+  /** The task's records.jsonl, validated and summarized (absent when it wrote none). */
+  records?: RecordsSummary;
   /** Which repeat of its task this job was (0 when the run has one repeat). */
   repeat?: number;
   seed?: number;

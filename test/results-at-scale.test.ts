@@ -107,3 +107,32 @@ describe('exports', () => {
     expect(lastRow[1]).toBe('seeded');
   });
 });
+
+describe('per-instance records', () => {
+  it('are validated line by line: two bad lines are reported with their line numbers, and the rest counted and summarized', async () => {
+    const run = await h.run(path.join(fixturesDir, 'benchmarks', 'records-check'));
+    const records = run.jobs[0]!.records!;
+    expect(records).toMatchObject({
+      count: 5,
+      badLines: 2,
+      meanScore: 0.6,
+      promptTokens: { total: 51, missing: 0 },
+      completionTokens: { total: 11, missing: 0 },
+    });
+    expect(records.cost.total).toBeCloseTo(0.008, 12);
+    expect(records.badLineExamples).toEqual([expect.stringMatching(/^line 3: score: expected a number in \[0, 1\] or a boolean, got "high"/), expect.stringMatching(/^line 5: not valid JSON/)]);
+
+    const streamed = await br(['records', run.runId, '--json'], h.env);
+    expect(streamed.code).toBe(0);
+    expect(streamed.stdout.trim().split('\n').map((line) => JSON.parse(line).index)).toEqual([0, 1, 3, 5, 6]);
+    expect(streamed.stderr).toContain('line 5: not valid JSON');
+    const listed = await br(['artifacts', run.runId, '--json'], h.env);
+    expect(listed.stdout).toContain('records.jsonl');
+    expect(listed.stdout).toContain('container.log');
+  });
+
+  it('of the arith demo: one per problem, whose mean score is the job score', async () => {
+    const run = await h.run(path.join(repoRoot, 'benchmarks', 'arith'), { model: 'reference-acc80' });
+    for (const job of run.jobs) expect(job.records).toMatchObject({ count: 20, badLines: 0, meanScore: job.result!.overall });
+  });
+});
