@@ -4,6 +4,10 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { registerAnalyzeCommand } from './analyze-command.js';
+import { loadSuites, selectEntries, type SuiteEntry } from '../contract/suites.js';
+import { followSuite, newSuiteId, submitSuite } from '../client/suites.js';
+import type { SuiteResult } from '../workflows/suite-workflow.js';
+import { renderSuiteResult, suiteSummaryView } from './render.js';
 import { registerArtifactCommands } from './artifact-commands.js';
 import { addViewFlags, emitViews, writeOutputDir, type ViewFlags } from './emit-views.js';
 import { buildLeaderboard, compareView, leaderboardView } from '../contract/leaderboard.js';
@@ -71,22 +75,69 @@ async function existingRun(runId: string): Promise<RunHandle> {
 }
 
 async function submitFromFlags(benchmarkArg: string, flags: RunFlags) {
+  const spec = specFromFlags(benchmarkArg, flags);
+  const client = await temporal(true);
+  const handle = await submitRun(client, settings, spec);
+  return { spec, handle };
+}
+
+interface SuiteFlags {
+  suite?: string;
+  suites?: string;
+  only?: string;
+  exclude?: string;
+  suiteParallel: number;
+}
+
+const list = (text: string | undefined) => text?.split(',').map((t) => t.trim()).filter(Boolean) ?? [];
+
+async function runSuite(flags: RunFlags & SuiteFlags & { output?: string }): Promise<void> {
+  const userFile = flags.suites ?? path.join(settings.home, 'suites.yaml');
+  if (flags.suites && !existsSync(flags.suites)) throw new InputError([{ file: flags.suites, field: '', message: 'file not found' }]);
+  const suites = loadSuites([path.join(repoRoot, 'benchmarks', 'suites.yaml'), userFile]);
+  const suite = suites.get(flags.suite!);
+  if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${flags.suite}" (have ${[...suites.keys()].join(', ')})` }]);
+  const entries = selectEntries(suite, list(flags.only), list(flags.exclude));
+  const runs = entries.map((entry, i) => specFromFlags(entry.benchmark, flags, { entry, file: suite.file, field: `suites.${suite.name}.benchmarks[${i}]` }));
+  const spec = { suiteId: newSuiteId(suite.name), suite: suite.name, model: flags.model, runs, parallel: flags.suiteParallel };
+  const handle = await submitSuite(await temporal(true), settings, spec);
+  say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${flags.model}`);
+  say(`Web UI: ${runWebUiLink(settings, spec.suiteId)}`);
+  const tty = process.stderr.isTTY;
+  let last = '';
+  const result: SuiteResult = await followSuite(await temporal(false), handle, (p) => {
+    const line = progressLine(p);
+    if (line === last) return;
+    last = line;
+    if (tty) process.stderr.write(`\r${line}\x1b[K`);
+    else say(line);
+  });
+  if (tty) process.stderr.write('\n');
+  if (flags.json) printJson(result);
+  else process.stdout.write(`${renderSuiteResult(result, runWebUiLink(settings, result.suiteId))}\n`);
+  if (flags.output) {
+    const views = [suiteSummaryView(result), ...result.runs.map((run) => runResultView(run, run.benchmark))];
+    for (const file of await writeOutputDir(views, flags.output, result.suiteId)) say(`wrote ${file}`);
+  }
+  process.exitCode = exitCodeOf(result.status);
+}
+
+/** A run definition from the flags; a suite entry's tasks, repeats and generation apply on top. */
+function specFromFlags(benchmarkArg: string, flags: RunFlags, suite?: { entry: SuiteEntry; file: string; field: string }) {
   const benchmark = loadBenchmark(resolveBenchmarkDir(benchmarkArg));
-  const taskNames = flags.tasks?.split(',').map((t) => t.trim()).filter(Boolean);
+  const taskNames = suite?.entry.tasks ?? flags.tasks?.split(',').map((t) => t.trim()).filter(Boolean);
   const unknown = taskNames?.filter((t) => !benchmark.tasks.some((task) => task.name === t)) ?? [];
   if (unknown.length) {
     throw new InputError([{ file: path.join(benchmark.dir, 'benchmark.yaml'), field: 'tasks', message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})` }]);
   }
   if (!/^https?:\/\//.test(flags.endpoint)) throw new InputError([{ file: '--endpoint', field: '', message: `expected an http(s) URL ending in /v1, got "${flags.endpoint}"` }]);
-  const spec = createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, withoutUndefined(runOptionsFrom(flags)), taskNames, {
+  const options = { ...withoutUndefined(runOptionsFrom(flags)), ...(suite?.entry.repeats ? { repeats: suite.entry.repeats } : {}) };
+  return createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, options, taskNames, {
     gateway: withoutUndefined(gatewayFrom(flags)),
-    generation: generationFrom(flags, benchmark.name),
+    generation: generationFrom(flags, benchmark.name, suite?.entry.generation ? { file: suite.file, field: suite.field, generation: suite.entry.generation } : undefined),
     judge: judgeFrom(flags),
     prices: pricesFrom(flags),
   });
-  const client = await temporal(true);
-  const handle = await submitRun(client, settings, spec);
-  return { spec, handle };
 }
 
 async function waitWithProgress(handle: RunHandle): Promise<RunResult> {
@@ -143,10 +194,20 @@ export function buildProgram(): Command {
       else process.stdout.write(`${spec.runId}\n`);
     });
 
-  addRunFlags(program.command('run').description('start a run, follow its progress and print the results table'))
+  addRunFlags(program.command('run').description('start a run (or a suite of runs), follow its progress and print the results table'), 'optional')
+    .option('--suite <name>', 'run every benchmark of a suite under one parent (see benchmarks/suites.yaml)')
+    .option('--suites <file>', 'a suites YAML file of your own (default ~/.benchrouter/suites.yaml)')
+    .option('--only <benchmarks>', 'with --suite: only these benchmarks (comma-separated)')
+    .option('--exclude <benchmarks>', 'with --suite: all but these benchmarks (comma-separated)')
+    .option('--suite-parallel <n>', 'with --suite: benchmarks running at once', positiveInt, 2)
     .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
-    .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1 --concurrency 4 --output results/'))
-    .action(async (arg: string, flags: RunFlags & { output?: string }) => {
+    .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1 --concurrency 4 --output results/\n  $ br run --suite lite --model gpt-4o-mini --endpoint https://api.openai.com/v1 --api-key-env OPENAI_API_KEY'))
+    .action(async (arg: string | undefined, flags: RunFlags & SuiteFlags & { output?: string }) => {
+      if (flags.suite) {
+        if (arg) throw new InputError([{ file: '--suite', field: '', message: `give a benchmark or --suite, not both (got "${arg}" and --suite ${flags.suite})` }]);
+        return runSuite(flags);
+      }
+      if (!arg) throw new InputError([{ file: 'br run', field: '', message: 'expected a benchmark (a directory or a built-in name) or --suite <name>' }]);
       const { spec, handle } = await submitFromFlags(arg, flags);
       say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
       say(`Web UI: ${runWebUiLink(settings, spec.runId)}`);
@@ -376,12 +437,20 @@ export function buildProgram(): Command {
       .command('leaderboard')
       .description('the latest (or best) finished result per model and benchmark, across every run in the cluster')
       .option('--benchmark <name>', 'only this benchmark')
+      .option('--suite <name>', "only this suite's benchmarks")
+      .option('--suites <file>', 'a suites YAML file of your own (default ~/.benchrouter/suites.yaml)')
       .addOption(new Option('--pick <which>', 'which run a cell shows').choices(['latest', 'best']).default('latest')),
     'leaderboard',
   )
     .addHelpText('after', example('$ br leaderboard --pick best --format xlsx --out leaderboard.xlsx'))
-    .action(async (flags: ViewFlags & { benchmark?: string; pick: 'latest' | 'best' }) => {
-      const entries = await finishedRuns(await temporal(false), { benchmark: flags.benchmark });
+    .action(async (flags: ViewFlags & { benchmark?: string; suite?: string; suites?: string; pick: 'latest' | 'best' }) => {
+      let entries = await finishedRuns(await temporal(false), { benchmark: flags.benchmark });
+      if (flags.suite) {
+        const suite = loadSuites([path.join(repoRoot, 'benchmarks', 'suites.yaml'), flags.suites ?? path.join(settings.home, 'suites.yaml')]).get(flags.suite);
+        if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${flags.suite}"` }]);
+        const names = new Set(suite.entries.map((e) => e.benchmark.replace(/\/+$/, '').split('/').pop()!));
+        entries = entries.filter((e) => names.has(e.benchmark));
+      }
       await emitViews([leaderboardView(buildLeaderboard(entries, flags.pick))], flags, 'leaderboard', write);
     });
 

@@ -2,6 +2,7 @@
 
 import type { JobResult, RunProgress, RunResult } from '../contract/run-spec.js';
 import type { UsageSummary } from '../contract/usage.js';
+import type { SuiteResult } from '../workflows/suite-workflow.js';
 
 export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -69,4 +70,36 @@ export function progressLine(p: RunProgress, width = 30): string {
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
   const extra = [p.failed && `${p.failed} failed`, p.timedOut && `${p.timedOut} timed out`, p.cancelled && `${p.cancelled} cancelled`].filter(Boolean).join(', ');
   return `[${bar}] ${done}/${p.total} done, ${p.running} running, ${p.pending} pending${extra ? `, ${extra}` : ''}`;
+}
+
+/** One row per benchmark of a suite: its score (mean ± std where repeated), jobs and status. */
+export function suiteSummaryView(suite: SuiteResult): { name: string; columns: string[]; rows: Array<Array<string | number | null>> } {
+  return {
+    name: 'suite',
+    columns: ['benchmark', 'score', 'std', 'jobs succeeded', 'status', 'run'],
+    rows: suite.runs.map((run) => [
+      run.benchmark,
+      run.overall,
+      run.overallStd ?? null,
+      `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`,
+      run.status,
+      run.runId,
+    ]),
+  };
+}
+
+export function renderSuiteResult(suite: SuiteResult, webUiLink?: string): string {
+  const parts = suite.runs.map((run) => renderRunResult(run));
+  parts.push(
+    [
+      `Suite ${suite.suiteId}  suite ${suite.suite}  model ${suite.model}  ${suite.status}`,
+      '',
+      table(
+        ['BENCHMARK', 'SCORE', 'JOBS', 'STATUS', 'RUN'],
+        suite.runs.map((run) => [run.benchmark, formatMeanStd(run.overall, run.overallStd), `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`, run.status, run.runId]),
+      ),
+      ...(webUiLink ? ['', `Web UI:  ${webUiLink}`] : []),
+    ].join('\n'),
+  );
+  return parts.join('\n\n');
 }

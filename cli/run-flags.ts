@@ -63,9 +63,9 @@ function integer(value: string): number {
   return n;
 }
 
-export function addRunFlags(command: Command): Command {
+export function addRunFlags(command: Command, benchmark: 'required' | 'optional' = 'required'): Command {
   return command
-    .argument('<benchmark>', 'benchmark directory, or the name of a built-in benchmark')
+    .argument(benchmark === 'required' ? '<benchmark>' : '[benchmark]', 'benchmark directory, or the name of a built-in benchmark')
     .requiredOption('--model <name>', 'model name sent to the endpoint')
     .requiredOption('--endpoint <url>', 'OpenAI-compatible base URL, ending in /v1')
     .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
@@ -114,7 +114,8 @@ function generationFromEntry(entry: Record<string, unknown>, file: string, at: s
   };
 }
 
-export function generationFrom(flags: RunFlags, benchmarkName: string): GenerationSettings {
+/** Layers, weakest first: the config's defaults, its benchmark entry, a suite entry's settings, the flags. */
+export function generationFrom(flags: RunFlags, benchmarkName: string, suiteEntry?: { file: string; field: string; generation: Record<string, unknown> }): GenerationSettings {
   const layers: Array<Partial<GenerationSettings>> = [];
   if (flags.genConfig) {
     const file = flags.genConfig;
@@ -130,6 +131,7 @@ export function generationFrom(flags: RunFlags, benchmarkName: string): Generati
     const entry = parsed.data.benchmarks?.[benchmarkName];
     if (entry) layers.push(generationFromEntry(entry, file, `benchmarks.${benchmarkName}`));
   }
+  if (suiteEntry) layers.push(generationFromEntry(suiteEntry.generation, suiteEntry.file, suiteEntry.field));
   let set: Record<string, unknown>;
   try {
     set = Object.fromEntries(flags.gen.map(parseGenFlag));

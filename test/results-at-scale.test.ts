@@ -3,7 +3,7 @@
 
 import ExcelJS from 'exceljs';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,5 +134,40 @@ describe('per-instance records', () => {
   it('of the arith demo: one per problem, whose mean score is the job score', async () => {
     const run = await h.run(path.join(repoRoot, 'benchmarks', 'arith'), { model: 'reference-acc80' });
     for (const job of run.jobs) expect(job.records).toMatchObject({ count: 20, badLines: 0, meanScore: job.result!.overall });
+  });
+});
+
+describe('br run --suite', () => {
+  it('runs a two-benchmark suite with repeats 3 under one parent, with exact means and stds in one table', async () => {
+    const suitesFile = path.join(scratch, 'suites.yaml');
+    writeFileSync(suitesFile, `suites:\n  pair:\n    benchmarks:\n      - {benchmark: ${seeded}, repeats: 3}\n      - {benchmark: arith, repeats: 3}\n`);
+    const ran = await br(['run', '--suite', 'pair', '--suites', suitesFile, '--model', 'reference-acc80', '--endpoint', h.model.url, '--json'], h.env);
+    expect(ran.stderr).not.toMatch(/br: /);
+    expect(ran.code).toBe(0);
+    const suite = JSON.parse(ran.stdout);
+    expect(suite).toMatchObject({ suite: 'pair', model: 'reference-acc80', status: 'COMPLETED' });
+    const [first, second] = suite.runs;
+    expect(first).toMatchObject({ benchmark: 'seeded', overall: 0.625 });
+    expect(first.overallStd).toBeCloseTo(0.125, 12);
+    expect(first.jobs).toHaveLength(6);
+    // The reference model is deterministic: the same score on every seed.
+    expect(second.benchmark).toBe('arith');
+    expect(second.overall).toBeCloseTo(0.8, 12);
+    expect(second.overallStd).toBeCloseTo(0, 12);
+    expect(second.jobs).toHaveLength(6);
+
+    const table = await br(['run', '--suite', 'pair', '--suites', suitesFile, '--exclude', 'arith', '--model', 'm', '--endpoint', h.model.url], h.env);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/seeded\s+0\.6250 ± 0\.1250\s+6\/6\s+COMPLETED/);
+    expect(table.stdout).not.toMatch(/^arith/m);
+  });
+
+  it('names the suite file and entry when a suite is unknown or an --only name is not in it', async () => {
+    const unknown = await br(['run', '--suite', 'nope', '--model', 'm', '--endpoint', h.model.url], h.env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no suite "nope" (have demo, lite, full');
+    const only = await br(['run', '--suite', 'lite', '--only', 'mmlu', '--model', 'm', '--endpoint', h.model.url], h.env);
+    expect(only.code).toBe(2);
+    expect(only.stderr).toContain('suites.yaml: suites.lite: no benchmark "mmlu" in this suite (it has arith');
   });
 });

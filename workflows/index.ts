@@ -1,3 +1,4 @@
 // The workflow bundle's entry: deterministic workflow code only.
 export { runWorkflow, progressQuery } from './run-workflow.js';
 export { jobWorkflow, jobStateQuery } from './job-workflow.js';
+export { suiteWorkflow, suiteProgressQuery } from './suite-workflow.js';

@@ -1,0 +1,59 @@
+// Submitting and following a suite: one parent workflow, a child run per benchmark.
+
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { summarizeProgress } from '../contract/run-outcome.js';
+import type { RunProgress } from '../contract/run-spec.js';
+import type { Settings } from '../contract/settings.js';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
+import { queryProgress, runHandle } from './runs.js';
+
+export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
+
+export function newSuiteId(suite: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `br-suite-${suite}-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export async function submitSuite(client: Client, settings: Settings, spec: SuiteSpec): Promise<SuiteHandle> {
+  return client.workflow.start<typeof suiteWorkflow>('suiteWorkflow', {
+    workflowId: spec.suiteId,
+    taskQueue: settings.sharedQueue,
+    args: [spec],
+    memo: { suite: spec.suite, model: spec.model, benchmarks: spec.runs.map((r) => r.benchmark.name) },
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTES.model, value: spec.model },
+      { key: SEARCH_ATTRIBUTES.benchmark, value: `suite:${spec.suite}` },
+      { key: SEARCH_ATTRIBUTES.status, value: 'RUNNING' },
+    ],
+  });
+}
+
+/** One progress view over the suite: its runs' job counts added up (runs not started count as pending). */
+export async function suiteProgress(client: Client, handle: SuiteHandle): Promise<RunProgress> {
+  const suite = await handle.query<SuiteProgress>('suiteProgress');
+  const jobs: RunProgress['jobs'] = [];
+  for (const run of suite.runs) {
+    const progress = run.state === 'pending' ? undefined : await queryProgress(runHandle(client, run.runId)).catch(() => undefined);
+    if (progress) jobs.push(...progress.jobs);
+    else jobs.push(...Array.from({ length: run.tasks }, (_, i) => ({ jobId: `${run.runId}.${i}`, task: run.benchmark, state: 'pending' as const })));
+  }
+  return summarizeProgress(jobs);
+}
+
+export async function followSuite(client: Client, handle: SuiteHandle, onProgress: (p: RunProgress) => void, intervalMs = 1000): Promise<SuiteResult> {
+  let done = false;
+  const result = handle.result().finally(() => (done = true));
+  void (async () => {
+    while (!done) {
+      try {
+        onProgress(await suiteProgress(client, handle));
+      } catch {
+        // Not started yet, or just finished.
+      }
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return result;
+}

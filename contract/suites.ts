@@ -1,0 +1,69 @@
+// Suites: named lists of benchmarks run together under one parent run, from the built-in
+// benchmarks/suites.yaml and a user file. Each entry may pick tasks, repeats and generation
+// settings. Loading is here with the schema; resolving names to directories is the caller's.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { fieldPath, InputError, type Problem } from './problems.js';
+
+const EntrySchema = z.strictObject({
+  benchmark: z.string().min(1),
+  tasks: z.array(z.string().min(1)).min(1).optional(),
+  repeats: z.number().int().positive().optional(),
+  /** Request fields and the special keys of a generation config entry (max_tokens_add, thinking...). */
+  generation: z.record(z.string(), z.unknown()).optional(),
+});
+
+const SuitesFileSchema = z.strictObject({
+  suites: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'expected a lower-case suite name'), z.strictObject({ description: z.string().optional(), benchmarks: z.array(EntrySchema).min(1) })),
+});
+
+export type SuiteEntry = z.infer<typeof EntrySchema>;
+export interface Suite {
+  name: string;
+  description: string;
+  entries: SuiteEntry[];
+  /** The file the suite came from. */
+  file: string;
+}
+
+/** Suites from several files; a later file's suite replaces an earlier one of the same name. */
+export function loadSuites(files: string[]): Map<string, Suite> {
+  const suites = new Map<string, Suite>();
+  const problems: Problem[] = [];
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    let data: unknown;
+    try {
+      data = parseYaml(readFileSync(file, 'utf8'));
+    } catch (error) {
+      problems.push({ file, field: '', message: `not valid YAML: ${(error as Error).message.split('\n')[0]}` });
+      continue;
+    }
+    const parsed = SuitesFileSchema.safeParse(data ?? {});
+    if (!parsed.success) {
+      problems.push(...parsed.error.issues.map((issue) => ({ file, field: fieldPath(issue.path), message: issue.message })));
+      continue;
+    }
+    for (const [name, suite] of Object.entries(parsed.data.suites)) suites.set(name, { name, description: suite.description ?? '', entries: suite.benchmarks, file });
+  }
+  if (problems.length) throw new InputError(problems);
+  return suites;
+}
+
+/** An entry's name for --only and --exclude: the benchmark as written, or its last path segment. */
+function entryNames(entry: SuiteEntry): string[] {
+  return [entry.benchmark, entry.benchmark.replace(/\/+$/, '').split('/').pop()!];
+}
+
+/** The suite's entries after --only and --exclude (benchmark names). */
+export function selectEntries(suite: Suite, only: string[] = [], exclude: string[] = []): SuiteEntry[] {
+  const names = new Set(suite.entries.flatMap(entryNames));
+  const unknown = [...only, ...exclude].filter((name) => !names.has(name));
+  if (unknown.length) {
+    throw new InputError([{ file: suite.file, field: `suites.${suite.name}`, message: `no benchmark ${unknown.map((n) => `"${n}"`).join(', ')} in this suite (it has ${[...names].join(', ')})` }]);
+  }
+  const matches = (e: SuiteEntry, list: string[]) => entryNames(e).some((n) => list.includes(n));
+  return suite.entries.filter((e) => (only.length === 0 || matches(e, only)) && !matches(e, exclude));
+}
