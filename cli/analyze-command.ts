@@ -27,11 +27,18 @@ export interface AnalyzeCommandDeps {
   say(line: string): void;
   /** Environment variables, for the embeddings API key. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Records of BenchRouter runs, from their artifacts: the given run ids, or 'latest' for the latest
+   * finished run per model and benchmark. Absent where no Temporal cluster is configured.
+   */
+  runRecords?: (runs: string[] | 'latest') => Promise<{ records: InstanceRecord[]; notes: string[] }>;
 }
 
 interface AnalyzeFlags {
   llmrouterbenchDir?: string;
   records?: string[];
+  runs?: string[];
+  latestRuns?: boolean;
   seed: number;
   trainRatio: number;
   k: number;
@@ -61,6 +68,8 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
     .description('routing analysis of several models on the same benchmarks: baselines, routers, cost setting, Pareto frontier')
     .option('--llmrouterbench-dir <dir>', 'a directory in LLMRouterBench\'s layout: results/bench/<dataset>/<split>/<model>/*.json')
     .option('--records <file.jsonl...>', 'JSON Lines of records {benchmark, model, index, prompt, score, cost, ...}')
+    .option('--runs <run...>', "BenchRouter runs whose jobs' records.jsonl to analyze (one model per run)")
+    .option('--latest-runs', 'the latest finished BenchRouter run per model and benchmark')
     .option('--seed <n>', 'seed of the train/test split, the random baseline and k-means', wholeNumber, d.seed)
     .option('--train-ratio <r>', 'share of each dataset\'s queries used for training', ratio, d.trainRatio)
     .option('--k <n>', 'cluster router: number of k-means clusters', positiveInt, d.k)
@@ -92,8 +101,8 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
 }
 
 async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promise<void> {
-  if (!flags.llmrouterbenchDir && !flags.records?.length) {
-    throw new InputError([{ file: 'br analyze', field: '', message: 'no input: give --llmrouterbench-dir DIR and/or --records FILE.jsonl...' }]);
+  if (!flags.llmrouterbenchDir && !flags.records?.length && !flags.runs?.length && !flags.latestRuns) {
+    throw new InputError([{ file: 'br analyze', field: '', message: 'no input: give --llmrouterbench-dir DIR, --records FILE.jsonl..., --runs RUN... or --latest-runs' }]);
   }
   if (flags.plot && !flags.plot.toLowerCase().endsWith('.svg')) {
     throw new InputError([{ file: '--plot', field: '', message: `expected a file name ending in .svg (the PNG is written next to it), got "${flags.plot}"` }]);
@@ -118,6 +127,12 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     for (const r of loaded) records.push(r);
   }
 
+  if (flags.runs?.length || flags.latestRuns) {
+    if (!deps.runRecords) throw new InputError([{ file: '--runs', field: '', message: 'reading runs needs a Temporal cluster (br runs against one)' }]);
+    const fromRuns = await deps.runRecords(flags.latestRuns ? 'latest' : flags.runs!);
+    for (const note of fromRuns.notes) deps.say(note);
+    for (const r of fromRuns.records) records.push(r);
+  }
   const pool = buildQueryPool(records);
   if (pool.dropped.total) {
     const where = Object.entries(pool.dropped.byDataset).map(([name, n]) => `${name} ${n}`).join(', ');

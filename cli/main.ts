@@ -12,6 +12,7 @@ import { registerArtifactCommands } from './artifact-commands.js';
 import { addViewFlags, emitViews, writeOutputDir, type ViewFlags } from './emit-views.js';
 import { buildLeaderboard, compareView, leaderboardView } from '../contract/leaderboard.js';
 import { finishedRuns, runResults } from '../client/leaderboard.js';
+import { recordsOfRuns } from '../client/run-records.js';
 import { runResultView } from './results-view.js';
 import { addRunFlags, gatewayFrom, generationFrom, judgeFrom, positiveInt, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
 import { existsSync } from 'node:fs';
@@ -455,7 +456,11 @@ export function buildProgram(): Command {
     });
 
   registerArtifactCommands(program, { artifactsRoot: () => settings.artifactsRoot });
-  registerAnalyzeCommand(program);
+  registerAnalyzeCommand(program, {
+    stdout: write,
+    say,
+    runRecords: async (runs) => recordsOfRuns(await temporal(false), settings.artifactsRoot, runs),
+  });
   return program;
 }
 

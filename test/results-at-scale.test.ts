@@ -62,6 +62,18 @@ describe('br compare', () => {
       { benchmark: 'arith/multiplication', 'reference-acc80': expectedA.perTask.multiplication, 'reference-acc50': expectedB.perTask.multiplication },
     ]);
     expect(expectedA.overall).toBe(0.8);
+
+    // The same two runs, as the routing analysis reads them from their records: reference-acc50 is
+    // right only where reference-acc80 is too (hash % 100 < 50 implies < 80), so no router can beat
+    // the Best Single, which is the Oracle.
+    const analyzed = await br(['analyze', '--runs', a.runId, b.runId, '--json'], h.env);
+    expect(analyzed.code).toBe(0);
+    const report = JSON.parse(analyzed.stdout);
+    const method = (name: string) => report.methods.find((m: { name: string }) => m.name === name);
+    expect(report.models.map((m: { model: string }) => m.model).sort()).toEqual(['reference-acc50', 'reference-acc80']);
+    expect(method('Best Single')).toMatchObject({ model: 'reference-acc80' });
+    expect(method('Oracle').acc).toBe(method('Best Single').acc);
+    expect(analyzed.stderr).toContain(`run ${a.runId} (reference-acc80 on arith): 40 records`);
   });
 });
 

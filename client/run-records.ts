@@ -1,0 +1,47 @@
+// Per-instance records of finished runs, read back from their artifacts for the routing analysis:
+// each job's records.jsonl becomes that run's model's outcomes on `<benchmark>/<task>`.
+
+import type { Client } from '@temporalio/client';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { InstanceRecord } from '../analysis/instance-record.js';
+import { parseRecords } from '../contract/records.js';
+import { buildLeaderboard } from '../contract/leaderboard.js';
+import { finishedRuns, runResults } from './leaderboard.js';
+
+export async function recordsOfRuns(client: Client, artifactsRoot: string, runs: string[] | 'latest'): Promise<{ records: InstanceRecord[]; notes: string[] }> {
+  let runIds: string[];
+  if (runs === 'latest') {
+    const board = buildLeaderboard(await finishedRuns(client), 'latest');
+    runIds = Object.values(board.cells).flatMap((byBenchmark) => Object.values(byBenchmark).map((cell) => cell.runId));
+  } else runIds = runs;
+  const records: InstanceRecord[] = [];
+  const notes: string[] = [];
+  for (const run of await runResults(client, runIds)) {
+    let count = 0;
+    let bad = 0;
+    // With repeats, the first repeat stands for the model: routing compares models, not seeds.
+    for (const job of run.jobs.filter((j) => (j.repeat ?? 0) === 0)) {
+      const file = path.join(artifactsRoot, job.carriedFrom ?? run.runId, job.jobId, 'results', 'records.jsonl');
+      if (!existsSync(file)) continue;
+      const parsed = parseRecords(readFileSync(file, 'utf8'));
+      bad += parsed.badLines.length;
+      for (const r of parsed.records) {
+        records.push({
+          benchmark: `${run.benchmark}/${job.task}`,
+          model: run.model,
+          index: r.index,
+          origin_query: typeof r.origin_query === 'string' ? r.origin_query : r.origin_query === undefined ? undefined : JSON.stringify(r.origin_query),
+          prompt: typeof r.prompt === 'string' ? r.prompt : r.prompt === undefined ? undefined : JSON.stringify(r.prompt),
+          score: r.score,
+          ...(r.prompt_tokens !== null ? { prompt_tokens: r.prompt_tokens } : {}),
+          ...(r.completion_tokens !== null ? { completion_tokens: r.completion_tokens } : {}),
+          cost: r.cost,
+        });
+        count += 1;
+      }
+    }
+    notes.push(`run ${run.runId} (${run.model} on ${run.benchmark}): ${count} records${bad ? `, ${bad} bad lines skipped` : ''}`);
+  }
+  return { records, notes };
+}
