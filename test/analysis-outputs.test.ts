@@ -136,7 +136,7 @@ describe('br analyze', () => {
   });
 
   it('exits as bad input for a missing input, a bad flag value or a plot name without .svg', async () => {
-    await expect(run()).rejects.toThrow(/no input: give --llmrouterbench-dir DIR and\/or --records FILE\.jsonl/);
+    await expect(run()).rejects.toThrow(/no input: give --llmrouterbench-dir DIR, --records FILE\.jsonl\.\.\., --runs RUN\.\.\. or --latest-runs/);
     await expect(run('--records', path.join(dir, 'absent.jsonl'))).rejects.toThrow(/absent\.jsonl: cannot read: ENOENT/);
     await expect(run('--records', 'x.jsonl', '--plot', 'plot.png')).rejects.toThrow(/--plot: expected a file name ending in \.svg/);
     const error = await run('--records', 'x.jsonl', '--train-ratio', '1.5').catch((e: unknown) => e);
