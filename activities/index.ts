@@ -6,6 +6,7 @@ import type { DockerEngine } from './docker-engine.js';
 import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
+import { passAtKByTask, type PassAtKInput } from './pass-at-k.js';
 
 export interface HostActivityDeps {
   docker: DockerEngine;
@@ -28,9 +29,10 @@ export function createHostActivities(deps: HostActivityDeps) {
 }
 
 /** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
-export function createSharedActivities(host: ClaimedHost) {
+export function createSharedActivities(host: ClaimedHost, artifactsRoot: string) {
   return {
     claimHost: async (): Promise<ClaimedHost> => host,
+    passAtK: async (input: PassAtKInput) => passAtKByTask(artifactsRoot, input),
   };
 }
 

@@ -39,7 +39,8 @@ export function renderRunResult(run: RunResult, webUiLink?: string): string {
     '',
   ];
   if (repeated && run.tasks) {
-    lines.push(table(['TASK', 'REPEATS', 'MEAN ± STD'], run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std)])), '');
+    const passes = (t: NonNullable<RunResult['tasks']>[number]) => (t.passAtK ? Object.entries(t.passAtK).map(([k, v]) => `${k} ${v.toFixed(4)}`).join(', ') : '');
+    lines.push(table(['TASK', 'REPEATS', 'MEAN ± STD', 'PASS@K'], run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std), passes(t)])), '');
   }
   lines.push(`overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));

@@ -19,9 +19,14 @@ export function runResultView(run: RunResult, name?: string): TableView {
   const repeated = new Set(jobs.map((j) => j.task).filter((task, i, all) => all.indexOf(task) !== i));
   const jobRows = jobs.map((job) => jobRow(run.benchmark, job, repeated.has(job.task)));
   const model = run.usage?.model;
+  // Repeated: the score cells read "mean ± std" (over a task's repeats, and over repeats for the run).
+  const meanStd = (mean: number | null, std: number | null | undefined): TableCell => (mean === null ? null : std === null || std === undefined ? mean : `${mean.toFixed(4)} ± ${std.toFixed(4)}`);
+  const taskRows: TableCell[][] = (run.tasks ?? [])
+    .filter((t) => repeated.has(t.task))
+    .map((t) => [`${run.benchmark}/${t.task}`, meanStd(t.mean, t.std), ...jobRows.filter((r) => String(r[0]).startsWith(`${run.benchmark}/${t.task} (repeat`)).reduce(sumRows, emptyRest()), `${t.scores.length}/${t.repeats} repeats`]);
   const runRow: TableCell[] = [
     run.benchmark,
-    run.overall,
+    meanStd(run.overall, run.overallStd),
     sumColumn(jobRows, 2),
     sumColumn(jobRows, 3),
     ...latencyCells(model),
@@ -30,7 +35,20 @@ export function runResultView(run: RunResult, name?: string): TableView {
     sumColumn(jobRows, 9),
     run.status,
   ];
-  return { name: name ?? run.runId, columns: [...RESULT_COLUMNS], rows: [...jobRows, runRow] };
+  return { name: name ?? run.runId, columns: [...RESULT_COLUMNS], rows: [...jobRows, ...taskRows, runRow] };
+}
+
+/** The columns between score and status (samples .. cost), summed over a task's repeat rows. */
+function emptyRest(): TableCell[] {
+  return new Array(8).fill(null);
+}
+
+function sumRows(acc: TableCell[], row: TableCell[]): TableCell[] {
+  return acc.map((value, i) => {
+    const cell = row[i + 2];
+    if (i >= 2 && i <= 4) return null; // latency, TTFT, tok/s are not additive
+    return typeof cell === 'number' ? (typeof value === 'number' ? value : 0) + cell : value;
+  });
 }
 
 function jobRow(benchmark: string, job: JobWithRecords, repeated: boolean): TableCell[] {

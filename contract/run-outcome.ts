@@ -59,6 +59,31 @@ export function repeatStd(jobs: ReadonlyArray<JobResult>): number | null {
   return meanAndStd([...byRepeat.values()].map((scores) => meanAndStd(scores).mean!)).std;
 }
 
+/** The unbiased pass@k estimate for one instance: n tries, c of them correct (Chen et al., 2021). */
+export function passAtK(n: number, c: number, k: number): number {
+  if (n - c < k) return 1;
+  let allFail = 1;
+  for (let i = n - c + 1; i <= n; i++) allFail *= 1 - k / i;
+  return 1 - allFail;
+}
+
+/**
+ * pass@k for k = 1..n over instances present in every one of n repeats: each repeat's scores by
+ * instance index; a score of 1 is a pass. Undefined when fewer than two repeats have records.
+ */
+export function passAtKOfRepeats(repeats: ReadonlyArray<ReadonlyMap<string, number>>): Record<string, number> | undefined {
+  const n = repeats.length;
+  if (n < 2) return undefined;
+  const shared = [...repeats[0]!.keys()].filter((index) => repeats.every((r) => r.has(index)));
+  if (shared.length === 0) return undefined;
+  const out: Record<string, number> = {};
+  for (let k = 1; k <= n; k++) {
+    const sum = shared.reduce((acc, index) => acc + passAtK(n, repeats.filter((r) => r.get(index)! >= 1).length, k), 0);
+    out[`pass@${k}`] = sum / shared.length;
+  }
+  return out;
+}
+
 export function stateOfStatus(status: JobStatus): JobState {
   switch (status) {
     case 'SUCCEEDED':

@@ -158,6 +158,8 @@ export interface TaskScore {
   mean: number | null;
   /** Sample standard deviation over the succeeded repeats (0 with one). */
   std: number | null;
+  /** pass@1..pass@n from the repeats' records.jsonl, where every repeat's records could be read. */
+  passAtK?: Record<string, number>;
 }
 
 export interface RunResult {

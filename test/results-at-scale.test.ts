@@ -167,6 +167,15 @@ describe('br run --suite', () => {
     expect(second.overall).toBeCloseTo(0.8, 12);
     expect(second.overallStd).toBeCloseTo(0, 12);
     expect(second.jobs).toHaveLength(6);
+    // pass@k from the records of all three repeats: a deterministic model passes the same problems
+    // every time, so pass@1 = pass@2 = pass@3 = the task's accuracy.
+    const arithTasks = Object.fromEntries(second.tasks.map((t: { task: string; passAtK: unknown }) => [t.task, t.passAtK]));
+    for (const k of ['pass@1', 'pass@2', 'pass@3']) {
+      expect(arithTasks.addition[k]).toBeCloseTo(0.85, 12);
+      expect(arithTasks.multiplication[k]).toBeCloseTo(0.75, 12);
+    }
+    // seeded writes no records.jsonl: no pass@k where records do not allow it.
+    expect(first.tasks.every((t: { passAtK?: unknown }) => t.passAtK === undefined)).toBe(true);
 
     const table = await br(['run', '--suite', 'pair', '--suites', suitesFile, '--exclude', 'arith', '--model', 'm', '--endpoint', h.model.url], h.env);
     expect(table.code).toBe(0);

@@ -187,3 +187,25 @@ describe('directoryDigest', () => {
     expect(directoryDigest(dir)).toBe(before);
   });
 });
+
+describe('pass@k', () => {
+  it('is the unbiased estimate 1 - C(n-c, k) / C(n, k), hand-computed for n = 3', async () => {
+    const { passAtK } = await import('../contract/run-outcome.js');
+    expect(passAtK(3, 1, 1)).toBeCloseTo(1 / 3, 12);
+    expect(passAtK(3, 1, 2)).toBeCloseTo(2 / 3, 12);
+    expect(passAtK(3, 1, 3)).toBe(1);
+    expect(passAtK(3, 0, 3)).toBe(0);
+    expect(passAtK(3, 3, 1)).toBe(1);
+  });
+
+  it('averages over the instances every repeat has, and needs two repeats', async () => {
+    const { passAtKOfRepeats } = await import('../contract/run-outcome.js');
+    const repeat = (scores: Record<string, number>) => new Map(Object.entries(scores));
+    // Instance a passes once in 3, b always, c never; d is missing from the last repeat and is left out.
+    const estimate = passAtKOfRepeats([repeat({ a: 1, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0 })]);
+    expect(estimate!['pass@1']).toBeCloseTo((1 / 3 + 1 + 0) / 3, 12);
+    expect(estimate!['pass@2']).toBeCloseTo((2 / 3 + 1 + 0) / 3, 12);
+    expect(estimate!['pass@3']).toBeCloseTo((1 + 1 + 0) / 3, 12);
+    expect(passAtKOfRepeats([repeat({ a: 1 })])).toBeUndefined();
+  });
+});

@@ -63,7 +63,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     taskQueue: settings.sharedQueue,
     dataConverter,
     ...workflowSource,
-    activities: createSharedActivities({ hostId, taskQueue: hostQueue }),
+    activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
   });
   const host = await Worker.create({
     connection,

@@ -115,7 +115,8 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
       queuedAt,
       startedAt: outcome.startedAt,
       finishedAt: outcome.finishedAt,
-      containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
+      // Docker can stamp a container that exits at once as finished a hair before it started.
+      containerSeconds: Math.max(0, (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000),
     };
 
     const harvested = await step(() => activities.harvestResult({ job, outcome }), 'INFRASTRUCTURE');

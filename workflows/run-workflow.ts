@@ -1,13 +1,16 @@
 // RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
 // once, and aggregates every job's result; partial results are reported, never dropped.
 
-import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, defineQuery, executeChild, isCancellation, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SharedActivities } from '../activities/index.js';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { meanOverall, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../contract/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
+
+const { passAtK } = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
 
 export function jobIdFor(runId: string, index: number, taskName: string, repeat?: number): string {
   return `${runId}.${String(index).padStart(3, '0')}-${taskName}${repeat === undefined ? '' : `.r${repeat}`}`;
@@ -85,6 +88,16 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   const all = [...(spec.retryOf?.carried ?? []), ...ran];
   const status = runStatus(all, cancelled());
   const usage = runUsage(all);
+  const tasks = taskScores(all);
+  if (repeats > 1 && !cancelled()) {
+    // Best effort: pass@k needs every repeat's records; a failure here costs the run nothing else.
+    try {
+      const byTask = await passAtK({ runId: spec.runId, jobs: all.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) })) });
+      for (const task of tasks) if (byTask[task.task]) task.passAtK = byTask[task.task];
+    } catch {
+      // reported as absent
+    }
+  }
   const overall = meanOverall(all);
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }, ...(overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: overall }] : [])]);
   return {
@@ -95,7 +108,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     status,
     overall,
     ...(repeats > 1 ? { overallStd: repeatStd(all) } : {}),
-    tasks: taskScores(all),
+    tasks,
     jobs: all,
     ...(usage ? { usage } : {}),
     startedAt,
