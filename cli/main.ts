@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
 import { formatProblem, InputError } from '../contract/problems.js';
 import { EXIT_CODES, exitCodeOf } from '../contract/run-outcome.js';
-import { DEFAULT_RUN_OPTIONS, type RunResult } from '../contract/run-spec.js';
+import { DEFAULT_RUN_OPTIONS, type RunProgress, type RunResult } from '../contract/run-spec.js';
 import { runWebUiLink, settingsFrom, type Settings } from '../contract/settings.js';
 import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable } from '../client/embedded-services.js';
 import { connectClient, createRerunSpec, createRetrySpec, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
@@ -104,16 +104,9 @@ async function runSuite(flags: RunFlags & SuiteFlags & { output?: string }): Pro
   const handle = await submitSuite(await temporal(true), settings, spec);
   say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${flags.model}`);
   say(`Web UI: ${runWebUiLink(settings, spec.suiteId)}`);
-  const tty = process.stderr.isTTY;
-  let last = '';
-  const result: SuiteResult = await followSuite(await temporal(false), handle, (p) => {
-    const line = progressLine(p);
-    if (line === last) return;
-    last = line;
-    if (tty) process.stderr.write(`\r${line}\x1b[K`);
-    else say(line);
-  });
-  if (tty) process.stderr.write('\n');
+  const progress = progressReporter();
+  const result: SuiteResult = await followSuite(await temporal(false), handle, progress.show);
+  progress.done();
   if (flags.json) printJson(result);
   else process.stdout.write(`${renderSuiteResult(result, runWebUiLink(settings, result.suiteId))}\n`);
   if (flags.output) {
@@ -141,17 +134,28 @@ function specFromFlags(benchmarkArg: string, flags: RunFlags, suite?: { entry: S
   });
 }
 
-async function waitWithProgress(handle: RunHandle): Promise<RunResult> {
+/** Progress on stderr: a bar redrawn in place on a TTY, a quiet line per change otherwise (CI logs). */
+function progressReporter(): { show: (p: RunProgress) => void; done: () => void } {
   const tty = process.stderr.isTTY;
   let last = '';
-  const result = await followRun(handle, (p) => {
-    const line = progressLine(p);
-    if (line === last) return;
-    last = line;
-    if (tty) process.stderr.write(`\r${line}\x1b[K`);
-    else say(line);
-  });
-  if (tty) process.stderr.write('\n');
+  return {
+    show(p) {
+      const line = progressLine(p);
+      if (line === last) return;
+      last = line;
+      if (tty) process.stderr.write(`\r${line}\x1b[K`);
+      else say(line);
+    },
+    done() {
+      if (tty) process.stderr.write('\n');
+    },
+  };
+}
+
+async function waitWithProgress(handle: RunHandle): Promise<RunResult> {
+  const progress = progressReporter();
+  const result = await followRun(handle, progress.show);
+  progress.done();
   return result;
 }
 
