@@ -49,14 +49,19 @@ export function renderRunResult(run: RunResult, webUiLink?: string): string {
   return lines.join('\n');
 }
 
+/** Milliseconds for people: "3.2ms" under a second, "1.25s" above. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms.toFixed(1)}ms` : `${(ms / 1000).toFixed(2)}s`;
+}
+
 function usageLine(role: string, u: UsageSummary): string {
   const errors = Object.values(u.errors).reduce((a, b) => a + b, 0);
   const parts = [
     `${u.requests} calls`,
     `${u.promptTokens} in / ${u.completionTokens} out tokens`,
     `$${u.cost.toFixed(4)}`,
-    u.latencyMs && `latency p50 ${(u.latencyMs.p50 / 1000).toFixed(2)}s p95 ${(u.latencyMs.p95 / 1000).toFixed(2)}s`,
-    u.ttftMs && `TTFT p50 ${(u.ttftMs.p50 / 1000).toFixed(2)}s`,
+    u.latencyMs && `latency p50 ${duration(u.latencyMs.p50)} p95 ${duration(u.latencyMs.p95)}`,
+    u.ttftMs && `TTFT p50 ${duration(u.ttftMs.p50)}`,
     u.outputTokensPerSecond !== null && `${u.outputTokensPerSecond.toFixed(0)} tok/s`,
     errors && `${errors} errors`,
     u.retries && `${u.retries} retries (${u.throttled} throttled)`,
