@@ -71,6 +71,28 @@ describe('a docker: true task', () => {
     expect(stray).toEqual([]);
   });
 
+  it('is killed whole when its run is cancelled, inner containers included, and leaves no storage', async () => {
+    const dir = copyFixture('dind-service', path.join(scratch, 'cancel'));
+    writeFileSync(
+      path.join(dir, 'tasks', 'times-out', 'task.yaml'),
+      'name: times-out\ndocker: true\ndocker_images: [benchrouter-test/inner-service:1]\ntimeout: 600\ncommand: docker run -d --name forever benchrouter-test/inner-service:1 && sleep 600\n',
+    );
+    const submitted = await br(['submit', dir, '--model', 'm', '--endpoint', h.model.url, '--tasks', 'times-out'], h.env);
+    expect(submitted.code).toBe(0);
+    const runId = submitted.stdout.trim();
+    // Wait until the task's own daemon runs the inner service.
+    const innerUp = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes('httpd -f -p 8000');
+    for (let i = 0; i < 150 && !innerUp(); i++) await new Promise((r) => setTimeout(r, 200));
+    expect(innerUp()).toBe(true);
+
+    const cancelled = await br(['cancel', runId, '--json'], h.env);
+    expect(cancelled.code).toBe(5);
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ status: 'CANCELLED', jobs: [{ status: 'CANCELLED' }] });
+    expect(containersOfRun(runId)).toEqual([]);
+    expect(existsSync(h.settings.dindStorageRoot) ? readdirSync(h.settings.dindStorageRoot) : []).toEqual([]);
+    expect(innerUp()).toBe(false);
+  });
+
   it('fails with a clear reason when a preload image is neither on the host nor archived', async () => {
     const run = await h.run(benchmarkDir, { tasks: ['missing-image'] });
     expect(run.jobs[0]).toMatchObject({ status: 'FAILED', reason: 'IMAGE_BUILD' });

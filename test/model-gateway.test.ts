@@ -149,6 +149,31 @@ describe('the gateway itself', () => {
     }
   });
 
+  it('streams /v1/completions intact too, and meters them', async () => {
+    const gateway = new ModelGateway('test-secret');
+    const port = await gateway.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${port}/v1`;
+    try {
+      const token = gateway.register(route('completions-job'));
+      const complete = (body: object) =>
+        fetch(`${url}/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+      const question = { model: 'reference', prompt: 'What is 9 * 9?' };
+      const plain = (await (await complete(question)).json()) as { choices: Array<{ text: string }> };
+      const streamed = await (await complete({ ...question, stream: true })).text();
+      const chunks = streamed
+        .split('\n\n')
+        .filter((e) => e && e !== 'data: [DONE]')
+        .map((e) => JSON.parse(e.replace(/^data: /, '')) as { choices: Array<{ text: string }> });
+      expect(chunks.map((c) => c.choices[0]?.text ?? '').join('')).toBe(plain.choices[0]!.text);
+      expect(plain.choices[0]!.text).toBe('The answer is 81.');
+      const counters = gateway.unregister('completions-job', 'model')!;
+      expect(counters.requests).toBe(2);
+      expect(counters.ttftMs.count).toBe(1);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('answers 401 to a wrong token and to a token whose job has ended', async () => {
     const gateway = new ModelGateway('test-secret');
     const port = await gateway.listen(0, '127.0.0.1');
