@@ -79,25 +79,43 @@ export async function ensureSearchAttributes(settings: Settings): Promise<void> 
   }
 }
 
-export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
-  if (await isReachable(settings.temporalAddress)) return ensureSearchAttributes(settings);
-  const db = path.join(settings.home, 'temporal.db');
-  say(`starting Temporal dev server on ${settings.temporalAddress} (database ${db}, Web UI ${settings.webUiUrl})`);
-  startDetached(settings, 'temporal', 'temporal', [
+/**
+ * `temporal server start-dev` arguments: loopback, a SQLite file with BenchRouter's pragmas and its
+ * search attributes; the Web UI on `uiPort`, or none (tests and perf runs).
+ */
+export function devServerArgs(port: number, dbFile: string, options: { uiPort?: number; logLevel?: string } = {}): string[] {
+  return [
     'server', 'start-dev',
-    '--db-filename', db,
+    '--db-filename', dbFile,
     '--ip', '127.0.0.1',
-    '--port', String(EMBEDDED_TEMPORAL_PORT),
-    '--ui-port', String(EMBEDDED_UI_PORT),
-    '--log-level', 'warn',
+    '--port', String(port),
+    ...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']),
+    '--log-level', options.logLevel ?? 'error',
     ...DEV_SERVER_SQLITE_ARGS,
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
-  ]);
-  for (let i = 0; i < 120; i++) {
-    if (await isReachable(settings.temporalAddress)) return ensureSearchAttributes(settings);
+  ];
+}
+
+/** Resolves once `address` accepts connections; false after `timeoutMs`. */
+export async function waitUntilReachable(address: string, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await isReachable(address))) {
+    if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within 30 s; see ${path.join(settings.home, 'temporal.log')}`);
+  return true;
+}
+
+export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
+  // A running server was started by `br` (below), which registered the search attributes then.
+  if (await isReachable(settings.temporalAddress)) return;
+  const db = path.join(settings.home, 'temporal.db');
+  say(`starting Temporal dev server on ${settings.temporalAddress} (database ${db}, Web UI ${settings.webUiUrl})`);
+  startDetached(settings, 'temporal', 'temporal', devServerArgs(EMBEDDED_TEMPORAL_PORT, db, { uiPort: EMBEDDED_UI_PORT, logLevel: 'warn' }));
+  if (!(await waitUntilReachable(settings.temporalAddress))) {
+    throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within 30 s; see ${path.join(settings.home, 'temporal.log')}`);
+  }
+  await ensureSearchAttributes(settings);
 }
 
 export function backgroundWorkerPid(settings: Settings): number | undefined {

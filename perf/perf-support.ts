@@ -6,11 +6,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, isReachable } from '../client/embedded-services.js';
+import { devServerArgs, freePort, waitUntilReachable } from '../client/embedded-services.js';
 
 export { freePort };
-import { DEV_SERVER_SQLITE_ARGS } from '../contract/settings.js';
-import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../contract/search-attributes.js';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -26,8 +24,8 @@ export async function startStack(name: string): Promise<PerfStack> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(home, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], { stdio: 'ignore' });
-  for (let i = 0; i < 120 && !(await isReachable(address)); i++) await sleep(250);
+  const server = spawn('temporal', devServerArgs(port, path.join(home, 'temporal.db')), { stdio: 'ignore' });
+  if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
   const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}` };
   const workers = [await startWorkerProcess(env, `perf-${name}`)];
   return {

@@ -7,10 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { freePort, isReachable } from '../../client/embedded-services.js';
+import { devServerArgs, freePort, waitUntilReachable } from '../../client/embedded-services.js';
 import { workflowsPath } from '../../workers/start-worker.js';
-import { DEV_SERVER_SQLITE_ARGS } from '../../contract/settings.js';
-import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../../contract/search-attributes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,14 +24,11 @@ export async function setup(project: TestProject): Promise<void> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  server = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], {
-    stdio: 'ignore',
-  });
+  server = spawn('temporal', devServerArgs(port, path.join(dir, 'temporal.db')), { stdio: 'ignore' });
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
-  for (let i = 0; i < 120 && !(await isReachable(address)); i++) await new Promise((r) => setTimeout(r, 250));
-  if (!(await isReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
+  if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
   project.provide('temporalAddress', address);
   project.provide('workflowBundlePath', bundlePath);
 }

@@ -4,9 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { freePort, isReachable } from '../../client/embedded-services.js';
-import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../../contract/search-attributes.js';
-import { DEV_SERVER_SQLITE_ARGS } from '../../contract/settings.js';
+import { devServerArgs, freePort, waitUntilReachable } from '../../client/embedded-services.js';
 import { repoRoot } from './harness.js';
 
 export interface WorkerProcess {
@@ -77,9 +75,8 @@ export function devServer(port: number, dbFile: string): DevServer {
   return {
     address,
     async start() {
-      child = spawn('temporal', ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error', ...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS], { stdio: 'ignore' });
-      for (let i = 0; i < 120 && !(await isReachable(address)); i++) await new Promise((r) => setTimeout(r, 250));
-      if (!(await isReachable(address))) throw new Error(`dev server did not start on ${address}`);
+      child = spawn('temporal', devServerArgs(port, dbFile), { stdio: 'ignore' });
+      if (!(await waitUntilReachable(address))) throw new Error(`dev server did not start on ${address}`);
     },
     async stop() {
       if (!child || child.exitCode !== null) return;
