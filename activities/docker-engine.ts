@@ -89,23 +89,17 @@ export class DockerEngine {
     return (res.body.length ? JSON.parse(res.body.toString()) : undefined) as T;
   }
 
-  async imageExists(image: string): Promise<boolean> {
-    const res = await this.api('GET', `/images/${encodeURIComponent(image)}/json`);
-    if (res.status === 200) return true;
-    if (res.status === 404) return false;
-    throw new DockerError('image inspect', res.status, messageOf(res.body));
-  }
-
-  async imageLabels(image: string): Promise<Record<string, string> | undefined> {
+  /** The image's id and labels; undefined when the host has no such image. */
+  async inspectImage(image: string): Promise<{ id: string; labels: Record<string, string> } | undefined> {
     const res = await this.api('GET', `/images/${encodeURIComponent(image)}/json`);
     if (res.status === 404) return undefined;
     if (res.status !== 200) throw new DockerError('image inspect', res.status, messageOf(res.body));
-    return (JSON.parse(res.body.toString()) as { Config?: { Labels?: Record<string, string> | null } }).Config?.Labels ?? {};
+    const inspected = JSON.parse(res.body.toString()) as { Id: string; Config?: { Labels?: Record<string, string> | null } };
+    return { id: inspected.Id, labels: inspected.Config?.Labels ?? {} };
   }
 
-  async imageId(image: string): Promise<string | undefined> {
-    const res = await this.api('GET', `/images/${encodeURIComponent(image)}/json`);
-    return res.status === 200 ? (JSON.parse(res.body.toString()) as { Id: string }).Id : undefined;
+  async imageExists(image: string): Promise<boolean> {
+    return (await this.inspectImage(image)) !== undefined;
   }
 
   /** Creates and starts a container; `conflict` when the name is already taken. */

@@ -55,7 +55,7 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
 
   let archives: string[] = [];
   if (input.dind) {
-    const labels = await deps.docker.imageLabels(image);
+    const labels = (await deps.docker.inspectImage(image))?.labels;
     if (!labels?.[DIND_IMAGE_LABEL]) {
       throw imageProblem(
         `environments/${input.environment}: a task with docker: true needs an image built FROM the DinD runtime image (benchrouter/dind:bookworm), which brings the task's own Docker daemon; this one is not`,

@@ -37,7 +37,7 @@ export async function ensureImageArchive(deps: ArchiveDeps, hostId: string, imag
   const idFile = `${archive}.id`;
   const archivedId = () => (existsSync(archive) && existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : undefined);
 
-  const id = await deps.docker.imageId(image);
+  const id = (await deps.docker.inspectImage(image))?.id;
   if (!id) {
     if (existsSync(archive)) return archive; // brought in from elsewhere: the cache is the source
     throw new MissingPreloadImage(image, hostId, deps.imageCacheDir);
