@@ -21,9 +21,14 @@ export async function connectClient(settings: Settings): Promise<Client> {
   return new Client({ connection, namespace: settings.temporalNamespace, dataConverter: { payloadCodecs: payloadCodecsFromEnv() } });
 }
 
-export function newRunId(now = new Date()): string {
+/** `<prefix>-20261129-120000-a1b2c3`: sortable by time, unique by its random tail. */
+export function newWorkflowId(prefix: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `br-${stamp}-${randomBytes(3).toString('hex')}`;
+  return `${prefix}-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export function newRunId(now = new Date()): string {
+  return newWorkflowId('br', now);
 }
 
 /** The run definition pinned in the workflow input: history alone then says what was run. */
@@ -116,23 +121,32 @@ export async function queryProgress(handle: RunHandle): Promise<RunProgress> {
   return handle.query<RunProgress>('progress');
 }
 
-/** Waits for the run's result, calling onProgress as counts change (polling the progress query). */
-export async function followRun(handle: RunHandle, onProgress?: (p: RunProgress) => void, intervalMs = 500): Promise<RunResult> {
+/**
+ * Resolves with `result`, meanwhile calling `poll` every `intervalMs` and handing what it returns to
+ * `onProgress`. A failed poll is skipped: the workflow may not have run its first task yet, or may
+ * just have closed.
+ */
+export async function whilePolling<T, P>(result: Promise<T>, poll: () => Promise<P>, onProgress: ((p: P) => void) | undefined, intervalMs: number): Promise<T> {
   let done = false;
-  const result = handle.result().finally(() => (done = true));
+  const settled = result.finally(() => (done = true));
   if (onProgress) {
     void (async () => {
       while (!done) {
         try {
-          onProgress(await queryProgress(handle));
+          onProgress(await poll());
         } catch {
-          // The workflow may not have run its first task yet, or may just have closed.
+          // skipped
         }
         await new Promise((r) => setTimeout(r, intervalMs));
       }
     })();
   }
-  return result;
+  return settled;
+}
+
+/** Waits for the run's result, calling onProgress as counts change (polling the progress query). */
+export async function followRun(handle: RunHandle, onProgress?: (p: RunProgress) => void, intervalMs = 500): Promise<RunResult> {
+  return whilePolling(handle.result(), () => queryProgress(handle), onProgress, intervalMs);
 }
 
 export interface RunSummary {

@@ -1,19 +1,17 @@
 // Submitting and following a suite: one parent workflow, a child run per benchmark.
 
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { randomBytes } from 'node:crypto';
 import { summarizeProgress } from '../contract/run-outcome.js';
 import type { RunProgress } from '../contract/run-spec.js';
 import type { Settings } from '../contract/settings.js';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
-import { queryProgress, runHandle } from './runs.js';
+import { newWorkflowId, queryProgress, runHandle, whilePolling } from './runs.js';
 
 export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
 
 export function newSuiteId(suite: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `br-suite-${suite}-${stamp}-${randomBytes(3).toString('hex')}`;
+  return newWorkflowId(`br-suite-${suite}`, now);
 }
 
 export async function submitSuite(client: Client, settings: Settings, spec: SuiteSpec): Promise<SuiteHandle> {
@@ -43,17 +41,5 @@ export async function suiteProgress(client: Client, handle: SuiteHandle): Promis
 }
 
 export async function followSuite(client: Client, handle: SuiteHandle, onProgress: (p: RunProgress) => void, intervalMs = 1000): Promise<SuiteResult> {
-  let done = false;
-  const result = handle.result().finally(() => (done = true));
-  void (async () => {
-    while (!done) {
-      try {
-        onProgress(await suiteProgress(client, handle));
-      } catch {
-        // Not started yet, or just finished.
-      }
-      await new Promise((r) => setTimeout(r, intervalMs));
-    }
-  })();
-  return result;
+  return whilePolling(handle.result(), () => suiteProgress(client, handle), onProgress, intervalMs);
 }
