@@ -2,6 +2,7 @@
 // runtimes: Simple mode is the base; DinD mode adds what the task's own daemon needs. Pure, so it
 // is tested directly.
 
+import { createHash } from 'node:crypto';
 import type { JobSpec } from '../contract/run-spec.js';
 import type { ContainerCreateBody } from './docker-engine.js';
 
@@ -33,13 +34,7 @@ export function containerNameFor(jobId: string, hostId: string): string {
   const name = `br-${hostId}-${jobId}`.replace(/[^A-Za-z0-9_.-]/g, '-');
   if (name.length <= 200) return name;
   // Long ids keep a hash of the whole id, so two that share a long prefix stay distinct.
-  return `${name.slice(0, 183)}-${fnv1a(jobId).toString(16).padStart(8, '0')}`;
-}
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return hash;
+  return `${name.slice(0, 183)}-${createHash('sha256').update(jobId).digest('hex').slice(0, 8)}`;
 }
 
 /** "512m", "2g", "1.5G", "1024" (bytes) → bytes, as `docker run --memory` reads them. */

@@ -4,7 +4,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { registerAnalyzeCommand } from './analyze-command.js';
-import { loadSuites, selectEntries, type SuiteEntry } from '../contract/suites.js';
+import { entryNames, loadSuites, selectEntries, type Suite, type SuiteEntry } from '../contract/suites.js';
 import { followSuite, newSuiteId, submitSuite } from '../client/suites.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 import { renderSuiteResult, suiteSummaryView } from './render.js';
@@ -92,12 +92,17 @@ interface SuiteFlags {
 
 const list = (text: string | undefined) => text?.split(',').map((t) => t.trim()).filter(Boolean) ?? [];
 
+/** A suite by name, from the built-in file and the user's (`--suites`, else ~/.benchrouter/suites.yaml). */
+function findSuite(name: string, suitesFile: string | undefined): Suite {
+  if (suitesFile && !existsSync(suitesFile)) throw new InputError([{ file: suitesFile, field: '', message: 'file not found' }]);
+  const suites = loadSuites([path.join(repoRoot, 'benchmarks', 'suites.yaml'), suitesFile ?? path.join(settings.home, 'suites.yaml')]);
+  const suite = suites.get(name);
+  if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${name}" (have ${[...suites.keys()].join(', ')})` }]);
+  return suite;
+}
+
 async function runSuite(flags: RunFlags & SuiteFlags & { output?: string }): Promise<void> {
-  const userFile = flags.suites ?? path.join(settings.home, 'suites.yaml');
-  if (flags.suites && !existsSync(flags.suites)) throw new InputError([{ file: flags.suites, field: '', message: 'file not found' }]);
-  const suites = loadSuites([path.join(repoRoot, 'benchmarks', 'suites.yaml'), userFile]);
-  const suite = suites.get(flags.suite!);
-  if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${flags.suite}" (have ${[...suites.keys()].join(', ')})` }]);
+  const suite = findSuite(flags.suite!, flags.suites);
   const entries = selectEntries(suite, list(flags.only), list(flags.exclude));
   const runs = entries.map((entry, i) => specFromFlags(entry.benchmark, flags, { entry, file: suite.file, field: `suites.${suite.name}.benchmarks[${i}]` }));
   const spec = { suiteId: newSuiteId(suite.name), suite: suite.name, model: flags.model, runs, parallel: flags.suiteParallel };
@@ -451,9 +456,7 @@ export function buildProgram(): Command {
     .action(async (flags: ViewFlags & { benchmark?: string; suite?: string; suites?: string; pick: 'latest' | 'best' }) => {
       let entries = await finishedRuns(await temporal(false), { benchmark: flags.benchmark });
       if (flags.suite) {
-        const suite = loadSuites([path.join(repoRoot, 'benchmarks', 'suites.yaml'), flags.suites ?? path.join(settings.home, 'suites.yaml')]).get(flags.suite);
-        if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${flags.suite}"` }]);
-        const names = new Set(suite.entries.map((e) => e.benchmark.replace(/\/+$/, '').split('/').pop()!));
+        const names = new Set(findSuite(flags.suite, flags.suites).entries.flatMap(entryNames));
         entries = entries.filter((e) => names.has(e.benchmark));
       }
       await emitViews([leaderboardView(buildLeaderboard(entries, flags.pick))], flags, 'leaderboard', write);

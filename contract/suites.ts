@@ -53,7 +53,7 @@ export function loadSuites(files: string[]): Map<string, Suite> {
 }
 
 /** An entry's name for --only and --exclude: the benchmark as written, or its last path segment. */
-function entryNames(entry: SuiteEntry): string[] {
+export function entryNames(entry: SuiteEntry): string[] {
   return [entry.benchmark, entry.benchmark.replace(/\/+$/, '').split('/').pop()!];
 }
 

@@ -35,6 +35,8 @@ interface LiveRoute extends GatewayRoute {
   token: string;
   counters: UsageCounters;
   cacheStore?: ResponseCache;
+  /** Requests counted when the usage file was last written: every call counts one, so equal means unchanged. */
+  savedRequests: number;
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -84,7 +86,7 @@ export class ModelGateway {
   register(route: GatewayRoute): string {
     const token = this.tokenFor(route.jobId, route.role);
     const counters = existsSync(route.usageFile) ? (JSON.parse(readFileSync(route.usageFile, 'utf8')) as { counters: UsageCounters }).counters : emptyCounters();
-    this.routes.set(token, { ...route, token, counters, cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined });
+    this.routes.set(token, { ...route, token, counters, savedRequests: -1, cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined });
     if (!this.limiters.has(route.runId)) this.limiters.set(route.runId, new RunLimiter(route.limits.concurrency, route.limits.ratePerSecond));
     return token;
   }
@@ -100,11 +102,13 @@ export class ModelGateway {
     return route.counters;
   }
 
+  /** Periodic snapshots write only routes that took calls since their last one. */
   private saveAll(): void {
-    for (const route of this.routes.values()) this.save(route);
+    for (const route of this.routes.values()) if (route.counters.requests !== route.savedRequests) this.save(route);
   }
 
   private save(route: LiveRoute): void {
+    route.savedRequests = route.counters.requests;
     mkdirSync(path.dirname(route.usageFile), { recursive: true });
     // Write then rename: a reader (a restarted worker) never sees half a file.
     const partial = `${route.usageFile}.${process.pid}.partial`;
