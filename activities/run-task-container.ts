@@ -125,7 +125,8 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     exitCode: final.exitCode,
     oomKilled: final.oomKilled,
     startedAt: new Date(startedMs).toISOString(),
-    finishedAt: validDate(final.finishedAt) ?? new Date().toISOString(),
+    // Docker can stamp a container that exits at once as finished a hair before it started.
+    finishedAt: new Date(Math.max(startedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
     logTail: tailOf(logFile),
     reattached,
     runtime,

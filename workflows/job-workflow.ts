@@ -115,8 +115,7 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
       queuedAt,
       startedAt: outcome.startedAt,
       finishedAt: outcome.finishedAt,
-      // Docker can stamp a container that exits at once as finished a hair before it started.
-      containerSeconds: Math.max(0, (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000),
+      containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
     };
 
     const harvested = await step(() => activities.harvestResult({ job, outcome }), 'INFRASTRUCTURE');
