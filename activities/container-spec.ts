@@ -3,7 +3,7 @@
 // is tested directly.
 
 import { createHash } from 'node:crypto';
-import type { JobSpec } from '../contract/run-spec.js';
+import type { JobSpec } from '../runs/run-spec.js';
 import type { ContainerCreateBody } from './docker-engine.js';
 
 export const CONTAINER_BENCHMARK_DIR = '/app/benchmark';

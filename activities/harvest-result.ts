@@ -4,7 +4,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { parseRecords, summarizeRecords, type RecordsSummary } from '../contract/records.js';
 import path from 'node:path';
-import type { FailureReason, JobSpec, JobStatus } from '../contract/run-spec.js';
+import type { FailureReason, JobSpec, JobStatus } from '../runs/run-spec.js';
 import { normalizeResult, type NormalizedResult } from '../contract/result-mapping.js';
 import type { ContainerOutcome } from './run-task-container.js';
 import { jobArtifactsDir } from './run-task-container.js';

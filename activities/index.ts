@@ -1,7 +1,7 @@
 // The activities a worker hosts, made by factories so tests can hand in their own Docker engine,
 // directories and host id. Workflows import only the types of these.
 
-import type { ClaimedHost } from '../contract/host.js';
+import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
 import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseRecords } from '../contract/records.js';
-import { passAtKOfRepeats } from '../contract/run-outcome.js';
+import { passAtKOfRepeats } from '../runs/run-outcome.js';
 
 export interface PassAtKInput {
   runId: string;

@@ -4,13 +4,13 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { registerAnalyzeCommand } from './analyze-command.js';
-import { entryNames, loadSuites, selectEntries, type Suite, type SuiteEntry } from '../contract/suites.js';
+import { entryNames, loadSuites, selectEntries, type Suite, type SuiteEntry } from '../runs/suites.js';
 import { followSuite, newSuiteId, submitSuite } from '../client/suites.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 import { renderSuiteResult, suiteSummaryView } from './render.js';
 import { registerArtifactCommands } from './artifact-commands.js';
 import { addViewFlags, emitViews, writeOutputDir, type ViewFlags } from './emit-views.js';
-import { buildLeaderboard, compareView, leaderboardView } from '../contract/leaderboard.js';
+import { buildLeaderboard, compareView, leaderboardView } from '../runs/leaderboard.js';
 import { finishedRuns, runResults } from '../client/leaderboard.js';
 import { recordsOfRuns } from '../client/run-records.js';
 import { runResultView } from './results-view.js';
@@ -21,9 +21,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
 import { formatProblem, InputError } from '../contract/problems.js';
-import { EXIT_CODES, exitCodeOf } from '../contract/run-outcome.js';
-import { DEFAULT_RUN_OPTIONS, type RunProgress, type RunResult } from '../contract/run-spec.js';
-import { runWebUiLink, settingsFrom, type Settings } from '../contract/settings.js';
+import { EXIT_CODES, exitCodeOf } from './exit-codes.js';
+import { DEFAULT_RUN_OPTIONS, type RunProgress, type RunResult } from '../runs/run-spec.js';
+import { runWebUiLink, settingsFrom, type Settings } from '../config/settings.js';
 import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable } from '../client/embedded-services.js';
 import { connectClient, createRerunSpec, createRetrySpec, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';

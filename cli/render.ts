@@ -1,7 +1,7 @@
 // How `br` shows runs to a person: results tables and the live progress line.
 
-import type { JobResult, RunProgress, RunResult } from '../contract/run-spec.js';
-import type { UsageSummary } from '../contract/usage.js';
+import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
+import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 
 export function table(headers: string[], rows: string[][]): string {

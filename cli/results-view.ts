@@ -2,8 +2,8 @@
 // with score, sample count, active container time, latency, TTFT, throughput, tokens and cost.
 
 import type { RecordsSummary } from '../contract/records.js';
-import type { JobResult, RunResult } from '../contract/run-spec.js';
-import type { UsageSummary } from '../contract/usage.js';
+import type { JobResult, RunResult } from '../runs/run-spec.js';
+import type { UsageSummary } from '../runs/usage.js';
 import type { TableCell, TableView } from './table-export.js';
 
 export const RESULT_COLUMNS = ['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status'] as const;

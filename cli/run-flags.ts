@@ -5,9 +5,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { mergeGeneration, parseGenFlag, type GenerationSettings } from '../contract/generation.js';
+import { mergeGeneration, parseGenFlag, type GenerationSettings } from '../runs/generation.js';
 import { fieldPath, InputError } from '../contract/problems.js';
-import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type ModelTarget, type RunOptions } from '../contract/run-spec.js';
+import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type ModelTarget, type RunOptions } from '../runs/run-spec.js';
 import { loadPriceFile, type PriceTable } from '../gateway/price-table.js';
 
 export interface RunFlags {

@@ -8,8 +8,15 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
-import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
-import { DEV_SERVER_SQLITE_ARGS, EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../contract/settings.js';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
+
+/**
+ * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
+ * crash of any process (only a power loss can lose the last commits) and costs the server about
+ * 40% less CPU per job than the default rollback journal (perf/overhead).
+ */
+export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -2,8 +2,8 @@
 // score are search attributes), full results for a comparison of chosen runs.
 
 import type { Client } from '@temporalio/client';
-import type { RunEntry } from '../contract/leaderboard.js';
-import type { RunResult } from '../contract/run-spec.js';
+import type { RunEntry } from '../runs/leaderboard.js';
+import type { RunResult } from '../runs/run-spec.js';
 import { listRuns, runHandle } from './runs.js';
 
 export async function finishedRuns(client: Client, filter: { benchmark?: string; model?: string } = {}): Promise<RunEntry[]> {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { InstanceRecord } from '../analysis/instance-record.js';
 import { parseRecords } from '../contract/records.js';
-import { buildLeaderboard } from '../contract/leaderboard.js';
+import { buildLeaderboard } from '../runs/leaderboard.js';
 import { finishedRuns, runResults } from './leaderboard.js';
 
 export async function recordsOfRuns(client: Client, artifactsRoot: string, runs: string[] | 'latest'): Promise<{ records: InstanceRecord[]; notes: string[] }> {

@@ -6,12 +6,12 @@ import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { randomBytes } from 'node:crypto';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
-import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../contract/generation.js';
+import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../runs/generation.js';
 import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
-import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../contract/run-spec.js';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../runs/run-spec.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
-import type { Settings } from '../contract/settings.js';
+import type { Settings } from '../config/settings.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
 
 export type RunHandle = WorkflowHandle<typeof runWorkflow>;

@@ -1,10 +1,10 @@
 // Submitting and following a suite: one parent workflow, a child run per benchmark.
 
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { summarizeProgress } from '../contract/run-outcome.js';
-import type { RunProgress } from '../contract/run-spec.js';
-import type { Settings } from '../contract/settings.js';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { summarizeProgress } from '../runs/run-outcome.js';
+import type { RunProgress } from '../runs/run-spec.js';
+import type { Settings } from '../config/settings.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
 import { newWorkflowId, queryProgress, runHandle, whilePolling } from './runs.js';
 

@@ -10,7 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
-import { settingsFrom } from '../contract/settings.js';
+import { settingsFrom } from '../config/settings.js';
 import { repoRoot, sleep, startStack, startWorkerProcess } from './perf-support.js';
 
 const HEARTBEAT_TIMEOUT = 3;

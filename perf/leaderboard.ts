@@ -7,9 +7,9 @@
 
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { finishedRuns } from '../client/leaderboard.js';
-import { buildLeaderboard, leaderboardView } from '../contract/leaderboard.js';
-import type { JobResult } from '../contract/run-spec.js';
-import { settingsFrom } from '../contract/settings.js';
+import { buildLeaderboard, leaderboardView } from '../runs/leaderboard.js';
+import type { JobResult } from '../runs/run-spec.js';
+import { settingsFrom } from '../config/settings.js';
 import { pool, repoRoot, run, startStack } from './perf-support.js';
 import path from 'node:path';
 import { loadBenchmark } from '../contract/load-benchmark.js';

@@ -12,7 +12,7 @@ import {
   type DindPlacement,
 } from '../activities/container-spec.js';
 import type { ContainerCreateBody } from '../activities/docker-engine.js';
-import type { JobSpec } from '../contract/run-spec.js';
+import type { JobSpec } from '../runs/run-spec.js';
 
 const SECRET = 'sk-test-4f9c2b7e1d0a-do-not-leak';
 const COMMAND = 'python3 /app/benchmark/eval_arith.py --problems "problems.jsonl" && echo done';

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunResult } from '../contract/run-spec.js';
+import type { RunResult } from '../runs/run-spec.js';
 import { br, containersOfRun, copyFixture, fixturesDir, startHarness, type Harness } from './support/harness.js';
 
 const benchmarkDir = path.join(fixturesDir, 'benchmarks', 'dind-service');

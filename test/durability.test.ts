@@ -11,8 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
-import type { RunOptions } from '../contract/run-spec.js';
-import { settingsFrom, type Settings } from '../contract/settings.js';
+import type { RunOptions } from '../runs/run-spec.js';
+import { settingsFrom, type Settings } from '../config/settings.js';
 import { br, containersOfRun, fixturesDir } from './support/harness.js';
 import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordsSummary } from '../contract/records.js';
-import type { JobResult, RunResult } from '../contract/run-spec.js';
-import type { UsageSummary } from '../contract/usage.js';
+import type { JobResult, RunResult } from '../runs/run-spec.js';
+import type { UsageSummary } from '../runs/usage.js';
 import { RESULT_COLUMNS, runResultView } from '../cli/results-view.js';
 import { renderView, sheetNames, writeXlsx, type TableView } from '../cli/table-export.js';
 

@@ -5,8 +5,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
-import { hostQueueName } from '../contract/host.js';
-import type { Settings } from '../contract/settings.js';
+import { hostQueueName } from '../runs/host-queues.js';
+import type { Settings } from '../config/settings.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';

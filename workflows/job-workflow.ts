@@ -16,8 +16,8 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
-import type { ClaimedHost } from '../contract/host.js';
-import type { FailureReason, JobResult, JobSpec, JobState } from '../contract/run-spec.js';
+import type { ClaimedHost } from '../runs/host-queues.js';
+import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
 
 export interface JobProgress {
   state: JobState;

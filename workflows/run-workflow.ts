@@ -3,9 +3,9 @@
 
 import { CancellationScope, defineQuery, executeChild, isCancellation, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SharedActivities } from '../activities/index.js';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
-import { meanOverall, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../contract/run-outcome.js';
-import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../contract/run-spec.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { meanOverall, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../runs/run-outcome.js';
+import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');

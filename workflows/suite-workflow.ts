@@ -2,8 +2,8 @@
 // RunWorkflow, so every run keeps its own progress, results and retries; the suite adds them up.
 
 import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { RunResult, RunSpec, RunStatus } from '../contract/run-spec.js';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import type { RunResult, RunSpec, RunStatus } from '../runs/run-spec.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { runWorkflow } from './run-workflow.js';
 
 export interface SuiteSpec {

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun, type RunExtras } from '../../client/runs.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
-import type { RunOptions, RunResult } from '../../contract/run-spec.js';
-import { settingsFrom, type Settings } from '../../contract/settings.js';
+import type { RunOptions, RunResult } from '../../runs/run-spec.js';
+import { settingsFrom, type Settings } from '../../config/settings.js';
 import { startReferenceModel, type ReferenceModelServer } from '../../reference-model/reference-model-server.js';
 import { startWorker, type RunningWorker } from '../../workers/start-worker.js';
 

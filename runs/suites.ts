@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { fieldPath, InputError, type Problem } from './problems.js';
+import { fieldPath, InputError, type Problem } from '../contract/problems.js';
 
 const EntrySchema = z.strictObject({
   benchmark: z.string().min(1),

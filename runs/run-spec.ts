@@ -1,11 +1,11 @@
 // What a run is: the definition pinned in the workflow input, and the results and progress it
 // reports. Types only, so deterministic workflow code can import it.
 
-import type { TaskDefinition } from './benchmark.js';
-import type { NormalizedResult } from './result-mapping.js';
+import type { TaskDefinition } from '../contract/benchmark.js';
+import type { NormalizedResult } from '../contract/result-mapping.js';
 import type { GenerationSettings } from './generation.js';
 import type { UsageCounters, UsageSummary } from './usage.js';
-import type { RecordsSummary } from './records.js';
+import type { RecordsSummary } from '../contract/records.js';
 
 export interface ModelTarget {
   name: string;

@@ -110,10 +110,3 @@ export function summarizeProgress(jobs: RunProgress['jobs']): RunProgress {
     jobs,
   };
 }
-
-/** Exit code of `br run`/`br status` for a run status: scripts can tell the cases apart. */
-export const EXIT_CODES = { COMPLETED: 0, ERROR: 1, BAD_INPUT: 2, PARTIAL: 3, FAILED: 4, CANCELLED: 5 } as const;
-
-export function exitCodeOf(status: RunStatus): number {
-  return EXIT_CODES[status];
-}

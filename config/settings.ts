@@ -1,7 +1,7 @@
 // Where BenchRouter keeps things and which Temporal it talks to, from the environment. Pure: the
 // caller passes the environment in, so every default is visible and testable.
 
-import { DEFAULT_SHARED_QUEUE } from './host.js';
+import { DEFAULT_SHARED_QUEUE } from '../runs/host-queues.js';
 
 export interface Settings {
   /** `~/.benchrouter` unless BENCHROUTER_HOME says otherwise. */
@@ -32,12 +32,6 @@ export const DEFAULT_GATEWAY_PORT = 8390;
 
 export const EMBEDDED_TEMPORAL_PORT = 7233;
 
-/**
- * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
- * crash of any process (only a power loss can lose the last commits) and costs the server about
- * 40% less CPU per job than the default rollback journal (perf/overhead).
- */
-export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 export const EMBEDDED_UI_PORT = 8233;
 
 export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {
