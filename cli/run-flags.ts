@@ -2,11 +2,10 @@
 // gateway options, generation settings (flags over a YAML generation config), judge and prices.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { mergeGeneration, parseGenFlag, type GenerationSettings } from '../runs/generation.js';
 import { fieldPath, InputError } from '../contract/problems.js';
+import { readYamlFile } from '../contract/yaml-file.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type ModelTarget, type RunOptions } from '../runs/run-spec.js';
 import { loadPriceFile, type PriceTable } from '../gateway/price-table.js';
 
@@ -119,13 +118,9 @@ export function generationFrom(flags: RunFlags, benchmarkName: string, suiteEntr
   const layers: Array<Partial<GenerationSettings>> = [];
   if (flags.genConfig) {
     const file = flags.genConfig;
-    let data: unknown;
-    try {
-      data = parseYaml(readFileSync(file, 'utf8'));
-    } catch (error) {
-      throw new InputError([{ file, field: '', message: `cannot read a generation config: ${(error as Error).message.split('\n')[0]}` }]);
-    }
-    const parsed = GenConfigSchema.safeParse(data ?? {});
+    const read = readYamlFile(file);
+    if (!read.ok) throw new InputError([read.problem]);
+    const parsed = GenConfigSchema.safeParse(read.data);
     if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => ({ file, field: fieldPath(i.path), message: i.message })));
     if (parsed.data.defaults) layers.push(generationFromEntry(parsed.data.defaults, file, 'defaults'));
     const entry = parsed.data.benchmarks?.[benchmarkName];

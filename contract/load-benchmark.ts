@@ -1,13 +1,13 @@
 // Loads a benchmark directory (DESIGN.md §1) into a Benchmark, collecting every problem at once
 // rather than stopping at the first, so `br validate` can show an author the whole list.
 
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { BenchmarkYamlSchema, DEFAULT_DIND_PIDS, DEFAULT_RESOURCES, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
 import type { Benchmark, TaskDefinition } from './benchmark.js';
 import { fieldPath, InputError, type Problem } from './problems.js';
+import { readYamlFile } from './yaml-file.js';
 
 export interface LoadOutcome {
   benchmark?: Benchmark;
@@ -106,19 +106,12 @@ function placeOfDirectory(root: string, candidate: string): 'inside' | 'outside'
 }
 
 function readYaml<T extends z.ZodType>(file: string, schema: T, problems: Problem[]): z.infer<T> | undefined {
-  if (!existsSync(file)) {
-    problems.push({ file, field: '', message: 'file not found' });
+  const read = readYamlFile(file);
+  if (!read.ok) {
+    problems.push(read.problem);
     return undefined;
   }
-  let data: unknown;
-  try {
-    data = parseYaml(readFileSync(file, 'utf8'));
-  } catch (error) {
-    const detail = error instanceof YAMLParseError ? error.message.split('\n')[0] : String(error);
-    problems.push({ file, field: '', message: `not valid YAML: ${detail}` });
-    return undefined;
-  }
-  return checkSchema(file, data ?? {}, schema, problems, []);
+  return checkSchema(file, read.data, schema, problems, []);
 }
 
 function checkSchema<T extends z.ZodType>(file: string, data: unknown, schema: T, problems: Problem[], at: PropertyKey[]): z.infer<T> | undefined {

@@ -1,10 +1,9 @@
 // What model calls cost when the upstream does not say (`usage.cost`): a table of US dollars per
 // million input and output tokens, built in and overridable per run with a YAML file.
 
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { fieldPath, InputError } from '../contract/problems.js';
+import { readYamlFile } from '../contract/yaml-file.js';
 
 export interface Price {
   /** $ per 1M prompt tokens. */
@@ -31,13 +30,9 @@ const PriceFileSchema = z.strictObject({
 });
 
 export function loadPriceFile(file: string): PriceTable {
-  let data: unknown;
-  try {
-    data = parseYaml(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new InputError([{ file, field: '', message: `cannot read a price table: ${(error as Error).message.split('\n')[0]}` }]);
-  }
-  const parsed = PriceFileSchema.safeParse(data);
+  const read = readYamlFile(file);
+  if (!read.ok) throw new InputError([read.problem]);
+  const parsed = PriceFileSchema.safeParse(read.data);
   if (!parsed.success) {
     throw new InputError(parsed.error.issues.map((issue) => ({ file, field: fieldPath(issue.path), message: `${issue.message} (expected models: {<name>: {input: $/1M tokens, output: $/1M tokens}})` })));
   }

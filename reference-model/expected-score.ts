@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import yaml from 'js-yaml';
 import { referenceAnswer } from './reference-answer.js';
 
 export interface ArithProblem {
@@ -41,7 +41,7 @@ export function scoreArithReply(reply: string, answer: string): boolean {
 
 export function expectedArithScore(benchmarkDir: string, model: string): ExpectedScore {
   const manifestPath = join(benchmarkDir, 'benchmark.yaml');
-  const manifest = parseYaml(readFileSync(manifestPath, 'utf8')) as { tasks?: { name?: unknown }[] } | null;
+  const manifest = yaml.load(readFileSync(manifestPath, 'utf8'), { schema: yaml.CORE_SCHEMA }) as { tasks?: { name?: unknown }[] } | null;
   const taskNames = (manifest?.tasks ?? []).map((task) => task.name);
   if (taskNames.length === 0 || !taskNames.every((name): name is string => typeof name === 'string')) {
     throw new Error(`${manifestPath}: tasks: expected a non-empty list of {name, environment}`);

@@ -2,10 +2,10 @@
 // benchmarks/suites.yaml and a user file. Each entry may pick tasks, repeats and generation
 // settings. Loading is here with the schema; resolving names to directories is the caller's.
 
-import { existsSync, readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { fieldPath, InputError, type Problem } from '../contract/problems.js';
+import { readYamlFile } from '../contract/yaml-file.js';
 
 const EntrySchema = z.strictObject({
   benchmark: z.string().min(1),
@@ -34,14 +34,12 @@ export function loadSuites(files: string[]): Map<string, Suite> {
   const problems: Problem[] = [];
   for (const file of files) {
     if (!existsSync(file)) continue;
-    let data: unknown;
-    try {
-      data = parseYaml(readFileSync(file, 'utf8'));
-    } catch (error) {
-      problems.push({ file, field: '', message: `not valid YAML: ${(error as Error).message.split('\n')[0]}` });
+    const read = readYamlFile(file);
+    if (!read.ok) {
+      problems.push(read.problem);
       continue;
     }
-    const parsed = SuitesFileSchema.safeParse(data ?? {});
+    const parsed = SuitesFileSchema.safeParse(read.data);
     if (!parsed.success) {
       problems.push(...parsed.error.issues.map((issue) => ({ file, field: fieldPath(issue.path), message: issue.message })));
       continue;

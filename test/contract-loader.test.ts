@@ -174,7 +174,11 @@ describe('task.yaml', () => {
 
   it('reports a YAML syntax error with its line and column', () => {
     const dir = invalidFixture('yaml-syntax-error');
-    expect(problemsOf(dir)).toEqual([`${dir}/tasks/a/task.yaml: not valid YAML: Missing closing "quote at line 3, column 1:`]);
+    expect(problemsOf(dir)).toEqual([`${dir}/tasks/a/task.yaml: not valid YAML at line 3, column 1: unexpected end of the stream within a double quoted scalar`]);
+  });
+
+  it('reports a duplicated key with its line and column, rather than keeping the last value', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\ntimeout: 5\ntimeout: 10\n')).toEqual(['task.yaml: not valid YAML at line 4, column 1: duplicated mapping key']);
   });
 
   it('reports a task.yaml with no command', () => {
