@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HttpError, messageText, parseJsonObject, readBody, sendError, sendEventStream, sendJson, splitForStreaming, wantsStreamUsage, type JsonObject } from './openai-http.js';
 import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from './reference-answer.js';
 
 export interface RecordedRequest {
@@ -37,19 +38,7 @@ export interface ReferenceModelOptions {
 
 export const REFERENCE_MODEL_NAMES = ['reference', 'reference-acc80', 'reference-acc50'] as const;
 
-const MAX_BODY_BYTES = 1024 * 1024;
 const EMBEDDING_DIMENSIONS = 16;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly type: string,
-    readonly code: string | null = null,
-  ) {
-    super(message);
-  }
-}
 
 export async function startReferenceModel(opts: ReferenceModelOptions = {}): Promise<ReferenceModelServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -173,7 +162,6 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-type JsonObject = Record<string, unknown>;
 
 type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => Usage | void;
 
@@ -334,31 +322,10 @@ export function embed(text: string): number[] {
 // ---------------------------------------------------------------------------------------------
 // Request parsing
 
-function messageText(message: unknown, index: number): string {
-  if (typeof message !== 'object' || message === null) {
-    throw new HttpError(400, `messages[${index}]: expected an object`, 'invalid_request_error', 'invalid_value');
-  }
-  const content = (message as JsonObject)['content'];
-  if (typeof content === 'string') return content;
-  if (content === null || content === undefined) return '';
-  if (Array.isArray(content)) {
-    return content
-      .filter((part): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
-      .map((part) => part.text)
-      .join('\n');
-  }
-  throw new HttpError(400, `messages[${index}].content: expected a string or an array of parts`, 'invalid_request_error', 'invalid_value');
-}
-
 function promptList(prompt: unknown): string[] {
   if (typeof prompt === 'string') return [prompt];
   if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((item) => typeof item === 'string')) return prompt as string[];
   throw new HttpError(400, 'prompt: expected a string or a non-empty array of strings', 'invalid_request_error', 'invalid_value');
-}
-
-function wantsStreamUsage(body: JsonObject): boolean {
-  const options = body['stream_options'];
-  return typeof options === 'object' && options !== null && (options as JsonObject)['include_usage'] === true;
 }
 
 function requireString(body: JsonObject, field: string): string {
@@ -367,72 +334,4 @@ function requireString(body: JsonObject, field: string): string {
     throw new HttpError(400, `${field}: expected a non-empty string`, 'invalid_request_error', 'invalid_value');
   }
   return value;
-}
-
-function parseJsonObject(text: string): JsonObject {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new HttpError(400, `request body is not valid JSON: ${(error as Error).message}`, 'invalid_request_error', 'invalid_json');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new HttpError(400, 'request body: expected a JSON object', 'invalid_request_error', 'invalid_json');
-  }
-  return value as JsonObject;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        tooLarge = true;
-        chunks.length = 0;
-        // Keep reading (and discarding) so the error response reaches the client.
-        reject(new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'invalid_request_error', 'body_too_large'));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!tooLarge) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', reject);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Responses
-
-/** Splits a reply into up to 3 pieces at word boundaries, so streaming clients see real deltas. */
-function splitForStreaming(text: string): string[] {
-  const words = text.split(/(?=\s)/u);
-  const pieceCount = Math.min(3, words.length);
-  return Array.from({ length: pieceCount }, (_, piece) =>
-    words.slice(Math.floor((piece * words.length) / pieceCount), Math.floor(((piece + 1) * words.length) / pieceCount)).join(''),
-  );
-}
-
-function sendJson(res: ServerResponse, status: number, payload: unknown): void {
-  const text = JSON.stringify(payload);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function sendEventStream(res: ServerResponse, events: unknown[]): void {
-  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
-  res.end(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('') + 'data: [DONE]\n\n');
-}
-
-function sendError(res: ServerResponse, error: HttpError): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendJson(res, error.status, { error: { message: error.message, type: error.type, param: null, code: error.code } });
 }
