@@ -19,7 +19,10 @@ export function diffJsonObjects(before: Record<string, unknown>, after: Record<s
     const path = [...prefix, key];
     const was = before[key];
     const now = after[key];
-    if (!Object.hasOwn(before, key)) edits.push({ path, value: now });
+    // JSON has no undefined: a field set to it is a field removed, as JSON.stringify would have it.
+    if (now === undefined) {
+      if (Object.hasOwn(before, key)) edits.push({ path, delete: true });
+    } else if (!Object.hasOwn(before, key)) edits.push({ path, value: now });
     else if (isPlainObject(was) && isPlainObject(now)) edits.push(...diffJsonObjects(was, now, path));
     else if (was !== now && JSON.stringify(was) !== JSON.stringify(now)) edits.push({ path, value: now });
   }

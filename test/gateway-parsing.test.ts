@@ -81,6 +81,7 @@ describe('surgical JSON edits', () => {
     expect(edit('{"a":1,"b":2,"c":3}', ({ c: _, ...rest }) => rest)).toBe('{"a":1,"b":2}');
     expect(edit('{"a":1}', () => ({}))).toBe('{}');
     expect(edit('{"t":0,"t":0.5}', (b) => ({ ...b, t: 1 }))).toBe('{"t":0,"t":1}');
+    expect(edit('{"a":1,"b":2}', (b) => ({ ...b, b: undefined, c: undefined }))).toBe('{"a":1}');
   });
 
   it('skips strings holding braces, quotes and escapes when finding fields', () => {
