@@ -126,11 +126,11 @@ export class ModelGateway {
     const auth = req.headers.authorization ?? '';
     const route = this.routes.get(auth.replace(/^Bearer\s+/i, ''));
     if (!route) return sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
-    const started = performance.now();
+    const arrived = performance.now();
     const method = req.method ?? 'GET';
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
     const refuse = (status: number, message: string, type: string) => {
-      record(route.counters, { status, latencyMs: performance.now() - started, promptTokens: 0, completionTokens: 0, cost: 0, retries: 0, throttled: 0, queued: false });
+      record(route.counters, { status, latencyMs: performance.now() - arrived, promptTokens: 0, completionTokens: 0, cost: 0, retries: 0, throttled: 0, queued: false });
       sendError(res, status, message, type);
     };
     const target = req.url ?? '/';
@@ -149,6 +149,8 @@ export class ModelGateway {
     const query = target.indexOf('?');
     const pathAndQuery = upstreamPath + (query >= 0 ? target.slice(query) : '');
     const model = request?.model ?? '';
+    // Latency and TTFT count from here: the client's upload of its body is not the model's time.
+    const started = performance.now();
 
     const key = route.cacheStore && request ? cacheKey(model, endpoint, request.payload, request.stripUsageEvent) : undefined;
     const hit = key ? route.cacheStore!.get(key) : undefined;
