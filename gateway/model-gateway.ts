@@ -1,7 +1,8 @@
 // The model gateway: an OpenAI-compatible proxy on each worker host. Every job's container talks to
 // the model through it with a per-job token, so BenchRouter sees every call of an opaque benchmark:
-// it meters usage, keeps the real API key out of containers, limits and retries calls toward the
-// upstream, caches answers, and applies the run's generation settings.
+// it meters usage, keeps the real API key out of containers (and forwards only the model routes of
+// its allow-list), limits and retries calls toward the upstream, caches answers, and applies the
+// run's generation settings.
 
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -9,12 +10,15 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { applyGeneration, isEmptyGeneration, type GenerationSettings } from '../runs/generation.js';
+import type { GenerationSettings } from '../runs/generation.js';
 import { emptyCounters, record, type UsageCounters } from '../runs/usage.js';
+import { checkRoute } from './gateway-routes.js';
 import { costOf, type PriceTable } from './price-table.js';
+import { upstreamRequest, type UpstreamRequest } from './request-body.js';
 import { cacheKey, ResponseCache } from './response-cache.js';
 import { RunLimiter } from './run-limiter.js';
 import { StreamObserver } from './stream-observer.js';
+import { usageOf, type TokenUsage } from './usage-fields.js';
 
 /** One job's (or one job's judge's) access to one upstream. */
 export interface GatewayRoute {
@@ -40,8 +44,6 @@ interface LiveRoute extends GatewayRoute {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
-const METERED = new Set(['/chat/completions', '/completions', '/embeddings']);
-const GENERATES = new Set(['/chat/completions', '/completions']);
 const SNAPSHOT_MS = 2000;
 
 export class ModelGateway {
@@ -57,7 +59,11 @@ export class ModelGateway {
 
   async listen(port: number, host: string): Promise<number> {
     this.server = http.createServer({ keepAlive: true }, (req, res) => {
-      this.handle(req, res).catch((error: unknown) => sendError(res, 502, `gateway error: ${(error as Error).message}`, 'gateway_error'));
+      this.handle(req, res).catch((error: unknown) => {
+        // The detail goes to the worker's log, not to a container that may be probing the gateway.
+        console.error(`model gateway: ${req.method} ${req.url}: ${(error as Error).stack ?? String(error)}`);
+        sendError(res, 500, 'the model gateway failed on this request (the detail is in the worker log)', 'gateway_error');
+      });
     });
     this.server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
@@ -120,33 +126,33 @@ export class ModelGateway {
     const auth = req.headers.authorization ?? '';
     const route = this.routes.get(auth.replace(/^Bearer\s+/i, ''));
     if (!route) return sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    if (!url.pathname.startsWith('/v1/')) return sendError(res, 404, `no route ${url.pathname}: the gateway serves /v1/...`, 'not_found');
-    const endpointPath = url.pathname.slice(3); // "/chat/completions"
+    const arrived = performance.now();
+    const method = req.method ?? 'GET';
+    // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
+    const refuse = (status: number, message: string, type: string) => {
+      record(route.counters, { status, latencyMs: performance.now() - arrived, promptTokens: 0, completionTokens: 0, cost: 0, retries: 0, throttled: 0, queued: false });
+      sendError(res, status, message, type);
+    };
+    const target = req.url ?? '/';
+    const check = checkRoute(method, target);
+    if (!check.allowed) return refuse(404, check.reason, 'not_found');
+    const { endpoint, upstreamPath } = check.route;
     const raw = await readBody(req);
-    if (raw === undefined) return sendError(res, 413, `request body over ${MAX_BODY_BYTES} bytes`, 'request_too_large');
+    if (raw === undefined) return refuse(413, `request body over ${MAX_BODY_BYTES} bytes`, 'request_too_large');
 
-    if (!METERED.has(endpointPath) || req.method !== 'POST') {
-      const answer = await this.callUpstream(route, req.method ?? 'GET', endpointPath + url.search, raw.length ? raw : undefined);
-      res.writeHead(answer.status, { 'content-type': answer.headers['content-type'] ?? 'application/json' });
-      answer.response.pipe(res);
-      return;
+    let request: Extract<UpstreamRequest, { ok: true }> | undefined;
+    if (method === 'POST') {
+      const prepared = upstreamRequest(endpoint, raw, route.generation);
+      if (!prepared.ok) return refuse(400, prepared.message, 'invalid_request_error');
+      request = prepared;
     }
-
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      return sendError(res, 400, 'request body is not valid JSON', 'invalid_request_error');
-    }
-    if (GENERATES.has(endpointPath) && !isEmptyGeneration(route.generation)) body = applyGeneration(body, route.generation);
-    const stream = body.stream === true;
-    const clientWantsUsage = stream && (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    if (stream) body.stream_options = { ...((body.stream_options as object) ?? {}), include_usage: true };
-    const model = String(body.model ?? '');
+    const query = target.indexOf('?');
+    const pathAndQuery = upstreamPath + (query >= 0 ? target.slice(query) : '');
+    const model = request?.model ?? '';
+    // Latency and TTFT count from here: the client's upload of its body is not the model's time.
     const started = performance.now();
 
-    const key = route.cacheStore ? cacheKey(model, endpointPath, body) : undefined;
+    const key = route.cacheStore && request ? cacheKey(model, endpoint, request.payload, request.stripUsageEvent) : undefined;
     const hit = key ? route.cacheStore!.get(key) : undefined;
     if (hit) {
       res.writeHead(hit.status, { 'content-type': hit.contentType });
@@ -159,11 +165,10 @@ export class ModelGateway {
     let retries = 0;
     let throttled = 0;
     try {
-      const payload = Buffer.from(JSON.stringify(body));
       for (;;) {
         let answer: UpstreamAnswer;
         try {
-          answer = await this.callUpstream(route, 'POST', endpointPath, payload);
+          answer = await this.callUpstream(route, method, pathAndQuery, request?.payload);
         } catch (error) {
           if (retries < route.limits.maxRetries) {
             retries += 1;
@@ -182,38 +187,40 @@ export class ModelGateway {
           continue;
         }
         const contentType = answer.headers['content-type'] ?? 'application/json';
-        res.writeHead(answer.status, { 'content-type': contentType, ...(stream ? { 'cache-control': 'no-cache' } : {}) });
+        const streamed = answer.status === 200 && (request?.stream === true || contentType.startsWith('text/event-stream'));
+        res.writeHead(answer.status, { 'content-type': contentType, ...(streamed ? { 'cache-control': 'no-cache' } : {}) });
         const sample = { status: answer.status, retries, throttled, queued, cache: key ? ('miss' as const) : undefined };
-        if (stream && answer.status === 200) {
-          const observer = new StreamObserver(started, !clientWantsUsage);
-          const forwarded: string[] = [];
+        let usage: TokenUsage | undefined;
+        let ttftMs: number | undefined;
+        let forwarded: Buffer;
+        if (streamed) {
+          const observer = new StreamObserver(started, request?.stripUsageEvent === true);
+          const sent: Buffer[] = [];
           for await (const chunk of answer.response) {
             const out = observer.feed(chunk as Buffer);
-            if (out) {
-              forwarded.push(out);
+            if (out.length) {
+              sent.push(out);
               res.write(out);
             }
           }
           const rest = observer.end();
-          forwarded.push(rest);
+          sent.push(rest);
           res.end(rest);
-          const promptTokens = observer.usage?.prompt_tokens ?? 0;
-          const completionTokens = observer.usage?.completion_tokens ?? 0;
-          const cost = costOf(route.prices, model, promptTokens, completionTokens, observer.usage?.cost);
-          record(route.counters, { ...sample, latencyMs: performance.now() - started, ttftMs: observer.firstTokenAt, promptTokens, completionTokens, cost });
-          if (key) route.cacheStore!.put(key, { status: 200, contentType, body: Buffer.from(forwarded.join('')).toString('base64'), promptTokens, completionTokens, cost });
+          forwarded = Buffer.concat(sent);
+          usage = observer.usage;
+          ttftMs = observer.firstTokenAt;
         } else {
           const chunks: Buffer[] = [];
           for await (const chunk of answer.response) chunks.push(chunk as Buffer);
-          const text = Buffer.concat(chunks);
-          res.end(text);
-          const usage = answer.status === 200 ? usageOf(text) : undefined;
-          const promptTokens = usage?.prompt_tokens ?? 0;
-          const completionTokens = usage?.completion_tokens ?? 0;
-          const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
-          record(route.counters, { ...sample, latencyMs: performance.now() - started, promptTokens, completionTokens, cost });
-          if (key && answer.status === 200) route.cacheStore!.put(key, { status: 200, contentType, body: text.toString('base64'), promptTokens, completionTokens, cost });
+          forwarded = Buffer.concat(chunks);
+          res.end(forwarded);
+          if (answer.status >= 200 && answer.status < 300) usage = usageOfBody(forwarded);
         }
+        const promptTokens = usage?.promptTokens ?? 0;
+        const completionTokens = usage?.completionTokens ?? 0;
+        const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
+        record(route.counters, { ...sample, latencyMs: performance.now() - started, ttftMs, promptTokens, completionTokens, cost });
+        if (key && answer.status === 200) route.cacheStore!.put(key, { status: 200, contentType, body: forwarded.toString('base64'), promptTokens, completionTokens, cost });
         return;
       }
     } finally {
@@ -231,7 +238,7 @@ export class ModelGateway {
           method,
           agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
           headers: {
-            'content-type': 'application/json',
+            ...(body ? { 'content-type': 'application/json' } : {}),
             accept: 'application/json, text/event-stream',
             ...(route.upstream.apiKey ? { authorization: `Bearer ${route.upstream.apiKey}` } : {}),
             ...(body ? { 'content-length': body.length } : {}),
@@ -274,9 +281,9 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-function usageOf(text: Buffer): { prompt_tokens?: number; completion_tokens?: number; cost?: number } | undefined {
+function usageOfBody(text: Buffer): TokenUsage | undefined {
   try {
-    return (JSON.parse(text.toString('utf8')) as { usage?: { prompt_tokens?: number; completion_tokens?: number; cost?: number } }).usage;
+    return usageOf(JSON.parse(text.toString('utf8')));
   } catch {
     return undefined;
   }
