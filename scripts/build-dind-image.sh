@@ -10,10 +10,10 @@ CONTEXT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../runtime/dind" && pwd)"
 say() { printf '[bootstrap] %s\n' "$*"; }
 
 # sha256 over the sorted relative paths and contents of every file in runtime/dind (and the
-# base image name, which the build depends on).
+# id of the base image, which the build depends on: a new CA layer rebuilds it).
 digest=$(
   cd "$CONTEXT"
-  { printf 'base=%s\n' "$BASE_IMAGE"
+  { printf 'base=%s\n' "$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null || echo "$BASE_IMAGE")"
     find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 )
