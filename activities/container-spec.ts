@@ -112,6 +112,8 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     BENCHROUTER_OUTPUT_DIR: CONTAINER_RESULTS_DIR,
     BENCHROUTER_API_KEY: apiKey,
     ...(job.repeat?.seed !== undefined ? { BENCHROUTER_SEED: String(job.repeat.seed) } : {}),
+    ...(job.selection?.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.selection.limit) } : {}),
+    ...(job.selection?.instances ? { BENCHROUTER_INSTANCES: job.selection.instances.join(',') } : {}),
     ...(access.judge
       ? { BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint), BENCHROUTER_JUDGE_MODEL: access.judge.model, BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey }
       : {}),

@@ -130,7 +130,7 @@ function specFromFlags(benchmarkArg: string, flags: RunFlags, suite?: { entry: S
     throw new InputError([{ file: path.join(benchmark.dir, 'benchmark.yaml'), field: 'tasks', message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})` }]);
   }
   if (!/^https?:\/\//.test(flags.endpoint)) throw new InputError([{ file: '--endpoint', field: '', message: `expected an http(s) URL ending in /v1, got "${flags.endpoint}"` }]);
-  const options = { ...withoutUndefined(runOptionsFrom(flags)), ...(suite?.entry.repeats ? { repeats: suite.entry.repeats } : {}) };
+  const options = { ...withoutUndefined(runOptionsFrom(flags)), ...(suite?.entry.repeats ? { repeats: suite.entry.repeats } : {}), ...(suite?.entry.limit ? { limit: suite.entry.limit } : {}) };
   return createRunSpec(benchmark, { name: flags.model, endpoint: flags.endpoint, apiKeyEnv: flags.apiKeyEnv }, options, taskNames, {
     gateway: withoutUndefined(gatewayFrom(flags)),
     generation: generationFrom(flags, benchmark.name, suite?.entry.generation ? { file: suite.file, field: suite.field, generation: suite.entry.generation } : undefined),

@@ -2,6 +2,7 @@
 // gateway options, generation settings (flags over a YAML generation config), judge and prices.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { mergeGeneration, parseGenFlag, type GenerationSettings } from '../runs/generation.js';
 import { fieldPath, InputError } from '../contract/problems.js';
@@ -21,6 +22,8 @@ export interface RunFlags {
   json?: boolean;
   repeats: number;
   seed?: number;
+  limit?: number;
+  instances?: string;
   gateway: boolean;
   cache?: boolean;
   modelConcurrency?: number;
@@ -72,6 +75,8 @@ export function addRunFlags(command: Command, benchmark: 'required' | 'optional'
     .option('--tasks <names>', 'comma-separated subset of tasks to run')
     .option('--repeats <n>', 'run each task n times, with seeds seed..seed+n-1 in BENCHROUTER_SEED; reports mean ± std', positiveInt, DEFAULT_RUN_OPTIONS.repeats)
     .option('--seed <n>', 'seed of the first repeat (BENCHROUTER_SEED)', integer)
+    .option('--limit <n>', "run only each task's first n instances (BENCHROUTER_LIMIT; benchmarks that ignore it run all)", positiveInt)
+    .option('--instances <ids>', 'run only these instance ids (BENCHROUTER_INSTANCES): comma-separated, or @FILE with one id per line')
     .option('--host-timeout <s>', "seconds a job waits for its host's worker before moving to another host", positiveInt, DEFAULT_RUN_OPTIONS.hostTimeoutSeconds)
     .option('--heartbeat-timeout <s>', 'seconds without a heartbeat before a running container activity is retried', positiveInt, DEFAULT_RUN_OPTIONS.heartbeatTimeoutSeconds)
     .option('--max-hosts <n>', 'hosts a job may try before it fails', positiveInt, DEFAULT_RUN_OPTIONS.maxHosts)
@@ -151,7 +156,29 @@ export function runOptionsFrom(flags: RunFlags): Partial<RunOptions> {
     maxHosts: flags.maxHosts,
     repeats: flags.repeats,
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+    ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
+    ...(flags.instances !== undefined ? { instances: instanceIds(flags.instances) } : {}),
   };
+}
+
+/** `a,b,c` or `@file` (one id per line; blank lines skipped). Ids travel comma-separated, so none may hold a comma. */
+export function instanceIds(value: string): string[] {
+  const fromFile = value.startsWith('@');
+  const file = value.slice(1);
+  let text = value;
+  if (fromFile) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new InputError([{ file, field: '--instances', message: `cannot read the instance list: ${(error as NodeJS.ErrnoException).code ?? String(error)}` }]);
+    }
+  }
+  const ids = (fromFile ? text.split('\n') : text.split(',')).map((id) => id.trim()).filter(Boolean);
+  const where = fromFile ? file : '--instances';
+  if (ids.length === 0) throw new InputError([{ file: where, field: '', message: 'expected at least one instance id' }]);
+  const withComma = ids.find((id) => id.includes(','));
+  if (withComma) throw new InputError([{ file: where, field: '', message: `instance ids cannot contain a comma (BENCHROUTER_INSTANCES is comma-separated), got "${withComma}"` }]);
+  return [...new Set(ids)];
 }
 
 export function gatewayFrom(flags: RunFlags): Partial<GatewayOptions> {

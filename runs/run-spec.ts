@@ -34,7 +34,14 @@ export interface RunOptions {
    * repeat and no --seed: then no seed is passed and the benchmark keeps its own default.
    */
   seed?: number;
+  /** Run only the first N instances of each task (BENCHROUTER_LIMIT); for smoke tests and fast checks. */
+  limit?: number;
+  /** Run only these instance ids (BENCHROUTER_INSTANCES, comma-separated): one batch of an RL loop, say. */
+  instances?: string[];
 }
+
+/** Which instances a job runs, passed to its task as the optional contract variables. */
+export type InstanceSelection = Pick<RunOptions, 'limit' | 'instances'>;
 
 /** How jobs reach the model: through the host's gateway (default) or straight to the endpoint. */
 export interface GatewayOptions {
@@ -86,6 +93,8 @@ export interface JobSpec {
   prices: RunSpec['prices'];
   /** Which repeat of its task this job is, and its seed (when the run passes seeds). */
   repeat: { index: number; seed?: number };
+  /** Absent: every instance. */
+  selection?: InstanceSelection;
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */

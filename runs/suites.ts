@@ -11,6 +11,8 @@ const EntrySchema = z.strictObject({
   benchmark: z.string().min(1),
   tasks: z.array(z.string().min(1)).min(1).optional(),
   repeats: z.number().int().positive().optional(),
+  /** First N instances of each task (BENCHROUTER_LIMIT). */
+  limit: z.number().int().positive().optional(),
   /** Request fields and the special keys of a generation config entry (max_tokens_add, thinking...). */
   generation: z.record(z.string(), z.unknown()).optional(),
 });

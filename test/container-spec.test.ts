@@ -105,6 +105,14 @@ describe('task container body in Simple mode', () => {
     expect(body.HostConfig).not.toHaveProperty('ExtraHosts');
   });
 
+  it('passes the instance selection as BENCHROUTER_LIMIT and BENCHROUTER_INSTANCES only when the run makes one', () => {
+    expect(envOf(taskContainerBody(sampleInput(), SECRET))).not.toHaveProperty('BENCHROUTER_LIMIT');
+    expect(envOf(taskContainerBody(sampleInput(), SECRET))).not.toHaveProperty('BENCHROUTER_INSTANCES');
+    const input = sampleInput();
+    const selected = { ...input, job: { ...input.job, selection: { limit: 20, instances: ['q-7', 'q-11'] } } };
+    expect(envOf(taskContainerBody(selected, SECRET))).toMatchObject({ BENCHROUTER_LIMIT: '20', BENCHROUTER_INSTANCES: 'q-7,q-11' });
+  });
+
   it("converts the task's memory to bytes and cpus to NanoCpus, and applies the pids limit", () => {
     const { HostConfig } = taskContainerBody(sampleInput(), SECRET);
     expect(HostConfig.Memory).toBe(1073741824);

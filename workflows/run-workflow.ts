@@ -37,6 +37,9 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
       ...(spec.judge ? { judge: spec.judge } : {}),
       prices: spec.prices,
       repeat: { index: repeat, ...(spec.options.seed !== undefined || repeats > 1 ? { seed: (spec.options.seed ?? 0) + repeat } : {}) },
+      ...(spec.options.limit !== undefined || spec.options.instances !== undefined
+        ? { selection: { ...(spec.options.limit !== undefined ? { limit: spec.options.limit } : {}), ...(spec.options.instances ? { instances: spec.options.instances } : {}) } }
+        : {}),
     })),
   ).flat();
   const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
