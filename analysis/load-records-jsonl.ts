@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { instanceRecordSchema, type InstanceRecord } from './instance-record.js';
+import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
 export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
@@ -22,7 +23,7 @@ export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
       const where = `${file}:${i + 1}`;
       let value: unknown;
       try {
-        value = JSON.parse(line);
+        value = parsePythonJson(line);
       } catch (error) {
         problems.add({ file: where, field: '', message: `not valid JSON (${(error as Error).message})` });
         return;
