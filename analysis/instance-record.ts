@@ -51,3 +51,45 @@ export const instanceRecordSchema = z.object({
 export function queryTextOf(record: Pick<InstanceRecord, 'prompt' | 'origin_query'>): string {
   return record.prompt || record.origin_query || '';
 }
+
+/**
+ * instanceRecordSchema.safeParse of `value` with the fields of `origin` (where it was read) added,
+ * fast: a record whose fields are plainly valid is built directly, with no copy of the raw object
+ * (zod and the copy cost about 8 µs a record, 3 s of CPU on a 400,000-record release); anything
+ * else goes through the schema, which decides and words the error.
+ */
+export function parseInstanceRecord(value: unknown, origin?: Pick<InstanceRecord, 'benchmark' | 'model' | 'group'>): ReturnType<typeof instanceRecordSchema.safeParse> {
+  const record = plainlyValid(value, origin);
+  if (record) return { success: true, data: record };
+  return instanceRecordSchema.safeParse(origin ? { ...(typeof value === 'object' && value !== null ? value : { record: value }), ...origin } : value);
+}
+
+function plainlyValid(value: unknown, origin?: Pick<InstanceRecord, 'benchmark' | 'model' | 'group'>): InstanceRecord | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  const { index, score, cost } = v;
+  const benchmark = origin ? origin.benchmark : v['benchmark'];
+  const model = origin ? origin.model : v['model'];
+  const group = origin ? origin.group : v['group'];
+  if (typeof benchmark !== 'string' || !benchmark || typeof model !== 'string' || !model) return undefined;
+  if (group !== undefined && (typeof group !== 'string' || !group)) return undefined;
+  if (!(typeof index === 'string' ? index.length > 0 : Number.isSafeInteger(index))) return undefined;
+  if (!(score === null || (typeof score === 'number' && (Number.isNaN(score) || (score >= 0 && score <= 1))))) return undefined;
+  if (!(cost === undefined || cost === null || (typeof cost === 'number' && (Number.isNaN(cost) || (cost >= 0 && cost < Infinity))))) return undefined;
+  const record: InstanceRecord = { benchmark, model, index: index as number | string, score: score as number | null };
+  if (group !== undefined) record.group = group as string;
+  for (const key of ['origin_query', 'prompt', 'prediction'] as const) {
+    const t = v[key];
+    if (t === undefined || t === null) continue;
+    record[key] = typeof t === 'string' ? t : JSON.stringify(t);
+  }
+  if (v['ground_truth'] !== undefined) record.ground_truth = v['ground_truth'];
+  for (const key of ['prompt_tokens', 'completion_tokens'] as const) {
+    const n = v[key];
+    if (n === undefined || n === null) continue;
+    if (typeof n !== 'number' || !(n >= 0 && n < Infinity)) return undefined;
+    record[key] = n;
+  }
+  if (cost !== undefined) record.cost = cost as number | null;
+  return record;
+}

@@ -5,7 +5,7 @@
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { instanceRecordSchema, type InstanceRecord } from './instance-record.js';
+import { parseInstanceRecord, type InstanceRecord } from './instance-record.js';
 import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
@@ -98,7 +98,7 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
     const multiSplit = splitsOf.get(c.dataset)!.size > 1;
     c.records.forEach((raw: unknown, i: number) => {
       const benchmark = multiSplit ? `${c.dataset}/${c.split}` : c.dataset;
-      const parsed = instanceRecordSchema.safeParse({ ...(typeof raw === 'object' && raw !== null ? raw : { record: raw }), benchmark, group: c.dataset, model: c.model });
+      const parsed = parseInstanceRecord(raw, { benchmark, group: c.dataset, model: c.model });
       if (!parsed.success) {
         problems.addIssues(c.file, `records[${i}]`, parsed.error);
         return;

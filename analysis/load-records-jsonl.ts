@@ -2,7 +2,7 @@
 // (BenchRouter's records.jsonl lines plus where they came from). File I/O lives here, not in the analysis.
 
 import { readFileSync } from 'node:fs';
-import { instanceRecordSchema, type InstanceRecord } from './instance-record.js';
+import { parseInstanceRecord, type InstanceRecord } from './instance-record.js';
 import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
@@ -28,7 +28,7 @@ export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
         problems.add({ file: where, field: '', message: `not valid JSON (${(error as Error).message})` });
         return;
       }
-      const parsed = instanceRecordSchema.safeParse(value);
+      const parsed = parseInstanceRecord(value);
       if (parsed.success) records.push(parsed.data);
       else problems.addIssues(where, '', parsed.error);
     });

@@ -10,6 +10,11 @@ export interface ReleaseRecord {
   score: number | null;
   cost: number | null;
   origin_query?: string;
+  prediction?: string;
+  ground_truth?: string;
+  raw_output?: string;
+  prompt_tokens?: number;
+  completion_tokens?: number;
 }
 
 /** One result file; `text` replaces the JSON body (to write Python's NaN, say). */
