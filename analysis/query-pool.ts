@@ -24,6 +24,8 @@ export interface QueryPool {
   scores: Float64Array;
   /** c(m, q) in USD at [q * models.length + m]. */
   costs: Float64Array;
+  /** What a query some model lacks became. */
+  missingRecords: MissingRecords;
   /** 1 where model m has a record for query q, at [q * M + m]; null when every model has every query. */
   available: Uint8Array | null;
   /** Queries dropped because some model has no record for them (missing records: drop). */
@@ -211,6 +213,7 @@ export function buildQueryPool(records: Iterable<InstanceRecord>, missing: Missi
     queryText: keep.map((q) => queryTextList[q]!),
     scores,
     costs,
+    missingRecords: missing,
     available,
     dropped: { total: Q - keep.length, byDataset: droppedByDataset },
     gaps,

@@ -102,6 +102,8 @@ export interface RoutingReport {
     /** Queries dropped because some model had no record for them, in total and per dataset. */
     droppedQueries: number;
     droppedByDataset: Record<string, number>;
+    /** What a query some model lacks became (dropped, or kept with the models that have it). */
+    missingRecords: MissingRecords;
     /** Datasets some model lacks records for, wholly or in part, and whether each was dropped. */
     gaps: DatasetGap[];
     duplicateRecords: number;
@@ -227,6 +229,7 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
       datasets: pool.datasets.map((name, d) => ({ name, queries: train.datasetCount[d]! + test.datasetCount[d]!, train: train.datasetCount[d]!, test: test.datasetCount[d]!, dropped: pool.dropped.byDataset[name] ?? 0 })),
       droppedQueries: pool.dropped.total,
       droppedByDataset: pool.dropped.byDataset,
+      missingRecords: pool.missingRecords,
       gaps: pool.gaps,
       duplicateRecords: pool.duplicateRecords,
       nanScores: pool.nanScores,

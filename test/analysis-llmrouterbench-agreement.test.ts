@@ -80,6 +80,7 @@ describe('agreement with LLMRouterBench on its release layout', () => {
     close(models['ma']!.cost, 0.041999999999999996);
     close(models['mb']!.cost, 0.42000000000000004);
     close(models['mc']!.cost, 0.07500000000000001);
+    expect([report.options.splitUnit, report.options.oracleRule, report.pool.missingRecords]).toEqual(['prompt', 'any-positive', 'keep']);
     expect(report.pool.gaps).toEqual([{ dataset: 'beta', queries: 25, missingModels: ['mc'], partialModels: [], dropped: false }]);
     expect(notes).toContain('beta: records missing for mc (all 25): kept with the models that have its queries');
     expect(notes).toContain("definitions: --split-unit prompt --oracle-rule any-positive --missing-records keep (LLMRouterBench's for its layout)");
