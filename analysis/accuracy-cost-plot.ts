@@ -143,12 +143,21 @@ function marker(shape: string, px: number, py: number, color: string, label: str
   }
 }
 
+// Reduced, not spread into Math.min/max: a spread of a large array overflows the call stack.
+function smallest(values: readonly number[]): number {
+  return values.reduce((a, b) => Math.min(a, b), Infinity);
+}
+
+function largest(values: readonly number[]): number {
+  return values.reduce((a, b) => Math.max(a, b), -Infinity);
+}
+
 function costScale(values: number[]): Scale {
   const positive = values.filter((v) => v > 0);
-  const min = Math.min(...values);
-  const max = Math.max(...values);
+  const min = smallest(values);
+  const max = largest(values);
   if (min > 0 && max / min >= 30) {
-    const lo = Math.log10(Math.min(...positive)) - 0.08;
+    const lo = Math.log10(smallest(positive)) - 0.08;
     const hi = Math.log10(max) + 0.08;
     const map = (v: number) => PLOT.left + ((Math.log10(v) - lo) / (hi - lo)) * (PLOT.right - PLOT.left);
     const ticks: Scale['ticks'] = [];
@@ -165,8 +174,8 @@ function costScale(values: number[]): Scale {
 }
 
 function linearScale(values: number[], from: number, to: number, usd = false, bounds?: [number, number]): Scale {
-  let lo = Math.min(...values);
-  let hi = Math.max(...values);
+  let lo = smallest(values);
+  let hi = largest(values);
   if (hi === lo) {
     lo -= 0.5;
     hi += 0.5;
@@ -174,7 +183,7 @@ function linearScale(values: number[], from: number, to: number, usd = false, bo
   const step = niceStep((hi - lo) / 6);
   lo = Math.floor(lo / step - 0.3) * step;
   hi = Math.ceil(hi / step + 0.3) * step;
-  if (usd && lo < 0 && Math.min(...values) >= 0) lo = 0;
+  if (usd && lo < 0 && smallest(values) >= 0) lo = 0;
   // Accuracy never leaves [0, 1]: the axis does not either.
   if (bounds) {
     lo = Math.max(lo, bounds[0]);

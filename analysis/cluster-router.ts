@@ -2,6 +2,7 @@
 // the training queries' embeddings, models ranked per cluster, and a query routed by its nearest
 // clusters' rankings. Clustering and cluster affinities are computed once; each α only re-ranks.
 
+import { argmaxAllowed } from './allowed-argmax.js';
 import { balanceInto } from './balance-score.js';
 import { gatherRows, type EmbeddingMatrix } from './embedding-matrix.js';
 import { kmeans } from './kmeans.js';
@@ -46,11 +47,15 @@ export function trainClusterRouter(pool: QueryPool, embeddings: EmbeddingMatrix,
   const members = new Int32Array(k);
   const meanScore = new Float64Array(k * M);
   const meanCost = new Float64Array(k * M);
+  // Per cluster and model, the members the model has a record for (all of them unless records are missing).
+  const answered = new Int32Array(k * M);
   for (let i = 0; i < train.length; i++) {
     const c = clustering.labels[i]!;
     members[c]!++;
     const row = train[i]! * M;
     for (let m = 0; m < M; m++) {
+      if (pool.available && !pool.available[row + m]) continue;
+      answered[c * M + m]!++;
       meanScore[c * M + m]! += pool.scores[row + m]!;
       meanCost[c * M + m]! += pool.costs[row + m]!;
     }
@@ -58,8 +63,9 @@ export function trainClusterRouter(pool: QueryPool, embeddings: EmbeddingMatrix,
   for (let c = 0; c < k; c++) {
     if (!members[c]) continue;
     for (let m = 0; m < M; m++) {
-      meanScore[c * M + m]! /= members[c]!;
-      meanCost[c * M + m]! /= members[c]!;
+      if (!answered[c * M + m]) continue;
+      meanScore[c * M + m]! /= answered[c * M + m]!;
+      meanCost[c * M + m]! /= answered[c * M + m]!;
     }
   }
   return { k, dim: clustering.dim, centers: clustering.centers, members, meanScore, meanCost };
@@ -126,8 +132,11 @@ function rankClusters(model: ClusterModel, M: number, key: (c: number, m: number
   return ranks;
 }
 
-/** Model score Σ_c p_c / (rank_c(m) + 1) over the query's nearest clusters; the argmax (ties: first by name). */
-export function routeByRanks(affinity: ClusterAffinity, ranks: Int32Array, M: number): Int32Array {
+/**
+ * Model score Σ_c p_c / (rank_c(m) + 1) over the query's nearest clusters; the argmax (ties: first by
+ * name) among the models that have a record for the query (allowed[i * M + m], when records are missing).
+ */
+export function routeByRanks(affinity: ClusterAffinity, ranks: Int32Array, M: number, allowed?: Uint8Array | null): Int32Array {
   const { topK, clusters, weights } = affinity;
   const n = clusters.length / topK;
   const chosen = new Int32Array(n);
@@ -140,9 +149,7 @@ export function routeByRanks(affinity: ClusterAffinity, ranks: Int32Array, M: nu
       const p = weights[i * topK + t]!;
       for (let m = 0; m < M; m++) score[m]! += p / (ranks[c * M + m]! + 1);
     }
-    let best = 0;
-    for (let m = 1; m < M; m++) if (score[m]! > score[best]!) best = m;
-    chosen[i] = best;
+    chosen[i] = argmaxAllowed(score, 0, M, allowed, i * M);
   }
   return chosen;
 }

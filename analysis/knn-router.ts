@@ -2,6 +2,7 @@
 // training queries (cosine similarity of normalized embeddings); the cost-aware variant applies the
 // same α trade-off as the cluster router to the neighbours' mean scores and costs.
 
+import { argmaxAllowed } from './allowed-argmax.js';
 import { balanceInto } from './balance-score.js';
 import { gatherRows, type EmbeddingMatrix } from './embedding-matrix.js';
 import { productABt } from './matrix-product.js';
@@ -61,44 +62,46 @@ export function neighbourStats(pool: QueryPool, train: Int32Array, nearest: { k:
   const n = k === 0 ? 0 : neighbours.length / k;
   const meanScore = new Float64Array(n * M);
   const meanCost = new Float64Array(n * M);
+  // Per model, the neighbours it has a record for (all k unless records are missing).
+  const answered = new Int32Array(M);
   for (let i = 0; i < n; i++) {
+    answered.fill(0);
     for (let t = 0; t < k; t++) {
       const row = train[neighbours[i * k + t]!]! * M;
       for (let m = 0; m < M; m++) {
+        if (pool.available && !pool.available[row + m]) continue;
+        answered[m]!++;
         meanScore[i * M + m]! += pool.scores[row + m]!;
         meanCost[i * M + m]! += pool.costs[row + m]!;
       }
     }
     for (let m = 0; m < M; m++) {
-      meanScore[i * M + m]! /= k;
-      meanCost[i * M + m]! /= k;
+      if (!answered[m]) continue;
+      meanScore[i * M + m]! /= answered[m]!;
+      meanCost[i * M + m]! /= answered[m]!;
     }
   }
   return { models: M, meanScore, meanCost };
 }
 
-/** The model with the best neighbour mean score (ties: first by name). */
-export function routeByNeighbourScore(stats: NeighbourStats): Int32Array {
-  return argmaxRows(stats.meanScore, stats.models);
+/** The model with the best neighbour mean score (ties: first by name), among those allowed (see routeByRanks). */
+export function routeByNeighbourScore(stats: NeighbourStats, allowed?: Uint8Array | null): Int32Array {
+  return argmaxRows(stats.meanScore, stats.models, allowed);
 }
 
 /** The model with the best α·ã + (1 − α)·(1 − c/max c) over the neighbours' means (ties: first by name). */
-export function routeByNeighbourBalance(stats: NeighbourStats, alpha: number): Int32Array {
+export function routeByNeighbourBalance(stats: NeighbourStats, alpha: number, allowed?: Uint8Array | null): Int32Array {
   const M = stats.models;
   const balanced = new Float64Array(stats.meanScore.length);
   for (let from = 0; from < balanced.length; from += M) {
     balanceInto(stats.meanScore.subarray(from, from + M), stats.meanCost.subarray(from, from + M), alpha, balanced.subarray(from, from + M));
   }
-  return argmaxRows(balanced, M);
+  return argmaxRows(balanced, M, allowed);
 }
 
-function argmaxRows(values: Float64Array, M: number): Int32Array {
+function argmaxRows(values: Float64Array, M: number, allowed?: Uint8Array | null): Int32Array {
   const n = values.length / M;
   const chosen = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    let best = 0;
-    for (let m = 1; m < M; m++) if (values[i * M + m]! > values[i * M + best]!) best = m;
-    chosen[i] = best;
-  }
+  for (let i = 0; i < n; i++) chosen[i] = argmaxAllowed(values, i * M, M, allowed, i * M);
   return chosen;
 }

@@ -1,11 +1,12 @@
 // Reads a directory in LLMRouterBench's release layout, `results/bench/<dataset>/<split>/<model>/*.json`,
 // the way its own loader does: files with `demo: true` are skipped, the newest remaining file per
-// (dataset, split, model) is used (by its `YYYYMMDD_HHMMSS` suffix, else its modification time), and a
-// null score counts as 0. File I/O lives here, not in the analysis.
+// (dataset, split, model) is used (by its `YYYYMMDD_HHMMSS` suffix, else its modification time), a
+// null score counts as 0, and Python's NaN / Infinity tokens are read. File I/O lives here, not in the analysis.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { instanceRecordSchema, type InstanceRecord } from './instance-record.js';
+import { parseInstanceRecord, type InstanceRecord } from './instance-record.js';
+import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
 export interface LlmRouterBenchLoad {
@@ -49,7 +50,7 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
           seen++;
           let data: Record<string, unknown>;
           try {
-            data = JSON.parse(readFileSync(file, 'utf8'));
+            data = parsePythonJson(readFileSync(file, 'utf8')) as Record<string, unknown>;
           } catch (error) {
             problems.add({ file, field: '', message: `not valid JSON (${(error as Error).message})` });
             continue;
@@ -82,7 +83,9 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
   }
   chosen.sort((a, b) => comparePaths(a.file, b.file));
 
-  // A dataset evaluated on several splits keeps its queries apart by prefixing the index with the split.
+  // A dataset evaluated on several splits is analysed as LLMRouterBench does: each (dataset, split)
+  // is a dataset of its own, `dataset/split`, in the macro mean, while the train/test split shuffles
+  // the dataset's prompts together (its group).
   const splitsOf = new Map<string, Set<string>>();
   for (const c of chosen) splitsOf.set(c.dataset, (splitsOf.get(c.dataset) ?? new Set()).add(c.split));
 
@@ -94,13 +97,13 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
     }
     const multiSplit = splitsOf.get(c.dataset)!.size > 1;
     c.records.forEach((raw: unknown, i: number) => {
-      const parsed = instanceRecordSchema.safeParse({ ...(typeof raw === 'object' && raw !== null ? raw : { record: raw }), benchmark: c.dataset, model: c.model });
+      const benchmark = multiSplit ? `${c.dataset}/${c.split}` : c.dataset;
+      const parsed = parseInstanceRecord(raw, { benchmark, group: c.dataset, model: c.model });
       if (!parsed.success) {
         problems.addIssues(c.file, `records[${i}]`, parsed.error);
         return;
       }
-      const record = parsed.data;
-      records.push(multiSplit ? { ...record, index: `${c.split}/${record.index}` } : record);
+      records.push(parsed.data);
     });
   }
   problems.throwIfAny();

@@ -2,7 +2,8 @@
 // (BenchRouter's records.jsonl lines plus where they came from). File I/O lives here, not in the analysis.
 
 import { readFileSync } from 'node:fs';
-import { instanceRecordSchema, type InstanceRecord } from './instance-record.js';
+import { parseInstanceRecord, type InstanceRecord } from './instance-record.js';
+import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
 export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
@@ -22,12 +23,12 @@ export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
       const where = `${file}:${i + 1}`;
       let value: unknown;
       try {
-        value = JSON.parse(line);
+        value = parsePythonJson(line);
       } catch (error) {
         problems.add({ file: where, field: '', message: `not valid JSON (${(error as Error).message})` });
         return;
       }
-      const parsed = instanceRecordSchema.safeParse(value);
+      const parsed = parseInstanceRecord(value);
       if (parsed.success) records.push(parsed.data);
       else problems.addIssues(where, '', parsed.error);
     });

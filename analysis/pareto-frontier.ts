@@ -1,14 +1,21 @@
 // The accuracy–cost Pareto frontier over single models and router settings, and ParetoDist: how far
 // a router's settings lie, on average, from the frontier's step curve in min–max normalized units.
+// Accuracies compare exactly as ratios of counts where they are, costs within a relative tolerance
+// (accuracy-order.ts), so float noise neither keeps a dominated point nor drops an equal one.
+
+import { compareAcc, compareCost, type ExactAcc } from './accuracy-order.js';
 
 export interface CostAccPoint {
   cost: number;
   acc: number;
+  exactAcc?: ExactAcc | null;
 }
 
 /** q dominates p: no more expensive, no less accurate, and strictly better in one of the two. */
 export function dominates(q: CostAccPoint, p: CostAccPoint): boolean {
-  return q.cost <= p.cost && q.acc >= p.acc && (q.cost < p.cost || q.acc > p.acc);
+  const cost = compareCost(q.cost, p.cost);
+  const acc = compareAcc(q, p);
+  return cost <= 0 && acc >= 0 && (cost < 0 || acc > 0);
 }
 
 /**
@@ -25,8 +32,13 @@ export function paretoFrontier(points: readonly CostAccPoint[]): number[] {
 
 /** x ↦ (x − min) / (max − min) over the given values; everything maps to 0 when they are all equal. */
 export function minMaxScaler(values: readonly number[]): (x: number) => number {
-  const min = Math.min(...values);
-  const range = Math.max(...values) - min;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    min = Math.min(min, v);
+    max = Math.max(max, v);
+  }
+  const range = max - min;
   return (x) => (range > 0 ? (x - min) / range : 0);
 }
 
@@ -48,7 +60,8 @@ export function stepCurve(frontier: readonly CostAccPoint[], all: readonly CostA
     curve.push(p);
   }
   const end = curve[curve.length - 1];
-  const maxCost = Math.max(...all.map((p) => cost(p.cost)));
+  let maxCost = -Infinity;
+  for (const p of all) maxCost = Math.max(maxCost, cost(p.cost));
   if (end && end.cost < maxCost) curve.push({ cost: maxCost, acc: end.acc });
   return curve;
 }

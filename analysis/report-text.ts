@@ -39,7 +39,7 @@ export function renderReportText(report: RoutingReport): string {
 }
 
 export function textTable(headers: string[], rows: string[][], alignRight: boolean[] = []): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const widths = headers.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? '').length), h.length));
   const line = (cells: string[]) => cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }

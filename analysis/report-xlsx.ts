@@ -35,7 +35,7 @@ function addSheet(workbook: ExcelJS.Workbook, name: (typeof SHEETS)[number], hea
   for (const row of rows) sheet.addRow(row);
   headers.forEach((header, i) => {
     const column = sheet.getColumn(i + 1);
-    column.width = Math.min(48, Math.max(10, header.length + 2, ...rows.map((r) => (typeof r[i] === 'number' ? 12 : String(r[i] ?? '').length + 2))));
+    column.width = Math.min(48, rows.reduce((w, r) => Math.max(w, typeof r[i] === 'number' ? 12 : String(r[i] ?? '').length + 2), Math.max(10, header.length + 2)));
     if (format.percent?.includes(i)) column.numFmt = '0.00%';
   });
 }

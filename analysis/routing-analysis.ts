@@ -2,7 +2,7 @@
 // routers (each also cost-aware over an α sweep), relative metrics, and the cost setting with the
 // Pareto frontier. Pure computation: the embedder is handed in.
 
-import { computeBaselines, modelOutcomes } from './baselines.js';
+import { computeBaselines, modelOutcomes, type OracleRule } from './baselines.js';
 import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, trainClusterRouter } from './cluster-router.js';
 import { costSave, perfGain } from './cost-setting.js';
 import { normalizeRows, type Embedder } from './embedding-matrix.js';
@@ -10,9 +10,9 @@ import type { InstanceRecord } from './instance-record.js';
 import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
 import { outcomeOfChoice, querySet, type Outcome } from './outcome.js';
 import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
-import { buildQueryPool, type QueryPool } from './query-pool.js';
+import { buildQueryPool, type DatasetGap, type MissingRecords, type QueryPool } from './query-pool.js';
 import { relativeMetrics, type RelativeMetrics } from './relative-metrics.js';
-import { splitQueries } from './train-test-split.js';
+import { splitQueries, type SplitUnit } from './train-test-split.js';
 
 export interface AnalysisOptions {
   seed: number;
@@ -26,9 +26,16 @@ export interface AnalysisOptions {
   knnK: number;
   /** α runs over 0, 1/alphaSteps, …, 1 (100 steps: 0.01 apart). */
   alphaSteps: number;
+  /** What the split keeps together: a unique prompt text (LLMRouterBench) or an instance. */
+  splitUnit: SplitUnit;
+  /** What the Oracle counts as solved: any score above 0 (LLMRouterBench) or the best score. */
+  oracleRule: OracleRule;
 }
 
-export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = { seed: 42, trainRatio: 0.7, k: 32, topK: 1, beta: 9, nInit: 10, knnK: 10, alphaSteps: 100 };
+export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = { seed: 42, trainRatio: 0.7, k: 32, topK: 1, beta: 9, nInit: 10, knnK: 10, alphaSteps: 100, splitUnit: 'instance', oracleRule: 'max-score' };
+
+/** LLMRouterBench's own definitions, the defaults for its release layout. */
+export const LLMROUTERBENCH_DEFINITIONS: Pick<AnalysisOptions, 'splitUnit' | 'oracleRule'> & { missingRecords: MissingRecords } = { splitUnit: 'prompt', oracleRule: 'any-positive', missingRecords: 'keep' };
 
 export const METHOD = {
   randomExpected: 'Random (expected)',
@@ -95,7 +102,14 @@ export interface RoutingReport {
     /** Queries dropped because some model had no record for them, in total and per dataset. */
     droppedQueries: number;
     droppedByDataset: Record<string, number>;
+    /** What a query some model lacks became (dropped, or kept with the models that have it). */
+    missingRecords: MissingRecords;
+    /** Datasets some model lacks records for, wholly or in part, and whether each was dropped. */
+    gaps: DatasetGap[];
     duplicateRecords: number;
+    /** Records whose score or cost was NaN, counted as missing (0). */
+    nanScores: number;
+    nanCosts: number;
   };
   models: ModelResult[];
   /** Baselines, then routers, all on test. */
@@ -112,8 +126,8 @@ export class UnanalysableInputError extends Error {
 /** Called after each phase with its wall time, for perf reporting. */
 export type PhaseListener = (phase: string, milliseconds: number) => void;
 
-export async function analyzeRecords(records: Iterable<InstanceRecord>, options: Partial<AnalysisOptions>, embedder: Embedder, onPhase?: PhaseListener): Promise<RoutingReport> {
-  return analyzeRouting(buildQueryPool(records), options, embedder, onPhase);
+export async function analyzeRecords(records: Iterable<InstanceRecord>, options: Partial<AnalysisOptions>, embedder: Embedder, onPhase?: PhaseListener, missingRecords: MissingRecords = 'drop'): Promise<RoutingReport> {
+  return analyzeRouting(buildQueryPool(records, missingRecords), options, embedder, onPhase);
 }
 
 export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisOptions>, embedder: Embedder, onPhase: PhaseListener = () => {}): Promise<RoutingReport> {
@@ -138,7 +152,7 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
   phase('split');
 
   const perModel = modelOutcomes(pool, train, test);
-  const baselines = computeBaselines(pool, test, perModel, options.seed);
+  const baselines = computeBaselines(pool, test, perModel, options.seed, options.oracleRule);
   const reference = { random: baselines.randomExpected.acc, bestSingle: baselines.bestSingle.acc, oracle: baselines.oracle.acc };
   phase('baselines');
 
@@ -149,16 +163,18 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
   const clusterModel = trainClusterRouter(pool, embeddings, split.train, options);
   const affinity = nearestClusters(clusterModel, embeddings, split.test, options.topK, options.beta);
   phase('cluster router: k-means');
-  const clusterOutcome = outcomeOfChoice(pool, test, routeByRanks(affinity, rankByAccuracy(clusterModel, M), M));
+  // Where records are missing, a router only chooses among the models that have the query.
+  const allowed = pool.available ? gatherAvailable(pool.available, split.test, M) : null;
+  const clusterOutcome = outcomeOfChoice(pool, test, routeByRanks(affinity, rankByAccuracy(clusterModel, M), M, allowed));
   const alphas = Array.from({ length: options.alphaSteps + 1 }, (_, i) => i / options.alphaSteps);
-  const clusterSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByRanks(affinity, rankByBalance(clusterModel, M, alpha), M)));
+  const clusterSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByRanks(affinity, rankByBalance(clusterModel, M, alpha), M, allowed)));
   phase('cluster router: α sweep');
 
   const nearest = nearestTrainQueries(embeddings, split.train, split.test, options.knnK);
   const stats = neighbourStats(pool, split.train, nearest);
   phase('kNN router: neighbours');
-  const knnOutcome = outcomeOfChoice(pool, test, routeByNeighbourScore(stats));
-  const knnSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByNeighbourBalance(stats, alpha)));
+  const knnOutcome = outcomeOfChoice(pool, test, routeByNeighbourScore(stats, allowed));
+  const knnSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByNeighbourBalance(stats, alpha, allowed)));
   phase('kNN router: α sweep');
 
   const datasetAccOf = (o: Outcome) => Object.fromEntries(pool.datasets.map((name, d) => [name, o.datasetAcc[d] ?? null]));
@@ -187,17 +203,18 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
     { name: METHOD.knnCostAware, outcomes: knnSweep },
   ];
   const points: Array<CostAccPoint & { label: string }> = [
-    ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc })),
-    ...sweeps.flatMap(({ name, outcomes }) => outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc }))),
+    ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc, exactAcc: perModel.test[m]!.exactAcc })),
+    ...sweeps.flatMap(({ name, outcomes }) => outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc }))),
   ];
   const frontierIndex = paretoFrontier(points);
   const onFrontier = new Set(frontierIndex);
-  const bs = { acc: baselines.bestSingle.acc, cost: baselines.bestSingle.cost };
+  const bs = { acc: baselines.bestSingle.acc, cost: baselines.bestSingle.cost, exactAcc: baselines.bestSingle.exactAcc };
   let offset = M;
   const costAware = sweeps.map(({ name, outcomes }): CostAwareResult => {
     const settings = outcomes.map((o, i) => ({ alpha: alphas[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
+    const exact = outcomes.map((o, i) => ({ ...settings[i]!, exactAcc: o.exactAcc }));
     offset += outcomes.length;
-    return { name, perfGain: perfGain(settings, bs.acc), costSave: costSave(settings, bs), paretoDist: paretoDistance(settings, points), settings };
+    return { name, perfGain: perfGain(settings, bs.acc), costSave: costSave(exact, bs), paretoDist: paretoDistance(exact, points), settings };
   });
   phase('cost setting');
 
@@ -212,13 +229,24 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
       datasets: pool.datasets.map((name, d) => ({ name, queries: train.datasetCount[d]! + test.datasetCount[d]!, train: train.datasetCount[d]!, test: test.datasetCount[d]!, dropped: pool.dropped.byDataset[name] ?? 0 })),
       droppedQueries: pool.dropped.total,
       droppedByDataset: pool.dropped.byDataset,
+      missingRecords: pool.missingRecords,
+      gaps: pool.gaps,
       duplicateRecords: pool.duplicateRecords,
+      nanScores: pool.nanScores,
+      nanCosts: pool.nanCosts,
     },
     models: pool.models.map((model, m) => ({ model, trainAcc: perModel.train[m]!.acc, acc: perModel.test[m]!.acc, cost: perModel.test[m]!.cost, datasetAcc: datasetAccOf(perModel.test[m]!), onFrontier: onFrontier.has(m) })),
     methods,
     costAware,
     frontier: frontierIndex.map((i) => ({ label: points[i]!.label, cost: points[i]!.cost, acc: points[i]!.acc })),
   };
+}
+
+/** The availability rows of the given queries, at [i * M + m]. */
+function gatherAvailable(available: Uint8Array, rows: Int32Array, M: number): Uint8Array {
+  const out = new Uint8Array(rows.length * M);
+  for (let i = 0; i < rows.length; i++) out.set(available.subarray(rows[i]! * M, rows[i]! * M + M), i * M);
+  return out;
 }
 
 export function formatAlpha(alpha: number): string {

@@ -13,11 +13,13 @@ import { loadLlmRouterBench } from '../analysis/load-llmrouterbench.js';
 import { loadRecordsJsonl } from '../analysis/load-records-jsonl.js';
 import { openAiEmbedder } from '../analysis/openai-embeddings-client.js';
 import { renderPng } from '../analysis/plot-png.js';
-import { buildQueryPool } from '../analysis/query-pool.js';
+import type { OracleRule } from '../analysis/baselines.js';
+import { buildQueryPool, type MissingRecords, type QueryPool } from '../analysis/query-pool.js';
 import { renderReportCsv } from '../analysis/report-csv.js';
 import { renderReportText } from '../analysis/report-text.js';
 import { renderReportXlsx } from '../analysis/report-xlsx.js';
-import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError } from '../analysis/routing-analysis.js';
+import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, LLMROUTERBENCH_DEFINITIONS, UnanalysableInputError } from '../analysis/routing-analysis.js';
+import type { SplitUnit } from '../analysis/train-test-split.js';
 import { InputError } from '../contract/problems.js';
 
 export interface AnalyzeCommandDeps {
@@ -46,6 +48,9 @@ interface AnalyzeFlags {
   beta: number;
   nInit: number;
   knnK: number;
+  splitUnit?: SplitUnit;
+  oracleRule?: OracleRule;
+  missingRecords?: MissingRecords;
   embeddingDim: number;
   embeddingsEndpoint?: string;
   embeddingsModel: string;
@@ -77,6 +82,9 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
     .option('--beta <x>', 'cluster router: softmax sharpness over cluster distances', nonNegative, d.beta)
     .option('--n-init <n>', 'cluster router: k-means restarts (best inertia wins)', positiveInt, d.nInit)
     .option('--knn-k <n>', 'kNN router: neighbours per query', positiveInt, d.knnK)
+    .option('--split-unit <unit>', 'what the train/test split keeps together: prompt (unique prompt text, LLMRouterBench) or instance (benchmark, index); default prompt for --llmrouterbench-dir alone, else instance', oneOf<SplitUnit>('prompt', 'instance'))
+    .option('--oracle-rule <rule>', 'what the Oracle counts as solved: any-positive (any score > 0, LLMRouterBench) or max-score (the best score); default any-positive for --llmrouterbench-dir alone, else max-score', oneOf<OracleRule>('any-positive', 'max-score'))
+    .option('--missing-records <what>', 'a query some model has no record for: keep (with the models that have it, LLMRouterBench) or drop; default keep for --llmrouterbench-dir alone, else drop', oneOf<MissingRecords>('keep', 'drop'))
     .option('--embedding-dim <n>', 'dimensions of the built-in offline embedder (even)', evenInt, DEFAULT_EMBEDDING_DIM)
     .option('--embeddings-endpoint <url>', 'embed queries with this OpenAI-compatible base URL (…/v1) instead of the offline embedder')
     .option('--embeddings-model <name>', 'model name sent to --embeddings-endpoint', 'text-embedding-3-small')
@@ -93,7 +101,9 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
         '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --plot out/routing.svg --xlsx out/routing.xlsx',
         '  $ br analyze --records runs/a.jsonl runs/b.jsonl --seed 7 --json',
         '',
-        'Records are joined on (benchmark, index); queries missing for some model are dropped and counted.',
+        'Records are joined on (benchmark, index). An LLMRouterBench directory on its own is analysed with',
+        'LLMRouterBench\'s definitions (--split-unit prompt --oracle-rule any-positive --missing-records keep);',
+        'other inputs with BenchRouter\'s (--split-unit instance --oracle-rule max-score --missing-records drop).',
         'Exit codes: 0 done, 2 bad input (the message names the file, field and problem), 1 other errors.',
       ].join('\n'),
     )
@@ -115,37 +125,49 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     throw new InputError([{ file: '--embeddings-api-key-env', field: '', message: `environment variable ${flags.embeddingsApiKeyEnv} is not set` }]);
   }
 
-  const records: InstanceRecord[] = [];
+  // Each source is kept as its own array and walked in turn: copying 400,000 records into one array
+  // with push(...records) overflows the call stack.
+  const sources: InstanceRecord[][] = [];
   if (flags.llmrouterbenchDir) {
     const load = loadLlmRouterBench(flags.llmrouterbenchDir);
     deps.say(`${flags.llmrouterbenchDir}: ${load.records.length} records from ${load.files.length} result files (skipped ${load.skippedDemo.length} demo, ${load.superseded.length} superseded by newer files)`);
-    records.push(...load.records);
+    sources.push(load.records);
   }
   if (flags.records?.length) {
     const loaded = loadRecordsJsonl(flags.records);
     deps.say(`${flags.records.join(', ')}: ${loaded.length} records`);
-    for (const r of loaded) records.push(r);
+    sources.push(loaded);
   }
 
   if (flags.runs?.length || flags.latestRuns) {
     if (!deps.runRecords) throw new InputError([{ file: '--runs', field: '', message: 'reading runs needs a Temporal cluster (br runs against one)' }]);
     const fromRuns = await deps.runRecords(flags.latestRuns ? 'latest' : flags.runs!);
     for (const note of fromRuns.notes) deps.say(note);
-    for (const r of fromRuns.records) records.push(r);
+    sources.push(fromRuns.records);
   }
-  const pool = buildQueryPool(records);
-  if (pool.dropped.total) {
-    const where = Object.entries(pool.dropped.byDataset).map(([name, n]) => `${name} ${n}`).join(', ');
-    deps.say(`dropped ${pool.dropped.total} queries that some model has no record for (${where})`);
-  }
-  if (pool.duplicateRecords) deps.say(`ignored ${pool.duplicateRecords} duplicate records (the first per benchmark, index and model is kept)`);
+
+  // LLMRouterBench's own definitions for its release layout, BenchRouter's for everything else.
+  const upstream = Boolean(flags.llmrouterbenchDir) && !flags.records?.length && !flags.runs?.length && !flags.latestRuns;
+  const definitions = upstream ? LLMROUTERBENCH_DEFINITIONS : { splitUnit: DEFAULT_ANALYSIS_OPTIONS.splitUnit, oracleRule: DEFAULT_ANALYSIS_OPTIONS.oracleRule, missingRecords: 'drop' as const };
+  const splitUnit = flags.splitUnit ?? definitions.splitUnit;
+  const oracleRule = flags.oracleRule ?? definitions.oracleRule;
+  const missingRecords = flags.missingRecords ?? definitions.missingRecords;
+  deps.say(`definitions: --split-unit ${splitUnit} --oracle-rule ${oracleRule} --missing-records ${missingRecords}${upstream ? " (LLMRouterBench's for its layout)" : ''}`);
+
+  const pool = buildQueryPool(
+    (function* () {
+      for (const source of sources) yield* source;
+    })(),
+    missingRecords,
+  );
+  for (const line of poolNotes(pool)) deps.say(line);
 
   const embedder: Embedder = flags.embeddingsEndpoint
     ? openAiEmbedder({ endpoint: flags.embeddingsEndpoint, model: flags.embeddingsModel, apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined })
     : hashedTfidfEmbedder({ dim: flags.embeddingDim });
   let report;
   try {
-    report = await analyzeRouting(pool, { seed: flags.seed, trainRatio: flags.trainRatio, k: flags.k, topK: flags.topK, beta: flags.beta, nInit: flags.nInit, knnK: flags.knnK }, embedder);
+    report = await analyzeRouting(pool, { seed: flags.seed, trainRatio: flags.trainRatio, k: flags.k, topK: flags.topK, beta: flags.beta, nInit: flags.nInit, knnK: flags.knnK, splitUnit, oracleRule }, embedder);
   } catch (error) {
     if (error instanceof UnanalysableInputError) throw new InputError([{ file: [flags.llmrouterbenchDir, ...(flags.records ?? [])].filter(Boolean).join(', '), field: '', message: error.message }]);
     throw error;
@@ -161,10 +183,35 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
   deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReportText(report)}\n`);
 }
 
+/** What the join did to the input, one line each: dropped and partial datasets, duplicates, NaN values. */
+export function poolNotes(pool: QueryPool): string[] {
+  const notes: string[] = [];
+  for (const gap of pool.gaps) {
+    const lacking = [...gap.missingModels.map((m) => `${m} (all ${gap.queries})`), ...gap.partialModels.map((p) => `${p.model} (${p.missing} of ${gap.queries})`)].join(', ');
+    const fate = gap.dropped ? 'dataset dropped' : pool.dropped.byDataset[gap.dataset] ? `${pool.dropped.byDataset[gap.dataset]} queries dropped` : 'kept with the models that have its queries';
+    notes.push(`${gap.dataset}: records missing for ${lacking}: ${fate}`);
+  }
+  if (pool.dropped.total) {
+    const where = Object.entries(pool.dropped.byDataset).map(([name, n]) => `${name} ${n}`).join(', ');
+    notes.push(`dropped ${pool.dropped.total} queries that some model has no record for (${where})`);
+  }
+  if (pool.duplicateRecords) notes.push(`ignored ${pool.duplicateRecords} duplicate records (the first per benchmark, index and model is kept)`);
+  if (pool.nanCosts) notes.push(`${pool.nanCosts} records have a NaN cost (Python's missing value): counted as missing, cost 0`);
+  if (pool.nanScores) notes.push(`${pool.nanScores} records have a NaN score: counted as missing, score 0`);
+  return notes;
+}
+
 function writeOutput(file: string, content: string | Buffer, deps: AnalyzeCommandDeps): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   writeFileSync(file, content);
   deps.say(`wrote ${file}`);
+}
+
+function oneOf<T extends string>(...allowed: T[]): (value: string) => T {
+  return (value) => {
+    if (!(allowed as string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}"`);
+    return value as T;
+  };
 }
 
 function wholeNumber(value: string): number {

@@ -5,7 +5,7 @@ import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 
 export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const widths = headers.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? '').length), h.length));
   const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }

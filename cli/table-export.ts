@@ -112,7 +112,7 @@ export async function writeXlsx(views: readonly TableView[], file: string): Prom
     sheet.addRow(view.columns).font = { bold: true };
     for (const row of view.rows) sheet.addRow(view.columns.map((_, i) => sheetCell(cellAt(row, i))));
     view.columns.forEach((column, i) => {
-      const widest = Math.max(column.length, ...view.rows.map((r) => showCell(cellAt(r, i)).length));
+      const widest = view.rows.reduce((w, r) => Math.max(w, showCell(cellAt(r, i)).length), column.length);
       sheet.getColumn(i + 1).width = Math.min(COLUMN_WIDTH.max, Math.max(COLUMN_WIDTH.min, widest + 2));
     });
   });

@@ -34,8 +34,9 @@ export async function suiteProgress(client: Client, handle: SuiteHandle): Promis
   const jobs: RunProgress['jobs'] = [];
   for (const run of suite.runs) {
     const progress = run.state === 'pending' ? undefined : await queryProgress(runHandle(client, run.runId)).catch(() => undefined);
-    if (progress) jobs.push(...progress.jobs);
-    else jobs.push(...Array.from({ length: run.tasks }, (_, i) => ({ jobId: `${run.runId}.${i}`, task: run.benchmark, state: 'pending' as const })));
+    // One push per job: spreading a run of many thousand jobs into push() overflows the stack.
+    if (progress) for (const job of progress.jobs) jobs.push(job);
+    else for (let i = 0; i < run.tasks; i++) jobs.push({ jobId: `${run.runId}.${i}`, task: run.benchmark, state: 'pending' as const });
   }
   return summarizeProgress(jobs);
 }

@@ -24,7 +24,7 @@ function listFiles(dir: string, prefix = ''): string[] {
   const entries = readdirSync(path.join(dir, prefix), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) out.push(...listFiles(dir, relative));
+    if (entry.isDirectory()) for (const file of listFiles(dir, relative)) out.push(file);
     else out.push(relative);
   }
   return out;

@@ -43,7 +43,7 @@ export function loadSuites(files: string[]): Map<string, Suite> {
     }
     const parsed = SuitesFileSchema.safeParse(read.data);
     if (!parsed.success) {
-      problems.push(...parsed.error.issues.map((issue) => ({ file, field: fieldPath(issue.path), message: issue.message })));
+      for (const issue of parsed.error.issues) problems.push({ file, field: fieldPath(issue.path), message: issue.message });
       continue;
     }
     for (const [name, suite] of Object.entries(parsed.data.suites)) suites.set(name, { name, description: suite.description ?? '', entries: suite.benchmarks, file });

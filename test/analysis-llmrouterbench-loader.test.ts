@@ -5,6 +5,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { instanceRecordSchema, parseInstanceRecord } from '../analysis/instance-record.js';
 import { loadLlmRouterBench, timestampOf } from '../analysis/load-llmrouterbench.js';
 import { buildQueryPool } from '../analysis/query-pool.js';
 import { InputError } from '../contract/problems.js';
@@ -67,6 +68,27 @@ describe('loadLlmRouterBench', () => {
       expect(() => loadLlmRouterBench(dir)).toThrow(/no result files: expected <dataset>\/<split>\/<model>\/\*\.json/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads records through a fast path that gives what the schema gives, and the schema\'s error otherwise', () => {
+    const origin = { benchmark: 'b', model: 'm', group: 'g' };
+    const cases: unknown[] = [
+      { index: 0, score: 1, cost: 0.1, prompt: 'p', origin_query: ['chat', 'turns'], prediction: null, ground_truth: { x: 1 }, prompt_tokens: 3, completion_tokens: null, raw_output: 'dropped' },
+      { index: 'a-1', score: null },
+      { index: 2, score: NaN, cost: NaN },
+      { index: 2.5, score: 1 },
+      { index: 2, score: 1, cost: Infinity },
+      { index: 2, score: 1.5 },
+      { index: 2, score: 1, prompt_tokens: -1 },
+      'not an object',
+    ];
+    for (const raw of cases) {
+      const fast = parseInstanceRecord(raw, origin);
+      const schema = instanceRecordSchema.safeParse({ ...(typeof raw === 'object' ? raw : { record: raw }), ...origin });
+      expect(fast.success).toBe(schema.success);
+      if (fast.success) expect(fast.data).toEqual(schema.data);
+      else expect(fast.error.issues.map((i) => i.message)).toEqual(schema.error!.issues.map((i) => i.message));
     }
   });
 });

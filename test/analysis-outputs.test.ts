@@ -107,7 +107,7 @@ describe('br analyze', () => {
 
   it('analyses an LLMRouterBench directory and writes CSV, XLSX, SVG and PNG', async () => {
     const plot = path.join(dir, 'plots', 'routing.svg');
-    const { out, notes } = await run('--llmrouterbench-dir', fixture, '--json', '--csv', path.join(dir, 'r.csv'), '--xlsx', path.join(dir, 'r.xlsx'), '--plot', plot, '--k', '2');
+    const { out, notes } = await run('--llmrouterbench-dir', fixture, '--missing-records', 'drop', '--json', '--csv', path.join(dir, 'r.csv'), '--xlsx', path.join(dir, 'r.xlsx'), '--plot', plot, '--k', '2');
     const parsed = JSON.parse(out) as RoutingReport;
     expect(parsed.pool.models).toEqual(['model-a', 'model-b']);
     expect(parsed.pool.droppedQueries).toBe(1);
