@@ -4,11 +4,10 @@
 
 import type { Command } from 'commander';
 import { once } from 'node:events';
-import { createReadStream, existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { readRecordsFile } from '../activities/records-file.js';
 import { InputError } from '../contract/problems.js';
-import { parseRecordLine, type InstanceRecord } from '../contract/records.js';
 import { renderView, type TableCell } from './table-export.js';
 
 export interface ArtifactCommandDeps {
@@ -96,7 +95,7 @@ number and counted in the summary line; they are never printed as records.
       for (const jobId of withRecords) {
         const file = path.join(runDir, jobId, RECORDS_FILE);
         const where = path.relative(runDir, file).split(path.sep).join('/');
-        await forEachRecordLine(file, async (outcome) => {
+        const read = await readRecordsFile(path.dirname(file), async (outcome) => {
           if ('problem' in outcome) {
             bad += 1;
             stderr(`${where}: ${outcome.problem}`);
@@ -112,6 +111,11 @@ number and counted in the summary line; they are never printed as records.
             rows.push([...(showJob ? [shortJobId(runId, jobId)] : []), record.index, record.score, showText(record.prediction), showText(record.ground_truth)]);
           }
         });
+        // A FIFO or a link where records.jsonl belongs is reported, never read or followed.
+        if (read.kind === 'refused') {
+          bad += 1;
+          stderr(`${where}: ${read.problem}; not read`);
+        } else if (read.kind === 'read' && read.notRead) stderr(`${where}: ${read.notRead}`);
       }
       if (!flags.json) await stdout(renderView({ name: 'records', columns: [...(showJob ? ['JOB'] : []), 'INDEX', 'SCORE', 'PREDICTION', 'GROUND_TRUTH'], rows }, 'table'));
       const skipped = jobs.length - withRecords.length;
@@ -192,16 +196,6 @@ function directorySize(dir: string): { files: number; bytes: number } {
     }
   }
   return { files, bytes };
-}
-
-async function forEachRecordLine(file: string, visit: (outcome: { record: InstanceRecord } | { problem: string }) => Promise<void>): Promise<void> {
-  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-  let n = 0;
-  for await (const text of lines) {
-    n += 1;
-    const outcome = parseRecordLine(n === 1 ? text.replace(/^\uFEFF/, '') : text, n);
-    if (outcome) await visit(outcome);
-  }
 }
 
 function showText(value: unknown): string {
