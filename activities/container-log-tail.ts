@@ -47,7 +47,7 @@ function endOf(file: string): string {
     const buffer = Buffer.alloc(size - start);
     let read = 0;
     for (let n = 1; n > 0 && read < buffer.length; read += n) n = readSync(fd, buffer, read, buffer.length - read, start + read);
-    const text = buffer.subarray(0, read).toString('utf8').replace(/\n+$/, '');
+    const text = buffer.subarray(0, read).toString('utf8').trimEnd();
     if (start === 0) return text;
     // The window's first line is cut: it is dropped, since a secret in it would be cut too and so escape redaction.
     const firstBreak = text.indexOf('\n');
