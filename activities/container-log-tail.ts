@@ -19,6 +19,8 @@ export const SHOWN_LINE_CHARS = 300;
  * the last non-empty one, redacted and cut to SHOWN_LINE_CHARS, for the job's message ('' if none).
  */
 export function keepLogTail(jobDir: string, secrets: readonly string[]): string {
+  // Docker stamps each line as it reads it; stdout and stderr are read apart, so lines printed within
+  // a moment of each other on the two streams may be saved in either order.
   const lines = redactSecrets(endOf(path.join(jobDir, CONTAINER_LOG_FILE)), secrets)
     .split('\n')
     .map((l) => l.replace(/\r$/, '').replace(/^\S+Z /, ''));
