@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -125,6 +125,18 @@ describe('br records', () => {
     const { stdout } = await br('records', runId);
     expect(stdout.split('\n')[0]).toBe('JOB                 INDEX  SCORE   PREDICTION  GROUND_TRUTH');
     expect(stdout).toContain('000-addition        1      0       one, "uno"  1');
+  });
+
+  it('reports a records.jsonl that links to a host file as refused, and prints nothing of the file', async () => {
+    const linkedRun = 'br-20260101-000000-111111';
+    const job = `${linkedRun}.000-links`;
+    const hostFile = path.join(root, 'host-records.jsonl');
+    writeFileSync(hostFile, `${JSON.stringify({ index: 'HOST-ONLY', score: 1 })}\n`);
+    mkdirSync(path.join(root, linkedRun, job, 'results'), { recursive: true });
+    symlinkSync(hostFile, path.join(root, linkedRun, job, 'results', 'records.jsonl'));
+    const { stdout, stderr } = await br('records', linkedRun, '--json');
+    expect(stdout).toBe('');
+    expect(stderr).toEqual([`${job}/results/records.jsonl: records.jsonl is a symbolic link; links are not followed; not read`, `run ${linkedRun}: 0 records from 1 job, 1 bad line skipped`]);
   });
 
   it('is bad input when no selected job wrote records.jsonl', async () => {
