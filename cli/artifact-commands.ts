@@ -1,11 +1,12 @@
-// `br artifacts` and `br records`: what a run's jobs left under the artifact root on this host
-// (result.json, normalized.json, records.jsonl, container.log, usage-*.json), and the benchmark's
-// per-instance records streamed from it, with bad lines reported rather than dropped.
+// `br artifacts`, `br logs` and `br records`: what a run's jobs left under the artifact root on this
+// host (result.json, normalized.json, records.jsonl, container.log and its tail, usage-*.json), and
+// the benchmark's per-instance records streamed from it, with bad lines reported rather than dropped.
 
 import type { Command } from 'commander';
 import { once } from 'node:events';
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CONTAINER_TAIL_FILE } from '../activities/container-log-tail.js';
 import { readRecordsFile } from '../activities/records-file.js';
 import { InputError } from '../contract/problems.js';
 import { renderView, type TableCell } from './table-export.js';
@@ -65,6 +66,25 @@ export function registerArtifactCommands(program: Command, deps: ArtifactCommand
       const lines = [`run ${runId}: ${jobs.length} job${jobs.length === 1 ? '' : 's'} under ${path.join(root, runId)}`, '', renderView({ name: 'artifacts', columns: ['JOB', 'FILE', 'SIZE', 'PATH'], rows }, 'table')];
       if (cache && !jobArg) lines.push(`gateway cache: ${cache.path} (${cache.files} file${cache.files === 1 ? '' : 's'}, ${formatBytes(cache.bytes)})\n`);
       await stdout(lines.join('\n'));
+    });
+
+  program
+    .command('logs')
+    .description("print the last lines each job of a run printed (container-tail.log on this host, secrets redacted)")
+    .argument('<run>', 'run id')
+    .argument('[job]', 'only this job: its id, the part after "<run>.", or its task name')
+    .addHelpText('after', `${example('$ br logs br-20261129-120000-a1b2c3 exits-nonzero')}
+A job's result shows only its last log line; this prints the last lines kept beside its
+container.log. The whole log is container.log itself (see br artifacts).
+`)
+    .action(async (runId: string, jobArg: string | undefined) => {
+      const root = deps.artifactsRoot();
+      const jobs = selectJobs(root, runId, jobArg);
+      for (const jobId of jobs) {
+        const file = path.join(root, runId, jobId, CONTAINER_TAIL_FILE);
+        const tail = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+        await stdout(`${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`);
+      }
     });
 
   program

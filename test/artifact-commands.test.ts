@@ -97,6 +97,15 @@ describe('br artifacts', () => {
   });
 });
 
+describe('br logs', () => {
+  it("prints each job's kept log tail, and says so for a job that has none", async () => {
+    put(`${runId}/${division}/container-tail.log`, 'boom\n');
+    const { stdout } = await br('logs', runId);
+    expect(stdout).toBe(`== 000-addition\n(no container-tail.log: the job has not finished on this host)\n== 001-multiplication\n(no container-tail.log: the job has not finished on this host)\n== 002-division\nboom\n`);
+    expect((await br('logs', runId, 'division')).stdout).toBe('boom\n');
+  });
+});
+
 describe('br records', () => {
   it('streams every valid record as a JSON line with its job, and reports bad lines with job and line number', async () => {
     const { stdout, stderr } = await br('records', runId, '--json');
