@@ -4,8 +4,10 @@ import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
+import { InputError } from '../contract/problems.js';
 import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../runs/generation.js';
 import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../runs/run-spec.js';
@@ -99,7 +101,22 @@ export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
   return defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
 }
 
+/**
+ * Temporal refuses a payload over 2 MB, and a refused start can leave a run listed but never run.
+ * `br validate` already holds task definitions to SUBMITTED_TASKS_LIMIT_BYTES; this catches the
+ * rest of a run's definition (a retry's carried results, price tables) before it is sent.
+ */
+export const RUN_SPEC_LIMIT_BYTES = 1536 * 1024;
+
+/** Throws an InputError naming `file` when `input` would be refused as a workflow input. */
+export function refuseOversizedInput(input: unknown, file: string, what: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(input), 'utf8');
+  if (bytes <= RUN_SPEC_LIMIT_BYTES) return;
+  throw new InputError([{ file, field: 'tasks', message: `expected ${what} to be at most ${RUN_SPEC_LIMIT_BYTES.toLocaleString('en-US')} bytes as submitted, got ${bytes.toLocaleString('en-US')} (Temporal limits one payload to 2 MB)` }]);
+}
+
 export async function submitRun(client: Client, settings: Settings, spec: RunSpec): Promise<RunHandle> {
+  refuseOversizedInput(spec, path.join(spec.benchmark.dir, 'benchmark.yaml'), "the run's definition");
   return client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: spec.runId,
     taskQueue: settings.sharedQueue,

@@ -117,6 +117,14 @@ describe('a benchmark whose definitions are too big to submit', () => {
     expect(ran.code).toBe(2);
     expect(ran.stderr).toMatch(expected);
   });
+
+  it('is refused before submission when the run as a whole is too big, and no workflow is started', async () => {
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'reference', endpoint: h.model.url }, {}, ['well-behaved']);
+    // Past validation: a definition grown after loading (a retry's carried results, a price table).
+    spec.tasks[0]!.extraEnv.GROWN = 'g'.repeat(1_700_000);
+    await expect(submitRun(h.client, h.settings, spec)).rejects.toThrow(new RegExp(`${benchmarkDir}/benchmark\\.yaml: tasks: expected the run's definition to be at most 1,572,864 bytes as submitted, got 1,7\\d\\d,\\d{3}`));
+    await expect(runHandle(h.client, spec.runId).describe()).rejects.toThrow(/not found/i);
+  });
 });
 
 describe('br list and br status', () => {
