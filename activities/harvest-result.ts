@@ -1,15 +1,19 @@
-// harvestResult: turns a finished container into a job outcome. Reads result.json (size-capped),
-// applies the task's result_mapping and stores the normalized result beside it.
+// harvestResult: turns a finished container into a job outcome. Reads result.json (opened safely,
+// size-capped), applies the task's result_mapping and stores the normalized result beside it.
 
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
-import { parseRecords, summarizeRecords, type RecordsSummary } from '../contract/records.js';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { RecordsSummary } from '../contract/records.js';
 import type { FailureReason, JobSpec, JobStatus } from '../runs/run-spec.js';
 import { normalizeResult, type NormalizedResult } from '../contract/result-mapping.js';
+import { summarizeRecordsFile } from './records-file.js';
+import { redactDeep } from './redact-secrets.js';
 import type { ContainerOutcome } from './run-task-container.js';
 import { jobArtifactsDir } from './run-task-container.js';
+import { readTaskOutputText } from './task-output-file.js';
 
 export const RESULT_SIZE_CAP_BYTES = 10 * 1024 * 1024;
+const RESULT_FILE = 'result.json';
 /** The DinD entrypoint's exit code for "my daemon did not start" (runtime/dind/entrypoint.sh). */
 const DIND_SETUP_FAILED = 125;
 
@@ -26,71 +30,52 @@ export interface HarvestOutput {
   records?: RecordsSummary;
 }
 
-/** records.jsonl larger than this is summarized as unread rather than loaded whole. */
-export const RECORDS_SIZE_CAP_BYTES = 512 * 1024 * 1024;
-
-/** The task's records.jsonl, validated line by line: bad lines are counted and named, never dropped. */
-function recordsOf(resultsDir: string): RecordsSummary | undefined {
-  const file = path.join(resultsDir, 'records.jsonl');
-  if (!existsSync(file)) return undefined;
-  const size = statSync(file).size;
-  if (size > RECORDS_SIZE_CAP_BYTES) {
-    return { ...summarizeRecords({ records: [], badLines: [] }), badLines: 1, badLineExamples: [`records.jsonl: ${size} bytes exceeds the ${RECORDS_SIZE_CAP_BYTES}-byte limit; not read`] };
-  }
-  return summarizeRecords(parseRecords(readFileSync(file, 'utf8')));
-}
-
-export function harvestResult(artifactsRoot: string, input: HarvestInput): HarvestOutput {
+/**
+ * `secrets`: what the worker knows for this job (jobSecrets). The output goes into workflow
+ * history, and a task with the key (--no-gateway) may have written it anywhere, so every string
+ * in it is redacted.
+ */
+export async function harvestResult(artifactsRoot: string, input: HarvestInput, secrets: readonly string[] = []): Promise<HarvestOutput> {
   const outcome = harvestOutcome(artifactsRoot, input);
-  const records = recordsOf(path.join(jobArtifactsDir(artifactsRoot, input.job), 'results'));
-  return records ? { ...outcome, records } : outcome;
+  const records = await summarizeRecordsFile(path.join(jobArtifactsDir(artifactsRoot, input.job), 'results'));
+  if (!records) return redactDeep(outcome, secrets);
+  const note = records.refused ? `${records.refused}; not read` : undefined;
+  return redactDeep({ ...outcome, ...(note ? { message: outcome.message ? `${outcome.message}; ${note}` : note } : {}), records: records.summary }, secrets);
 }
 
 function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): HarvestOutput {
   const jobDir = jobArtifactsDir(artifactsRoot, job);
+  // Outcomes recorded before lastLogLine existed carry none.
+  const lastLine = outcome.lastLogLine ?? '';
   if (outcome.kind === 'timed_out') {
-    return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withTail(outcome.logTail)}` };
+    return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withLastLine(lastLine)}` };
   }
   if (outcome.exitCode === DIND_SETUP_FAILED && outcome.runtime.startsWith('dind')) {
-    return { status: 'FAILED', reason: 'INFRASTRUCTURE', message: `the task's own Docker daemon could not start (${outcome.runtime})${withTail(outcome.logTail)}` };
+    return { status: 'FAILED', reason: 'INFRASTRUCTURE', message: `the task's own Docker daemon could not start (${outcome.runtime})${withLastLine(lastLine)}` };
   }
   if (outcome.exitCode !== 0) {
     const oom = outcome.oomKilled ? ` (killed for exceeding its ${job.task.resources.memory} memory limit)` : '';
-    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${oom}${withTail(outcome.logTail)}` };
+    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${oom}${withLastLine(lastLine)}` };
   }
-  const file = path.join(jobDir, 'results', 'result.json');
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch {
-    return { status: 'FAILED', reason: 'NO_RESULT', message: `no result.json: the command exited 0 but wrote nothing to $BENCHROUTER_OUTPUT_DIR/result.json${withTail(outcome.logTail)}` };
+  const read = readTaskOutputText(path.join(jobDir, 'results'), RESULT_FILE, RESULT_SIZE_CAP_BYTES);
+  if (read.kind === 'missing') {
+    return { status: 'FAILED', reason: 'NO_RESULT', message: `no result.json: the command exited 0 but wrote nothing to $BENCHROUTER_OUTPUT_DIR/result.json${withLastLine(lastLine)}` };
   }
-  if (size > RESULT_SIZE_CAP_BYTES) {
-    return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: ${size} bytes exceeds the ${RESULT_SIZE_CAP_BYTES}-byte limit` };
-  }
+  if (read.kind === 'refused') return { status: 'FAILED', reason: 'BAD_RESULT', message: `${read.problem}; not read` };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readCapped(file, RESULT_SIZE_CAP_BYTES));
+    parsed = JSON.parse(read.text);
   } catch (error) {
-    return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: not valid JSON: ${(error as Error).message}` };
+    // The parser's own message quotes the text, and the text is the task's: only where it broke is told.
+    const at = /at position (\d+)/.exec((error as Error).message)?.[1];
+    return { status: 'FAILED', reason: 'BAD_RESULT', message: `${RESULT_FILE}: not valid JSON${read.text.trim() ? (at ? ` (at character ${Number(at) + 1})` : '') : ' (empty)'}` };
   }
   const normalized = normalizeResult(parsed, job.task.resultMapping);
-  if (!normalized.ok) return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: ${normalized.error}` };
+  if (!normalized.ok) return { status: 'FAILED', reason: 'BAD_RESULT', message: `${RESULT_FILE}: ${normalized.error}` };
   writeFileSync(path.join(jobDir, 'normalized.json'), JSON.stringify(normalized.result, null, 2));
   return { status: 'SUCCEEDED', result: normalized.result };
 }
 
-function readCapped(file: string, cap: number): string {
-  const fd = openSync(file, 'r');
-  try {
-    const buffer = Buffer.alloc(cap);
-    const read = readSync(fd, buffer, 0, cap, 0);
-    return buffer.subarray(0, read).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function withTail(tail: string): string {
-  return tail ? `; last log lines:\n${tail}` : '';
+function withLastLine(line: string): string {
+  return line ? `; last log line: ${line}` : '';
 }

@@ -5,6 +5,7 @@ import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
 import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
+import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
 import { passAtKByTask, type PassAtKInput } from './pass-at-k.js';
 
@@ -24,7 +25,7 @@ export function createHostActivities(deps: HostActivityDeps) {
   return {
     ensureImage: (input: EnsureImageInput) => ensureImage(deps, input),
     runTaskContainer: (input: RunContainerInput) => runTaskContainer(deps, input),
-    harvestResult: async (input: HarvestInput) => harvestResult(deps.artifactsRoot, input),
+    harvestResult: (input: HarvestInput) => harvestResult(deps.artifactsRoot, input, jobSecrets(input.job, deps.gateway?.instance)),
   };
 }
 
@@ -32,7 +33,7 @@ export function createHostActivities(deps: HostActivityDeps) {
 export function createSharedActivities(host: ClaimedHost, artifactsRoot: string) {
   return {
     claimHost: async (): Promise<ClaimedHost> => host,
-    passAtK: async (input: PassAtKInput) => passAtKByTask(artifactsRoot, input),
+    passAtK: (input: PassAtKInput) => passAtKByTask(artifactsRoot, input),
   };
 }
 

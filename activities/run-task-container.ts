@@ -4,15 +4,17 @@
 
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { summarizeUsage } from '../runs/usage.js';
 import type { ModelGateway } from '../gateway/model-gateway.js';
 import type { ModelAccess } from './container-spec.js';
 import { containerNameFor, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { keepLogTail } from './container-log-tail.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import type { DockerEngine } from './docker-engine.js';
+import { jobSecrets } from './redact-secrets.js';
 
 export interface RunContainerInput {
   job: JobSpec;
@@ -27,7 +29,11 @@ export interface ContainerOutcome {
   oomKilled: boolean;
   startedAt: string;
   finishedAt: string;
-  logTail: string;
+  /**
+   * The log's last non-empty line, redacted of the job's secrets and cut short: all of the log a job
+   * result shows, since this outcome is kept in workflow history. The last lines are in container-tail.log.
+   */
+  lastLogLine: string;
   /** True when this attempt found the container already started by an earlier attempt. */
   reattached: boolean;
   /** `simple`, or `dind:<mode>` with the detected DinD mode. */
@@ -50,7 +56,6 @@ export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId
 }
 
 const HEARTBEAT_MS = 2000;
-const LOG_TAIL_LINES = 20;
 
 export async function runTaskContainer(deps: ContainerDeps, { job, image, archives = [] }: RunContainerInput): Promise<ContainerOutcome> {
   const { docker } = deps;
@@ -127,7 +132,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     startedAt: new Date(startedMs).toISOString(),
     // Docker can stamp a container that exits at once as finished a hair before it started.
     finishedAt: new Date(Math.max(startedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
-    logTail: tailOf(logFile),
+    lastLogLine: keepLogTail(jobDir, jobSecrets(job, deps.gateway?.instance)),
     reattached,
     runtime,
     ...(usage ? { usage } : {}),
@@ -210,15 +215,6 @@ function resolveApiKey(source: string | undefined, hostId: string): string {
     });
   }
   return key;
-}
-
-function tailOf(file: string): string {
-  try {
-    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
-    return lines.slice(-LOG_TAIL_LINES).map((l) => l.replace(/^\S+Z /, '')).join('\n');
-  } catch {
-    return '';
-  }
 }
 
 function validDate(text: string): string | undefined {

@@ -1,14 +1,14 @@
-// `br artifacts` and `br records`: what a run's jobs left under the artifact root on this host
-// (result.json, normalized.json, records.jsonl, container.log, usage-*.json), and the benchmark's
-// per-instance records streamed from it, with bad lines reported rather than dropped.
+// `br artifacts`, `br logs` and `br records`: what a run's jobs left under the artifact root on this
+// host (result.json, normalized.json, records.jsonl, container.log and its tail, usage-*.json), and
+// the benchmark's per-instance records streamed from it, with bad lines reported rather than dropped.
 
 import type { Command } from 'commander';
 import { once } from 'node:events';
-import { createReadStream, existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { CONTAINER_TAIL_FILE } from '../activities/container-log-tail.js';
+import { readRecordsFile } from '../activities/records-file.js';
 import { InputError } from '../contract/problems.js';
-import { parseRecordLine, type InstanceRecord } from '../contract/records.js';
 import { renderView, type TableCell } from './table-export.js';
 
 export interface ArtifactCommandDeps {
@@ -69,6 +69,25 @@ export function registerArtifactCommands(program: Command, deps: ArtifactCommand
     });
 
   program
+    .command('logs')
+    .description("print the last lines each job of a run printed (container-tail.log on this host, secrets redacted)")
+    .argument('<run>', 'run id')
+    .argument('[job]', 'only this job: its id, the part after "<run>.", or its task name')
+    .addHelpText('after', `${example('$ br logs br-20261129-120000-a1b2c3 exits-nonzero')}
+A job's result shows only its last log line; this prints the last lines kept beside its
+container.log. The whole log is container.log itself (see br artifacts).
+`)
+    .action(async (runId: string, jobArg: string | undefined) => {
+      const root = deps.artifactsRoot();
+      const jobs = selectJobs(root, runId, jobArg);
+      for (const jobId of jobs) {
+        const file = path.join(root, runId, jobId, CONTAINER_TAIL_FILE);
+        const tail = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+        await stdout(`${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`);
+      }
+    });
+
+  program
     .command('records')
     .description("stream a run's per-instance records (each job's records.jsonl), reporting bad lines on stderr")
     .argument('<run>', 'run id')
@@ -96,7 +115,7 @@ number and counted in the summary line; they are never printed as records.
       for (const jobId of withRecords) {
         const file = path.join(runDir, jobId, RECORDS_FILE);
         const where = path.relative(runDir, file).split(path.sep).join('/');
-        await forEachRecordLine(file, async (outcome) => {
+        const read = await readRecordsFile(path.dirname(file), async (outcome) => {
           if ('problem' in outcome) {
             bad += 1;
             stderr(`${where}: ${outcome.problem}`);
@@ -112,6 +131,11 @@ number and counted in the summary line; they are never printed as records.
             rows.push([...(showJob ? [shortJobId(runId, jobId)] : []), record.index, record.score, showText(record.prediction), showText(record.ground_truth)]);
           }
         });
+        // A FIFO or a link where records.jsonl belongs is reported, never read or followed.
+        if (read.kind === 'refused') {
+          bad += 1;
+          stderr(`${where}: ${read.problem}; not read`);
+        } else if (read.kind === 'read' && read.notRead) stderr(`${where}: ${read.notRead}`);
       }
       if (!flags.json) await stdout(renderView({ name: 'records', columns: [...(showJob ? ['JOB'] : []), 'INDEX', 'SCORE', 'PREDICTION', 'GROUND_TRUTH'], rows }, 'table'));
       const skipped = jobs.length - withRecords.length;
@@ -192,16 +216,6 @@ function directorySize(dir: string): { files: number; bytes: number } {
     }
   }
   return { files, bytes };
-}
-
-async function forEachRecordLine(file: string, visit: (outcome: { record: InstanceRecord } | { problem: string }) => Promise<void>): Promise<void> {
-  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-  let n = 0;
-  for await (const text of lines) {
-    n += 1;
-    const outcome = parseRecordLine(n === 1 ? text.replace(/^\uFEFF/, '') : text, n);
-    if (outcome) await visit(outcome);
-  }
 }
 
 function showText(value: unknown): string {

@@ -2,10 +2,9 @@
 // each job's records.jsonl becomes that run's model's outcomes on `<benchmark>/<task>`.
 
 import type { Client } from '@temporalio/client';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readRecordsFile } from '../activities/records-file.js';
 import type { InstanceRecord } from '../analysis/instance-record.js';
-import { parseRecords } from '../contract/records.js';
 import { buildLeaderboard } from '../runs/leaderboard.js';
 import { finishedRuns, runResults } from './leaderboard.js';
 
@@ -22,11 +21,12 @@ export async function recordsOfRuns(client: Client, artifactsRoot: string, runs:
     let bad = 0;
     // With repeats, the first repeat stands for the model: routing compares models, not seeds.
     for (const job of run.jobs.filter((j) => (j.repeat ?? 0) === 0)) {
-      const file = path.join(artifactsRoot, job.carriedFrom ?? run.runId, job.jobId, 'results', 'records.jsonl');
-      if (!existsSync(file)) continue;
-      const parsed = parseRecords(readFileSync(file, 'utf8'));
-      bad += parsed.badLines.length;
-      for (const r of parsed.records) {
+      const read = await readRecordsFile(path.join(artifactsRoot, job.carriedFrom ?? run.runId, job.jobId, 'results'), (outcome) => {
+        if ('problem' in outcome) {
+          bad += 1;
+          return;
+        }
+        const r = outcome.record;
         records.push({
           benchmark: `${run.benchmark}/${job.task}`,
           model: run.model,
@@ -39,7 +39,8 @@ export async function recordsOfRuns(client: Client, artifactsRoot: string, runs:
           cost: r.cost,
         });
         count += 1;
-      }
+      });
+      if (read.kind === 'refused') notes.push(`run ${run.runId}, job ${job.jobId}: ${read.problem}; not read`);
     }
     notes.push(`run ${run.runId} (${run.model} on ${run.benchmark}): ${count} records${bad ? `, ${bad} bad lines skipped` : ''}`);
   }

@@ -4,8 +4,10 @@ import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
+import { InputError } from '../contract/problems.js';
 import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../runs/generation.js';
 import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../runs/run-spec.js';
@@ -99,7 +101,22 @@ export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
   return defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
 }
 
+/**
+ * Temporal refuses a payload over 2 MB, and a refused start can leave a run listed but never run.
+ * `br validate` already holds task definitions to SUBMITTED_TASKS_LIMIT_BYTES; this catches the
+ * rest of a run's definition (a retry's carried results, price tables) before it is sent.
+ */
+export const RUN_SPEC_LIMIT_BYTES = 1536 * 1024;
+
+/** Throws an InputError naming `file` when `input` would be refused as a workflow input. */
+export function refuseOversizedInput(input: unknown, file: string, what: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(input), 'utf8');
+  if (bytes <= RUN_SPEC_LIMIT_BYTES) return;
+  throw new InputError([{ file, field: 'tasks', message: `expected ${what} to be at most ${RUN_SPEC_LIMIT_BYTES.toLocaleString('en-US')} bytes as submitted, got ${bytes.toLocaleString('en-US')} (Temporal limits one payload to 2 MB)` }]);
+}
+
 export async function submitRun(client: Client, settings: Settings, spec: RunSpec): Promise<RunHandle> {
+  refuseOversizedInput(spec, path.join(spec.benchmark.dir, 'benchmark.yaml'), "the run's definition");
   return client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: spec.runId,
     taskQueue: settings.sharedQueue,
@@ -174,12 +191,39 @@ export function runsQuery(filter: RunFilter = {}): string {
   const clauses = [`WorkflowType = 'runWorkflow'`];
   if (filter.model) clauses.push(`${SEARCH_ATTRIBUTES.model.name} = ${quote(filter.model)}`);
   if (filter.benchmark) clauses.push(`${SEARCH_ATTRIBUTES.benchmark.name} = ${quote(filter.benchmark)}`);
-  if (filter.status) clauses.push(`${SEARCH_ATTRIBUTES.status.name} = ${quote(filter.status)}`);
+  if (filter.status) clauses.push(statusClause(filter.status, quote));
   if (filter.statuses?.length) clauses.push(`${SEARCH_ATTRIBUTES.status.name} IN (${filter.statuses.map(quote).join(', ')})`);
   return clauses.join(' AND ');
 }
 
 const EXECUTION_STATUS = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
+
+/** Visibility's own names for the execution statuses a run's status attribute cannot tell. */
+const VISIBILITY_EXECUTION_STATUS: Record<string, string> = { RUNNING: 'Running', TERMINATED: 'Terminated', TIMED_OUT: 'TimedOut', FAILED: 'Failed', CANCELLED: 'Canceled' };
+
+/**
+ * The status attribute says RUNNING until the run workflow itself sets the final one, so a run that
+ * was terminated or timed out keeps RUNNING there forever: RUNNING, TERMINATED and TIMED_OUT are read
+ * from the execution itself, and FAILED and CANCELLED from either.
+ */
+function statusClause(status: string, quote: (value: string) => string): string {
+  const attribute = `${SEARCH_ATTRIBUTES.status.name} = ${quote(status)}`;
+  const execution = VISIBILITY_EXECUTION_STATUS[status];
+  if (!execution) return attribute;
+  const byExecution = `ExecutionStatus = ${quote(execution)}`;
+  return status === 'FAILED' || status === 'CANCELLED' ? `(${attribute} OR ${byExecution})` : byExecution;
+}
+
+/**
+ * A run's status as `br list` shows it: the run's own (COMPLETED, PARTIAL, ...) while it runs or once
+ * it completed, and the execution's when it closed any other way (TERMINATED, TIMED_OUT), whatever
+ * the status attribute was left saying.
+ */
+export function shownRunStatus(executionStatus: string, attribute: string | undefined): string {
+  if (executionStatus === 'RUNNING' || executionStatus === 'COMPLETED') return attribute ?? executionStatus;
+  if (executionStatus === 'CANCELLED' && attribute === 'CANCELLED') return attribute;
+  return executionStatus;
+}
 
 /** A Keyword search attribute's value from a raw listing (search attributes are never encrypted). */
 function keywordOf(fields: Record<string, { data?: Uint8Array | null }> | null | undefined, name: string): string | undefined {
@@ -221,7 +265,7 @@ export async function listRuns(client: Client, limit = 50, filter: RunFilter = {
       const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;
       runs.push({
         runId: execution.execution?.workflowId ?? '',
-        status: keywordOf(fields, SEARCH_ATTRIBUTES.status.name) ?? EXECUTION_STATUS[Number(execution.status ?? 0)] ?? 'UNKNOWN',
+        status: shownRunStatus(EXECUTION_STATUS[Number(execution.status ?? 0)] ?? 'UNKNOWN', keywordOf(fields, SEARCH_ATTRIBUTES.status.name)),
         benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
         model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
         ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),

@@ -6,7 +6,7 @@ import type { RunProgress } from '../runs/run-spec.js';
 import type { Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
-import { newWorkflowId, queryProgress, runHandle, whilePolling } from './runs.js';
+import { newWorkflowId, queryProgress, refuseOversizedInput, runHandle, whilePolling } from './runs.js';
 
 export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
 
@@ -15,6 +15,8 @@ export function newSuiteId(suite: string, now = new Date()): string {
 }
 
 export async function submitSuite(client: Client, settings: Settings, spec: SuiteSpec): Promise<SuiteHandle> {
+  // The suite's input holds every benchmark's task definitions: each may fit alone and not together.
+  refuseOversizedInput(spec, `suite ${spec.suite}`, `the suite's definition (${spec.runs.length} benchmarks)`);
   return client.workflow.start<typeof suiteWorkflow>('suiteWorkflow', {
     workflowId: spec.suiteId,
     taskQueue: settings.sharedQueue,

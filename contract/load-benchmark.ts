@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { BenchmarkYamlSchema, DEFAULT_DIND_PIDS, DEFAULT_RESOURCES, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
 import type { Benchmark, TaskDefinition } from './benchmark.js';
 import { fieldPath, InputError, type Problem } from './problems.js';
+import { submittedSizeProblems } from './submitted-size.js';
 import { readYamlFile } from './yaml-file.js';
 
 export interface LoadOutcome {
@@ -85,6 +86,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
     });
   });
 
+  problems.push(...submittedSizeProblems(tasks, (task) => shown('tasks', task.name, 'task.yaml'), benchmarkFile));
   if (problems.length > 0) return { problems };
   return {
     benchmark: { name: benchmarkYaml.name, description: benchmarkYaml.description ?? '', dir: root, tasks },

@@ -113,24 +113,50 @@ export function parseRecords(text: string): ParsedRecords {
 }
 
 export function summarizeRecords(parsed: ParsedRecords): RecordsSummary {
-  const { records, badLines } = parsed;
-  const totalOf = (pick: (r: InstanceRecord) => number | null): RecordsTotal => {
-    let total = 0;
-    let missing = 0;
-    for (const record of records) {
-      const value = pick(record);
-      if (value === null) missing += 1;
-      else total += value;
-    }
-    return { total, missing };
-  };
-  return {
-    count: records.length,
-    badLines: badLines.length,
-    badLineExamples: badLines.slice(0, BAD_LINE_EXAMPLES).map((b) => b.problem),
-    meanScore: records.length ? records.reduce((sum, r) => sum + r.score, 0) / records.length : null,
-    promptTokens: totalOf((r) => r.prompt_tokens),
-    completionTokens: totalOf((r) => r.completion_tokens),
-    cost: totalOf((r) => r.cost),
-  };
+  const summary = new RecordsSummarizer();
+  for (const record of parsed.records) summary.addRecord(record);
+  for (const bad of parsed.badLines) summary.addBadLine(bad.problem);
+  return summary.result();
+}
+
+/**
+ * A records summary built one line at a time, keeping only counts, sums and the first few
+ * problems: a records.jsonl of any size is summarized in constant memory.
+ */
+export class RecordsSummarizer {
+  private count = 0;
+  private scoreSum = 0;
+  private badLines = 0;
+  private readonly examples: string[] = [];
+  private readonly totals = { promptTokens: { total: 0, missing: 0 }, completionTokens: { total: 0, missing: 0 }, cost: { total: 0, missing: 0 } };
+
+  addRecord(record: InstanceRecord): void {
+    this.count += 1;
+    this.scoreSum += record.score;
+    add(this.totals.promptTokens, record.prompt_tokens);
+    add(this.totals.completionTokens, record.completion_tokens);
+    add(this.totals.cost, record.cost);
+  }
+
+  addBadLine(problem: string): void {
+    this.badLines += 1;
+    if (this.examples.length < BAD_LINE_EXAMPLES) this.examples.push(problem);
+  }
+
+  result(): RecordsSummary {
+    return {
+      count: this.count,
+      badLines: this.badLines,
+      badLineExamples: [...this.examples],
+      meanScore: this.count ? this.scoreSum / this.count : null,
+      promptTokens: { ...this.totals.promptTokens },
+      completionTokens: { ...this.totals.completionTokens },
+      cost: { ...this.totals.cost },
+    };
+  }
+}
+
+function add(total: RecordsTotal, value: number | null): void {
+  if (value === null) total.missing += 1;
+  else total.total += value;
 }

@@ -113,7 +113,7 @@ export interface JobResult {
   task: string;
   status: JobStatus;
   reason?: FailureReason;
-  /** For a failure: what happened, with the exit code and last log lines where there are any. */
+  /** For a failure: what happened, with the exit code and the last log line (redacted) where there is one. */
   message?: string;
   result?: NormalizedResult;
   exitCode?: number;

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,15 @@ describe('br artifacts', () => {
   });
 });
 
+describe('br logs', () => {
+  it("prints each job's kept log tail, and says so for a job that has none", async () => {
+    put(`${runId}/${division}/container-tail.log`, 'boom\n');
+    const { stdout } = await br('logs', runId);
+    expect(stdout).toBe(`== 000-addition\n(no container-tail.log: the job has not finished on this host)\n== 001-multiplication\n(no container-tail.log: the job has not finished on this host)\n== 002-division\nboom\n`);
+    expect((await br('logs', runId, 'division')).stdout).toBe('boom\n');
+  });
+});
+
 describe('br records', () => {
   it('streams every valid record as a JSON line with its job, and reports bad lines with job and line number', async () => {
     const { stdout, stderr } = await br('records', runId, '--json');
@@ -125,6 +134,18 @@ describe('br records', () => {
     const { stdout } = await br('records', runId);
     expect(stdout.split('\n')[0]).toBe('JOB                 INDEX  SCORE   PREDICTION  GROUND_TRUTH');
     expect(stdout).toContain('000-addition        1      0       one, "uno"  1');
+  });
+
+  it('reports a records.jsonl that links to a host file as refused, and prints nothing of the file', async () => {
+    const linkedRun = 'br-20260101-000000-111111';
+    const job = `${linkedRun}.000-links`;
+    const hostFile = path.join(root, 'host-records.jsonl');
+    writeFileSync(hostFile, `${JSON.stringify({ index: 'HOST-ONLY', score: 1 })}\n`);
+    mkdirSync(path.join(root, linkedRun, job, 'results'), { recursive: true });
+    symlinkSync(hostFile, path.join(root, linkedRun, job, 'results', 'records.jsonl'));
+    const { stdout, stderr } = await br('records', linkedRun, '--json');
+    expect(stdout).toBe('');
+    expect(stderr).toEqual([`${job}/results/records.jsonl: records.jsonl is a symbolic link; links are not followed; not read`, `run ${linkedRun}: 0 records from 1 job, 1 bad line skipped`]);
   });
 
   it('is bad input when no selected job wrote records.jsonl', async () => {

@@ -251,3 +251,30 @@ describe('a valid benchmark', () => {
     expect(loadBenchmark(dir).tasks[0]!.extraEnv).toEqual({ SEED: '7', VERBOSE: 'true', MODE: 'fast' });
   });
 });
+
+describe('definitions too big to submit', () => {
+  it('names the task.yaml and the extra_env variable of a task over the submission limit', () => {
+    const huge = 'x'.repeat(2_500_000);
+    const problems = taskYamlProblems(`name: a\ncommand: "true"\nextra_env:\n  SMALL: 1\n  HUGE: ${huge}\n`);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^task\.yaml: extra_env\.HUGE: expected the task's definition to be at most 1,048,576 bytes as submitted, got 2,500,\d{3} bytes, most of it this field \(a run goes to Temporal as one payload, limited to 2 MB\)$/);
+  });
+
+  it('names benchmark.yaml and the biggest tasks when only their sum is over the limit', () => {
+    const big = (name: string) => `name: ${name}\ncommand: "true"\nextra_env:\n  DATA: ${'y'.repeat(400_000)}\n`;
+    const dir = tinyBenchmark({
+      'benchmark.yaml': 'name: tiny\ntasks:\n  - {name: a, environment: shell}\n  - {name: b, environment: shell}\n  - {name: c, environment: shell}\n',
+      'tasks/a/task.yaml': big('a'),
+      'tasks/b/task.yaml': big('b'),
+      'tasks/c/task.yaml': big('c'),
+    });
+    const problems = problemsOf(dir);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${dir}/benchmark\\.yaml: tasks: expected the task definitions together to be at most 1,048,576 bytes as submitted, got 1,200,\\d{3} bytes .*the biggest: ${dir}/tasks/a/task\\.yaml extra_env\\.DATA`));
+  });
+
+  it('accepts a benchmark just under the limit', () => {
+    const dir = tinyBenchmark({ 'tasks/a/task.yaml': `name: a\ncommand: "true"\nextra_env:\n  DATA: ${'z'.repeat(1_000_000)}\n` });
+    expect(inspectBenchmark(dir).problems).toEqual([]);
+  });
+});

@@ -4,17 +4,19 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AesGcmPayloadCodec } from '../client/payload-codec.js';
 import { startCodecServer } from '../client/codec-server.js';
 import { br, fixturesDir } from './support/harness.js';
+import { historyJson, historyText } from './support/history-text.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
 import { runningContainersOf, spawnWorker, waitFor, type WorkerProcess } from './support/processes.js';
 
 const sleepers = path.join(fixturesDir, 'benchmarks', 'sleepers');
+const printsKey = path.join(fixturesDir, 'benchmarks', 'prints-key');
 let scratch: string;
 const workers: WorkerProcess[] = [];
 
@@ -32,31 +34,6 @@ function envFor(name: string): Record<string, string> {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     BENCHROUTER_TASK_QUEUE: `sec-${name}-${randomBytes(3).toString('hex')}`,
   };
-}
-
-/** The full history of a workflow as `temporal workflow show --output json` prints it. */
-function historyJson(workflowId: string): string {
-  return execFileSync('temporal', ['workflow', 'show', '--address', inject('temporalAddress'), '--workflow-id', workflowId, '--output', 'json'], { encoding: 'utf8' });
-}
-
-/**
- * The same history with every payload's data and metadata decoded from base64, as readable text:
- * a secret hidden in a payload would show here (the JSON alone shows payloads only as base64).
- */
-function historyText(workflowId: string): string {
-  const decoded: string[] = [];
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
-    if (!node || typeof node !== 'object') return;
-    for (const [key, value] of Object.entries(node)) {
-      if ((key === 'data' || key === 'metadata') && value && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
-      else if (key === 'metadata' && value && typeof value === 'object') Object.values(value).forEach((v) => typeof v === 'string' && decoded.push(Buffer.from(v, 'base64').toString('utf8')));
-      else walk(value);
-    }
-  };
-  const json = historyJson(workflowId);
-  walk(JSON.parse(json));
-  return `${json}\n${decoded.join('\n')}`;
 }
 
 describe('an API key named by --api-key-env', () => {
@@ -114,6 +91,33 @@ describe('an API key named by --api-key-env', () => {
     expect(run.jobs[0].result.raw_metrics.key_sha256).toBe(createHash('sha256').update(secret).digest('hex'));
     expect(run.usage).toBeUndefined();
     const everything = [ran.stdout, historyText(run.runId), historyText(run.jobs[0].jobId), worker.output()].join('\n');
+    expect(everything).toContain('BR_TEST_SECRET');
+    expect(everything).not.toContain(secret);
+  });
+});
+
+describe('a task that prints the key it was given (--no-gateway)', () => {
+  it('keeps the key out of every history and result, shows only its last log line redacted, and leaves the job beside it unaffected', async () => {
+    const secret = `sk-live-${randomBytes(16).toString('hex')}`;
+    const env = envFor('prints');
+    const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-prints');
+    workers.push(worker);
+    const ran = await br(['run', printsKey, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--no-gateway', '--json'], env);
+    const run = JSON.parse(ran.stdout);
+    const jobs = Object.fromEntries(run.jobs.map((j: { task: string }) => [j.task, j]));
+    expect(jobs['well-behaved']).toMatchObject({ status: 'SUCCEEDED', result: { overall: 0.5 } });
+    // Only the last non-empty line is shown, with the key cut out; the earlier lines are not.
+    expect(jobs['prints-and-fails']).toMatchObject({ status: 'FAILED', reason: 'NON_ZERO_EXIT', message: 'command exited with code 2; last log line: giving up: the endpoint refused key [redacted]' });
+    // A task that writes the key into result.json gets it redacted there too.
+    expect(jobs['prints-and-scores']).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1, raw_metrics: { echo: '[redacted]' } } });
+    expect(jobs['prints-and-scores'].message).toBeUndefined();
+
+    // The last lines are kept, redacted, as an artifact beside container.log.
+    const tail = readFileSync(path.join(env.BENCHROUTER_HOME!, 'artifacts', run.runId, jobs['prints-and-fails'].jobId, 'container-tail.log'), 'utf8');
+    expect(tail).toContain('attempt 5 with key [redacted]');
+    expect(tail).toContain('giving up: the endpoint refused key [redacted]');
+
+    const everything = [ran.stdout, ran.stderr, historyText(run.runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)), worker.output(), tail].join('\n');
     expect(everything).toContain('BR_TEST_SECRET');
     expect(everything).not.toContain(secret);
   });

@@ -1,0 +1,41 @@
+// A job's records.jsonl as the host reads it: opened safely, streamed line by line with a cap on
+// line length and total size, each line validated by the contract; used by harvest, pass@k and `br`.
+
+import { parseRecordLine, RecordsSummarizer, type InstanceRecord, type RecordsSummary } from '../contract/records.js';
+import { linesOfTaskOutput, openTaskOutputFile } from './task-output-file.js';
+
+export const RECORDS_FILE = 'records.jsonl';
+/** Past this many bytes the rest of records.jsonl is not read (and the summary says so). */
+export const RECORDS_SIZE_CAP_BYTES = 512 * 1024 * 1024;
+/** A longer line is reported as bad, never buffered. */
+export const RECORD_LINE_CAP_BYTES = 1024 * 1024;
+
+export type RecordLineOutcome = { record: InstanceRecord } | { problem: string };
+export type RecordsFileRead = { kind: 'missing' } | { kind: 'refused'; problem: string } | { kind: 'read'; lines: number; notRead?: string };
+
+/** Calls `visit` with each non-blank line of `resultsDir/records.jsonl`, in order, as a record or a problem naming its line. */
+export async function readRecordsFile(resultsDir: string, visit: (outcome: RecordLineOutcome) => void | Promise<void>): Promise<RecordsFileRead> {
+  const opened = openTaskOutputFile(resultsDir, RECORDS_FILE);
+  if (opened.kind !== 'opened') return opened;
+  let lines = 0;
+  for await (const { line, text } of linesOfTaskOutput(opened.fd, RECORD_LINE_CAP_BYTES, RECORDS_SIZE_CAP_BYTES)) {
+    lines = line;
+    const outcome = text === undefined ? { problem: `line ${line}: longer than ${RECORD_LINE_CAP_BYTES} bytes; not read` } : parseRecordLine(text, line);
+    if (outcome) await visit(outcome);
+  }
+  const notRead = opened.size > RECORDS_SIZE_CAP_BYTES ? `${RECORDS_FILE}: ${opened.size} bytes; only the first ${RECORDS_SIZE_CAP_BYTES} were read` : undefined;
+  return { kind: 'read', lines, ...(notRead ? { notRead } : {}) };
+}
+
+/** The job result's records summary, in constant memory; undefined when the task wrote no records.jsonl. */
+export async function summarizeRecordsFile(resultsDir: string): Promise<{ summary: RecordsSummary; refused?: string } | undefined> {
+  const summary = new RecordsSummarizer();
+  const read = await readRecordsFile(resultsDir, (outcome) => ('record' in outcome ? summary.addRecord(outcome.record) : summary.addBadLine(outcome.problem)));
+  if (read.kind === 'missing') return undefined;
+  if (read.kind === 'refused') {
+    summary.addBadLine(`${read.problem}; not read`);
+    return { summary: summary.result(), refused: read.problem };
+  }
+  if (read.notRead) summary.addBadLine(read.notRead);
+  return { summary: summary.result() };
+}

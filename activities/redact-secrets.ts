@@ -1,0 +1,51 @@
+// Secrets out of whatever the worker reports: the API keys it resolved for a job and the job's
+// gateway tokens are cut from any text a task could have influenced before it enters workflow history.
+
+import type { ModelGateway } from '../gateway/model-gateway.js';
+import type { JobSpec } from '../runs/run-spec.js';
+
+export const REDACTED = '[redacted]';
+
+/**
+ * Shorter strings are not secrets anyone would issue, and replacing them would mangle ordinary text
+ * (the key placeholder `EMPTY`, a one-letter test key).
+ */
+const MIN_SECRET_LENGTH = 6;
+
+/** `text` with every occurrence of every secret replaced by `[redacted]`; longest first, so a secret that contains another goes whole. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length)) {
+    out = out.split(secret).join(REDACTED);
+  }
+  return out;
+}
+
+/** A JSON-like value with every string in it (keys too) redacted. */
+export function redactDeep<T>(value: T, secrets: readonly string[]): T {
+  if (!secrets.some((s) => s.length >= MIN_SECRET_LENGTH)) return value;
+  const walk = (node: unknown): unknown => {
+    if (typeof node === 'string') return redactSecrets(node, secrets);
+    if (Array.isArray(node)) return node.map(walk);
+    if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [redactSecrets(k, secrets), walk(v)]));
+    return node;
+  };
+  return walk(value) as T;
+}
+
+/**
+ * Every secret this worker knows for a job: the model's and judge's keys as resolved on this host
+ * (with --no-gateway the container holds them) and, through the gateway, the job's own tokens.
+ */
+export function jobSecrets(job: Pick<JobSpec, 'jobId' | 'model' | 'judge' | 'gateway'>, gateway: Pick<ModelGateway, 'tokenFor'> | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+  const secrets: string[] = [];
+  for (const source of [job.model.apiKeyEnv, job.judge?.apiKeyEnv]) {
+    const key = source ? env[source] : undefined;
+    if (key) secrets.push(key);
+  }
+  if (gateway && job.gateway.enabled) {
+    secrets.push(gateway.tokenFor(job.jobId, 'model'));
+    if (job.judge) secrets.push(gateway.tokenFor(job.jobId, 'judge'));
+  }
+  return secrets;
+}
