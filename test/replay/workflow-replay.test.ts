@@ -16,7 +16,8 @@ import { workflowsPath } from '../../workers/start-worker.js';
 type History = temporal.api.history.v1.IHistory;
 
 const historiesDir = fileURLToPath(new URL('../fixtures/workflow-histories', import.meta.url));
-const fixtures = readdirSync(historiesDir)
+// Subfolders hold histories kept from before a patch() (docs/workflow-versioning.md): they replay too.
+const fixtures = readdirSync(historiesDir, { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.json'))
   .sort();
 
