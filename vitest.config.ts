@@ -1,14 +1,44 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects, in this order: unit tests of pure modules (test/unit/, no server, seconds), replay of
+// recorded workflow histories against the current bundle (test/replay/, no server), and integration
+// tests against the real Temporal dev server and Docker engine (the rest of test/).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    // Integration files share one dev server and one Docker engine on a 2-core machine: run files
-    // one at a time, so timings stay far from every timeout.
-    fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
     reporters: ['default'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 20_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: 'replay',
+          include: ['test/replay/**/*.test.ts'],
+          // Bundling the workflows takes a few seconds on a busy 2-core machine.
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**', 'test/replay/**'],
+          globalSetup: ['test/support/global-setup.ts'],
+          // Integration files share one dev server and one Docker engine on a 2-core machine: run files
+          // one at a time, so timings stay far from every timeout.
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 2 },
+        },
+      },
+    ],
   },
 });

@@ -18,7 +18,10 @@ const EntrySchema = z.strictObject({
 });
 
 const SuitesFileSchema = z.strictObject({
-  suites: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'expected a lower-case suite name'), z.strictObject({ description: z.string().optional(), benchmarks: z.array(EntrySchema).min(1) })),
+  suites: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/), z.strictObject({ description: z.string().optional(), benchmarks: z.array(EntrySchema).min(1) }), {
+    // zod reports a bad record key as "Invalid key in record"; say what a name must look like instead.
+    error: (issue) => (issue.code === 'invalid_key' ? 'expected a lower-case suite name (a-z, 0-9, ".", "_" or "-", starting with a letter or digit)' : undefined),
+  }),
 });
 
 export type SuiteEntry = z.infer<typeof EntrySchema>;

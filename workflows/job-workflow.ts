@@ -12,12 +12,11 @@ import {
   proxyActivities,
   setHandler,
   upsertMemo,
-  TimeoutFailure,
 } from '@temporalio/workflow';
-import { TimeoutType } from '@temporalio/common';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
+import { afterHostLost, hostLostMessage, isHostLost } from './host-failover.js';
 
 export interface JobProgress {
   state: JobState;
@@ -51,11 +50,6 @@ function hostActivities(host: ClaimedHost, job: JobSpec) {
   return { ensureImage, runTaskContainer, harvestResult };
 }
 
-/** The host's queue went unanswered: its worker is gone. */
-function isHostLost(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
-}
-
 class HostLost extends Error {}
 
 export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
@@ -85,7 +79,7 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
         return await call();
       } catch (error) {
         if (isCancellation(error)) throw error;
-        if (isHostLost(error)) throw new HostLost(`host ${host.hostId} did not pick up the job within ${job.options.hostTimeoutSeconds}s`);
+        if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeoutSeconds));
         return failed(reason, error);
       }
     };
@@ -135,7 +129,8 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
         return await runOnHost(host);
       } catch (error) {
         if (!(error instanceof HostLost)) throw error;
-        if (hostsTried.length >= job.options.maxHosts) return failed('INFRASTRUCTURE', new Error(`${error.message}; gave up after ${hostsTried.length} hosts (${hostsTried.join(', ')})`));
+        const decision = afterHostLost(error.message, hostsTried, job.options.maxHosts);
+        if (decision.action === 'give-up') return failed('INFRASTRUCTURE', new Error(decision.message));
       }
     }
   } catch (error) {

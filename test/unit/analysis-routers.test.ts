@@ -3,12 +3,12 @@
 // beats a kNN router with k = 1, which copies one neighbour's noise.
 
 import { describe, expect, it } from 'vitest';
-import { embedHashedTfidf, hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
-import { normalizeRows } from '../analysis/embedding-matrix.js';
-import { kmeans } from '../analysis/kmeans.js';
-import { PythonRandom } from '../analysis/python-random.js';
-import { analyzeRecords, METHOD } from '../analysis/routing-analysis.js';
-import { syntheticPool } from '../analysis/synthetic-pool.js';
+import { embedHashedTfidf, hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
+import { normalizeRows } from '../../analysis/embedding-matrix.js';
+import { kmeans } from '../../analysis/kmeans.js';
+import { PythonRandom } from '../../analysis/python-random.js';
+import { analyzeRecords, METHOD } from '../../analysis/routing-analysis.js';
+import { syntheticPool } from '../../analysis/synthetic-pool.js';
 
 const synthetic = syntheticPool({ models: 6, topics: 6, datasets: 3, queriesPerDataset: 200, strong: 0.9, weak: 0.3, seed: 11 });
 const method = (report: Awaited<ReturnType<typeof analyzeRecords>>, name: string) => report.methods.find((m) => m.name === name)!;

@@ -3,16 +3,16 @@
 // ParetoDist, and the routers' scoring rules, with ties and missing queries.
 
 import { describe, expect, it } from 'vitest';
-import { balanceInto } from '../analysis/balance-score.js';
-import { computeBaselines, modelOutcomes } from '../analysis/baselines.js';
-import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, type ClusterModel } from '../analysis/cluster-router.js';
-import { costSave, perfGain } from '../analysis/cost-setting.js';
-import type { InstanceRecord } from '../analysis/instance-record.js';
-import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from '../analysis/knn-router.js';
-import { outcomeOfChoice, querySet } from '../analysis/outcome.js';
-import { dominates, paretoDistance, paretoFrontier, stepCurve } from '../analysis/pareto-frontier.js';
-import { buildQueryPool } from '../analysis/query-pool.js';
-import { relativeMetrics } from '../analysis/relative-metrics.js';
+import { balanceInto } from '../../analysis/balance-score.js';
+import { computeBaselines, modelOutcomes } from '../../analysis/baselines.js';
+import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, type ClusterModel } from '../../analysis/cluster-router.js';
+import { costSave, perfGain } from '../../analysis/cost-setting.js';
+import type { InstanceRecord } from '../../analysis/instance-record.js';
+import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from '../../analysis/knn-router.js';
+import { outcomeOfChoice, querySet } from '../../analysis/outcome.js';
+import { dominates, paretoDistance, paretoFrontier, stepCurve } from '../../analysis/pareto-frontier.js';
+import { buildQueryPool } from '../../analysis/query-pool.js';
+import { relativeMetrics } from '../../analysis/relative-metrics.js';
 
 // Dataset A has queries 0–3, dataset B queries 4–5; models a, b, c cost 1, 2 and 3 per query.
 //          a    b    c

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RecordsSummary } from '../contract/records.js';
-import type { JobResult, RunResult } from '../runs/run-spec.js';
-import type { UsageSummary } from '../runs/usage.js';
-import { RESULT_COLUMNS, runResultView } from '../cli/results-view.js';
-import { renderView, sheetNames, writeXlsx, type TableView } from '../cli/table-export.js';
+import type { RecordsSummary } from '../../contract/records.js';
+import type { JobResult, RunResult } from '../../runs/run-spec.js';
+import type { UsageSummary } from '../../runs/usage.js';
+import { RESULT_COLUMNS, runResultView } from '../../cli/results-view.js';
+import { renderView, sheetNames, writeXlsx, type TableView } from '../../cli/table-export.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-table-export-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -5,13 +5,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedArithScore, readArithProblems, scoreArithReply } from '../reference-model/expected-score.js';
-import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from '../reference-model/reference-answer.js';
-import { startReferenceModel } from '../reference-model/reference-model-server.js';
-import type { ReferenceModelServer } from '../reference-model/reference-model-server.js';
+import { expectedArithScore, readArithProblems, scoreArithReply } from '../../reference-model/expected-score.js';
+import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from '../../reference-model/reference-answer.js';
+import { startReferenceModel } from '../../reference-model/reference-model-server.js';
+import type { ReferenceModelServer } from '../../reference-model/reference-model-server.js';
 
 const run = promisify(execFile);
-const ARITH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../benchmarks/arith');
+const ARITH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../benchmarks/arith');
 const ARITH_TASKS = ['addition', 'multiplication'];
 const RECORD_FIELDS = [
   'index',

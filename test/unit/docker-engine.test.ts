@@ -2,8 +2,8 @@
 // capabilities a host's bounding set lacks (which decides the DinD capabilities mode's CapDrop).
 
 import { describe, expect, it } from 'vitest';
-import { missingCapabilities } from '../activities/dind-runtime.js';
-import { demultiplex } from '../activities/docker-engine.js';
+import { missingCapabilities } from '../../activities/dind-runtime.js';
+import { demultiplex } from '../../activities/docker-engine.js';
 
 const STDOUT = 1;
 const STDERR = 2;

@@ -6,10 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
-import { formatProblem, InputError } from '../contract/problems.js';
+import { inspectBenchmark, loadBenchmark } from '../../contract/load-benchmark.js';
+import { formatProblem, InputError } from '../../contract/problems.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** A committed fixture, addressed relative to the working directory the way a user would type it. */
 const invalidFixture = (name: string) => path.relative(process.cwd(), path.join(repoRoot, 'test', 'fixtures', 'invalid', name));
 

@@ -8,18 +8,18 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PLOT_SERIES, renderAccuracyCostSvg } from '../analysis/accuracy-cost-plot.js';
-import { hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
-import { embedViaEndpoint } from '../analysis/openai-embeddings-client.js';
-import { renderPng } from '../analysis/plot-png.js';
-import { renderReportCsv } from '../analysis/report-csv.js';
-import { renderReportText } from '../analysis/report-text.js';
-import { renderReportXlsx, SHEETS } from '../analysis/report-xlsx.js';
-import { analyzeRecords, METHOD, type RoutingReport } from '../analysis/routing-analysis.js';
-import { syntheticPool } from '../analysis/synthetic-pool.js';
-import { registerAnalyzeCommand } from '../cli/analyze-command.js';
-import { InputError } from '../contract/problems.js';
-import { embed, startReferenceModel } from '../reference-model/reference-model-server.js';
+import { PLOT_SERIES, renderAccuracyCostSvg } from '../../analysis/accuracy-cost-plot.js';
+import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
+import { embedViaEndpoint } from '../../analysis/openai-embeddings-client.js';
+import { renderPng } from '../../analysis/plot-png.js';
+import { renderReportCsv } from '../../analysis/report-csv.js';
+import { renderReportText } from '../../analysis/report-text.js';
+import { renderReportXlsx, SHEETS } from '../../analysis/report-xlsx.js';
+import { analyzeRecords, METHOD, type RoutingReport } from '../../analysis/routing-analysis.js';
+import { syntheticPool } from '../../analysis/synthetic-pool.js';
+import { registerAnalyzeCommand } from '../../cli/analyze-command.js';
+import { InputError } from '../../contract/problems.js';
+import { embed, startReferenceModel } from '../../reference-model/reference-model-server.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'br-analyze-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,7 +103,7 @@ describe('br analyze', () => {
     await program.parseAsync(['node', 'br', 'analyze', ...args]);
     return { out: out.join(''), notes: notes.join('\n') };
   };
-  const fixture = path.join(import.meta.dirname, 'fixtures', 'llmrouterbench');
+  const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'llmrouterbench');
 
   it('analyses an LLMRouterBench directory and writes CSV, XLSX, SVG and PNG', async () => {
     const plot = path.join(dir, 'plots', 'routing.svg');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BAD_LINE_EXAMPLES, parseRecords, summarizeRecords } from '../contract/records.js';
+import { BAD_LINE_EXAMPLES, parseRecords, summarizeRecords } from '../../contract/records.js';
 
 const line = (value: unknown) => JSON.stringify(value);
 

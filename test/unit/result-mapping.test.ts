@@ -1,7 +1,7 @@
 // result_mapping paths and the normalization of result.json into { overall, raw_metrics }.
 
 import { describe, expect, it } from 'vitest';
-import { normalizeResult, parseResultPath } from '../contract/result-mapping.js';
+import { normalizeResult, parseResultPath } from '../../contract/result-mapping.js';
 
 describe('parseResultPath', () => {
   it('splits a dotted path into keys', () => {

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { registerArtifactCommands } from '../cli/artifact-commands.js';
-import { InputError } from '../contract/problems.js';
+import { registerArtifactCommands } from '../../cli/artifact-commands.js';
+import { InputError } from '../../contract/problems.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'br-artifacts-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -10,9 +10,9 @@ import {
   taskContainerBody,
   type ContainerSpecInput,
   type DindPlacement,
-} from '../activities/container-spec.js';
-import type { ContainerCreateBody } from '../activities/docker-engine.js';
-import type { JobSpec } from '../runs/run-spec.js';
+} from '../../activities/container-spec.js';
+import type { ContainerCreateBody } from '../../activities/docker-engine.js';
+import type { JobSpec } from '../../runs/run-spec.js';
 
 const SECRET = 'sk-test-4f9c2b7e1d0a-do-not-leak';
 const COMMAND = 'python3 /app/benchmark/eval_arith.py --problems "problems.jsonl" && echo done';

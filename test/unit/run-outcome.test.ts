@@ -5,11 +5,11 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { directoryDigest } from '../contract/benchmark-digest.js';
-import { exitCodeOf } from '../cli/exit-codes.js';
-import { meanOverall, runStatus, stateOfStatus, summarizeProgress } from '../runs/run-outcome.js';
-import type { JobResult, JobStatus, RunProgress } from '../runs/run-spec.js';
-import { runWebUiLink, settingsFrom } from '../config/settings.js';
+import { directoryDigest } from '../../contract/benchmark-digest.js';
+import { exitCodeOf } from '../../cli/exit-codes.js';
+import { meanOverall, runStatus, stateOfStatus, summarizeProgress } from '../../runs/run-outcome.js';
+import type { JobResult, JobStatus, RunProgress } from '../../runs/run-spec.js';
+import { runWebUiLink, settingsFrom } from '../../config/settings.js';
 
 function job(status: JobStatus, overall?: number): JobResult {
   return {
@@ -191,7 +191,7 @@ describe('directoryDigest', () => {
 
 describe('pass@k', () => {
   it('is the unbiased estimate 1 - C(n-c, k) / C(n, k), hand-computed for n = 3', async () => {
-    const { passAtK } = await import('../runs/run-outcome.js');
+    const { passAtK } = await import('../../runs/run-outcome.js');
     expect(passAtK(3, 1, 1)).toBeCloseTo(1 / 3, 12);
     expect(passAtK(3, 1, 2)).toBeCloseTo(2 / 3, 12);
     expect(passAtK(3, 1, 3)).toBe(1);
@@ -200,7 +200,7 @@ describe('pass@k', () => {
   });
 
   it('averages over the instances every repeat has, and needs two repeats', async () => {
-    const { passAtKOfRepeats } = await import('../runs/run-outcome.js');
+    const { passAtKOfRepeats } = await import('../../runs/run-outcome.js');
     const repeat = (scores: Record<string, number>) => new Map(Object.entries(scores));
     // Instance a passes once in 3, b always, c never; d is missing from the last repeat and is left out.
     const estimate = passAtKOfRepeats([repeat({ a: 1, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0 })]);

@@ -5,12 +5,12 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { instanceRecordSchema, parseInstanceRecord } from '../analysis/instance-record.js';
-import { loadLlmRouterBench, timestampOf } from '../analysis/load-llmrouterbench.js';
-import { buildQueryPool } from '../analysis/query-pool.js';
-import { InputError } from '../contract/problems.js';
+import { instanceRecordSchema, parseInstanceRecord } from '../../analysis/instance-record.js';
+import { loadLlmRouterBench, timestampOf } from '../../analysis/load-llmrouterbench.js';
+import { buildQueryPool } from '../../analysis/query-pool.js';
+import { InputError } from '../../contract/problems.js';
 
-const fixture = path.join(import.meta.dirname, 'fixtures', 'llmrouterbench');
+const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'llmrouterbench');
 const bench = path.join(fixture, 'results', 'bench');
 
 describe('loadLlmRouterBench', () => {

@@ -19,10 +19,10 @@
 //   random.seed(42); print([random.randrange(33) for _ in range(10)])
 
 import { describe, expect, it } from 'vitest';
-import type { InstanceRecord } from '../analysis/instance-record.js';
-import { PythonRandom } from '../analysis/python-random.js';
-import { buildQueryPool } from '../analysis/query-pool.js';
-import { splitQueries } from '../analysis/train-test-split.js';
+import type { InstanceRecord } from '../../analysis/instance-record.js';
+import { PythonRandom } from '../../analysis/python-random.js';
+import { buildQueryPool } from '../../analysis/query-pool.js';
+import { splitQueries } from '../../analysis/train-test-split.js';
 
 describe('PythonRandom', () => {
   it.each([

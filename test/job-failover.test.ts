@@ -1,0 +1,120 @@
+// The job workflow's failover on the real dev server: a host whose queue goes unanswered makes the job
+// claim another, up to maxHosts; a failure on a live host does not. Hosts are stand-in activity workers
+// (the Docker side is test/durability.test.ts's): the SDK's time-skipping server, which would let this
+// run without real waits, is downloaded from the internet and unreachable here, so the waits are 1 s.
+
+import { ApplicationFailure } from '@temporalio/common';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { EnsureImageOutput } from '../activities/ensure-image.js';
+import type { HarvestOutput } from '../activities/harvest-result.js';
+import type { ContainerOutcome } from '../activities/run-task-container.js';
+import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
+import { DEFAULT_GATEWAY, type JobResult, type JobSpec } from '../runs/run-spec.js';
+
+const sharedQueue = `test-failover-${randomBytes(3).toString('hex')}`;
+const host = (hostId: string): ClaimedHost => ({ hostId, taskQueue: hostQueueName(sharedQueue, hostId) });
+const live = host('live');
+
+/** The hosts claimHost hands out, in order; each test sets its own. */
+let claims: ClaimedHost[] = [];
+let claimed = 0;
+let imageFails = false;
+
+let connection: NativeConnection;
+let client: Client;
+let workers: Worker[];
+let running: Promise<unknown>;
+
+beforeAll(async () => {
+  // This file's process has its own runtime: workers log only what goes wrong.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection: await Connection.connect({ address: inject('temporalAddress') }) });
+  const shared = await Worker.create({
+    connection,
+    taskQueue: sharedQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities: {
+      claimHost: async (): Promise<ClaimedHost> => claims[claimed++] ?? live,
+      passAtK: async () => ({}),
+    },
+  });
+  const onLiveHost = await Worker.create({
+    connection,
+    taskQueue: live.taskQueue,
+    activities: {
+      ensureImage: async (): Promise<EnsureImageOutput> => {
+        if (imageFails) throw ApplicationFailure.create({ type: 'ImageProblem', nonRetryable: true, message: 'environments/shell: no Dockerfile' });
+        return { image: 'stand-in:latest', built: false, seconds: 0, archives: [] };
+      },
+      runTaskContainer: async (): Promise<ContainerOutcome> => ({
+        kind: 'exited',
+        exitCode: 0,
+        oomKilled: false,
+        startedAt: '2026-01-01T00:00:00.000Z',
+        finishedAt: '2026-01-01T00:00:02.000Z',
+        lastLogLine: '',
+        reattached: false,
+        runtime: 'simple',
+      }),
+      harvestResult: async (): Promise<HarvestOutput> => ({ status: 'SUCCEEDED', result: { overall: 0.5, raw_metrics: {} } }),
+    },
+  });
+  workers = [shared, onLiveHost];
+  running = Promise.all(workers.map((w) => w.run()));
+});
+
+afterAll(async () => {
+  for (const worker of workers ?? []) worker.shutdown();
+  await running;
+  await client?.connection.close();
+  await connection?.close();
+});
+
+function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: boolean }): Promise<JobResult> {
+  claims = options.hosts;
+  claimed = 0;
+  imageFails = options.imageFails ?? false;
+  const jobId = `${sharedQueue}.${randomBytes(3).toString('hex')}`;
+  const job: JobSpec = {
+    runId: sharedQueue,
+    jobId,
+    benchmark: { name: 'outcomes', dir: '/nonexistent/outcomes', digest: 'd' },
+    task: { name: 'scores-half', environment: 'shell', command: 'true', timeoutSeconds: 60, resultMapping: {}, docker: false, dockerImages: [], extraEnv: {}, resources: { memory: '1g', cpus: 1, pids: 256 } },
+    model: { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
+    options: { hostTimeoutSeconds: 1, heartbeatTimeoutSeconds: 30, maxHosts: options.maxHosts },
+    gateway: { ...DEFAULT_GATEWAY, enabled: false },
+    generation: { set: {} },
+    prices: {},
+    repeat: { index: 0 },
+  };
+  return client.workflow.execute<(job: JobSpec) => Promise<JobResult>>('jobWorkflow', { taskQueue: sharedQueue, workflowId: jobId, args: [job] });
+}
+
+describe('job failover', () => {
+  it('a job whose host never picks up its work claims another host and finishes there', async () => {
+    const result = await runJob({ hosts: [host('silent'), live], maxHosts: 3 });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['silent', 'live'], result: { overall: 0.5 } });
+    expect(claimed).toBe(2);
+  });
+
+  it('a job fails INFRASTRUCTURE after maxHosts hosts stopped answering, naming each host', async () => {
+    const result = await runJob({ hosts: [host('silent-1'), host('silent-2'), live], maxHosts: 2 });
+    expect(result).toMatchObject({
+      status: 'FAILED',
+      reason: 'INFRASTRUCTURE',
+      message: 'host silent-2 did not pick up the job within 1s; gave up after 2 hosts (silent-1, silent-2)',
+      hostsTried: ['silent-1', 'silent-2'],
+    });
+    expect(claimed).toBe(2);
+  });
+
+  it('a job whose image fails on a live host fails IMAGE_BUILD there and claims no other host', async () => {
+    const result = await runJob({ hosts: [live, host('spare')], maxHosts: 3, imageFails: true });
+    expect(result).toMatchObject({ status: 'FAILED', reason: 'IMAGE_BUILD', message: 'environments/shell: no Dockerfile', hostsTried: ['live'] });
+    expect(claimed).toBe(1);
+  });
+});

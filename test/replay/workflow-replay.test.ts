@@ -1,0 +1,123 @@
+// Replays every recorded workflow history (test/fixtures/workflow-histories, made by record-histories.ts)
+// against the current workflow code: a change that would break runs already in flight fails here.
+// Needs the workflow bundle, not the dev server. docs/workflow-versioning.md says what to do when it fails.
+
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../runs/run-spec.js';
+import type { SuiteResult } from '../../workflows/suite-workflow.js';
+import { workflowsPath } from '../../workers/start-worker.js';
+
+type History = temporal.api.history.v1.IHistory;
+
+const historiesDir = fileURLToPath(new URL('../fixtures/workflow-histories', import.meta.url));
+// Subfolders hold histories kept from before a patch() (docs/workflow-versioning.md): they replay too.
+const fixtures = readdirSync(historiesDir, { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.json'))
+  .sort();
+
+/** A fixture as the JSON that Temporal's tools write (`temporal workflow show --output json` reads the same). */
+function historyJson(file: string): { events: Array<Record<string, unknown>> } {
+  return JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as { events: Array<Record<string, unknown>> };
+}
+
+function history(file: string): History {
+  return historyFromJSON(historyJson(file));
+}
+
+/** The value a workflow returned, from its WorkflowExecutionCompleted event (plain JSON payloads: no codec). */
+function resultOf<T>(file: string): T {
+  const completed = history(file).events?.find((e) => e.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes;
+  const data = completed?.result?.payloads?.[0]?.data;
+  if (!data) throw new Error(`${file}: expected a completed workflow with a result, found none`);
+  return JSON.parse(Buffer.from(data).toString('utf8')) as T;
+}
+
+function activityTypes(file: string): string[] {
+  return (history(file).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+}
+
+let workflowBundle: WorkflowBundle;
+
+beforeAll(async () => {
+  // One runtime per test file (vitest runs each file in its own process): quiet unless something is wrong.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+});
+
+describe('recorded workflow histories', () => {
+  it.each(fixtures)('%s replays against the current workflow code without non-determinism', async (file) => {
+    await expect(Worker.runReplayHistory({ workflowBundle }, history(file), file)).resolves.toBeUndefined();
+  });
+
+  it('fail to replay when the code schedules a different activity than the history recorded', async () => {
+    // The control that proves the replay above can fail: the same job history with its first activity renamed.
+    const tampered = historyJson('completed.job-0.json');
+    const scheduled = tampered.events.find((e) => e.activityTaskScheduledEventAttributes) as { activityTaskScheduledEventAttributes: { activityType: { name: string } } };
+    expect(scheduled.activityTaskScheduledEventAttributes.activityType.name).toBe('claimHost');
+    scheduled.activityTaskScheduledEventAttributes.activityType.name = 'claimAnyHost';
+    await expect(Worker.runReplayHistory({ workflowBundle }, historyFromJSON(tampered), 'tampered')).rejects.toMatchObject({ name: 'DeterminismViolationError' });
+  });
+});
+
+describe('the recorded histories cover every kind of run', () => {
+  it('a COMPLETED run with two repeats, its two jobs and the pass@k activity', () => {
+    const run = resultOf<RunResult>('completed.run.json');
+    expect(run.status).toBe('COMPLETED');
+    expect(run.jobs.map((j) => [j.status, j.repeat])).toEqual([
+      ['SUCCEEDED', 0],
+      ['SUCCEEDED', 1],
+    ]);
+    expect(activityTypes('completed.run.json')).toEqual(['passAtK']);
+    expect(activityTypes('completed.job-0.json')).toEqual(['claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
+  });
+
+  it('a PARTIAL run: one job succeeded, one failed with a non-zero exit', () => {
+    const run = resultOf<RunResult>('partial.run.json');
+    expect(run.status).toBe('PARTIAL');
+    expect(run.jobs.map((j) => [j.task, j.status, j.reason])).toEqual([
+      ['scores-half', 'SUCCEEDED', undefined],
+      ['exits-nonzero', 'FAILED', 'NON_ZERO_EXIT'],
+    ]);
+  });
+
+  it('a retry that carries the succeeded job over and reruns only the failed one', () => {
+    const partial = resultOf<RunResult>('partial.run.json');
+    const retry = resultOf<RunResult>('retry.run.json');
+    expect(retry.retryOf).toBe(partial.runId);
+    expect(retry.jobs.map((j) => [j.task, j.carriedFrom])).toEqual([
+      ['scores-half', partial.runId],
+      ['exits-nonzero', undefined],
+    ]);
+  });
+
+  it('a job that failed over: its first host let the image step time out before start, the second ran it', () => {
+    const job = resultOf<RunResult['jobs'][number]>('failover.job-0.json');
+    expect(job.status).toBe('SUCCEEDED');
+    expect(job.hostsTried).toEqual(['host-silent', 'host-a']);
+    expect(activityTypes('failover.job-0.json')).toEqual(['claimHost', 'ensureImage', 'claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
+    const timedOut = history('failover.job-0.json').events?.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
+    expect(timedOut?.failure?.timeoutFailureInfo?.timeoutType).toBe(2); // TIMEOUT_TYPE_SCHEDULE_TO_START
+  });
+
+  it('a CANCELLED run whose running job was cancelled through its container activity', () => {
+    expect(resultOf<RunResult>('cancel.run.json').status).toBe('CANCELLED');
+    const job = resultOf<RunResult['jobs'][number]>('cancel.job-0.json');
+    expect(job.status).toBe('CANCELLED');
+    expect(history('cancel.job-0.json').events?.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+  });
+
+  it('a COMPLETED suite of two child runs', () => {
+    const suite = resultOf<SuiteResult>('suite.suite.json');
+    expect(suite.status).toBe('COMPLETED');
+    expect(suite.runs.map((r) => [r.benchmark, r.status])).toEqual([
+      ['outcomes', 'COMPLETED'],
+      ['seeded', 'COMPLETED'],
+    ]);
+  });
+});

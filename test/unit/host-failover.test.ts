@@ -1,0 +1,53 @@
+// The job's failover decision (workflows/host-failover.ts): which failure means the claimed host is gone,
+// and when the job claims another host or gives up. The workflow around it is exercised against the dev
+// server in test/job-failover.test.ts and by the replayed failover history.
+
+import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { afterHostLost, hostLostMessage, isHostLost } from '../../workflows/host-failover.js';
+
+const activityFailure = (cause: Error) => new ActivityFailure('activity failed', 'ensureImage', '2', RetryState.NON_RETRYABLE_FAILURE, undefined, cause);
+
+describe('isHostLost', () => {
+  it('is true only for an activity that timed out before any worker of its host queue started it', () => {
+    expect(isHostLost(activityFailure(new TimeoutFailure(undefined, undefined, TimeoutType.SCHEDULE_TO_START)))).toBe(true);
+  });
+
+  it('is false for timeouts of an activity a worker did start: the host answered', () => {
+    for (const timeoutType of [TimeoutType.START_TO_CLOSE, TimeoutType.HEARTBEAT, TimeoutType.SCHEDULE_TO_CLOSE]) {
+      expect(isHostLost(activityFailure(new TimeoutFailure(undefined, undefined, timeoutType))), timeoutType).toBe(false);
+    }
+  });
+
+  it("is false for the activity's own failures and for errors that are not activity failures", () => {
+    expect(isHostLost(activityFailure(ApplicationFailure.nonRetryable('no Dockerfile', 'ImageProblem')))).toBe(false);
+    expect(isHostLost(new TimeoutFailure(undefined, undefined, TimeoutType.SCHEDULE_TO_START))).toBe(false);
+    expect(isHostLost(new Error('schedule-to-start'))).toBe(false);
+    expect(isHostLost(undefined)).toBe(false);
+  });
+});
+
+describe('afterHostLost', () => {
+  const lost = hostLostMessage('host-b', 120);
+
+  it('names the host and how long the job waited for it', () => {
+    expect(lost).toBe('host host-b did not pick up the job within 120s');
+  });
+
+  it('claims another host while fewer than maxHosts were tried', () => {
+    expect(afterHostLost(lost, ['host-b'], 3)).toEqual({ action: 'claim-another-host' });
+    expect(afterHostLost(lost, ['host-a', 'host-b'], 3)).toEqual({ action: 'claim-another-host' });
+  });
+
+  it('gives up once maxHosts were tried, naming every host in the order tried', () => {
+    expect(afterHostLost(lost, ['host-a', 'host-c', 'host-b'], 3)).toEqual({
+      action: 'give-up',
+      message: 'host host-b did not pick up the job within 120s; gave up after 3 hosts (host-a, host-c, host-b)',
+    });
+  });
+
+  it('gives up at once with maxHosts 1, and counts a host claimed twice as two tries', () => {
+    expect(afterHostLost(lost, ['host-b'], 1)).toEqual({ action: 'give-up', message: `${lost}; gave up after 1 hosts (host-b)` });
+    expect(afterHostLost(lost, ['host-b', 'host-b'], 2)).toEqual({ action: 'give-up', message: `${lost}; gave up after 2 hosts (host-b, host-b)` });
+  });
+});
