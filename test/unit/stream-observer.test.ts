@@ -33,14 +33,14 @@ describe('StreamObserver', () => {
   it('drops only the usage-only event it asked for and still meters it', () => {
     const observer = new StreamObserver(0, true);
     expect(passThrough(observer, [roleOnly + token('Hi'), usageOnly.slice(0, 10), usageOnly.slice(10) + done])).toBe(roleOnly + token('Hi') + done);
-    expect(observer.usage).toEqual({ prompt_tokens: 12, completion_tokens: 3 });
+    expect(observer.usage).toEqual({ promptTokens: 12, completionTokens: 3 });
   });
 
   it('keeps a final chunk that carries both a token and usage, since the client needs the token', () => {
     const last = event({ choices: [{ delta: { content: '!' } }], usage: { prompt_tokens: 5, completion_tokens: 1 } });
     const observer = new StreamObserver(0, true);
     expect(passThrough(observer, [token('Hi') + last + done])).toBe(token('Hi') + last + done);
-    expect(observer.usage).toEqual({ prompt_tokens: 5, completion_tokens: 1 });
+    expect(observer.usage).toEqual({ promptTokens: 5, completionTokens: 1 });
   });
 
   it('times the first token from the first chunk with generated text, not from a role-only chunk', () => {

@@ -97,7 +97,7 @@ describe('loadSuites', () => {
       [broken, ''],
       [bad, 'suites.x.benchmarks'],
     ]);
-    expect(error!.problems[0]!.message).toMatch(/^not valid YAML: [^\n]+$/);
+    expect(error!.problems[0]!.message).toMatch(/^not valid YAML at line \d+, column \d+: [^\n]+$/);
   });
 });
 
