@@ -3,7 +3,7 @@
 // that says how it went.
 
 import { Command, CommanderError, Option } from 'commander';
-import { registerAnalyzeCommand } from './analyze-command.js';
+import { registerAnalyzeCommand } from './commands/analyze.js';
 import { entryNames, loadSuites, selectEntries, type Suite, type SuiteEntry } from '../runs/suites.js';
 import { followSuite, newSuiteId, submitSuite } from '../client/suites.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';

@@ -17,7 +17,7 @@ import { renderReportText } from '../analysis/report-text.js';
 import { renderReportXlsx, SHEETS } from '../analysis/report-xlsx.js';
 import { analyzeRecords, METHOD, type RoutingReport } from '../analysis/routing-analysis.js';
 import { syntheticPool } from '../analysis/synthetic-pool.js';
-import { registerAnalyzeCommand } from '../cli/analyze-command.js';
+import { registerAnalyzeCommand } from '../cli/commands/analyze.js';
 import { InputError } from '../contract/problems.js';
 import { embed, startReferenceModel } from '../reference-model/reference-model-server.js';
 

@@ -5,20 +5,20 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { renderAccuracyCostSvg } from '../analysis/accuracy-cost-plot.js';
-import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
-import type { Embedder } from '../analysis/embedding-matrix.js';
-import type { InstanceRecord } from '../analysis/instance-record.js';
-import { loadLlmRouterBench } from '../analysis/load-llmrouterbench.js';
-import { loadRecordsJsonl } from '../analysis/load-records-jsonl.js';
-import { openAiEmbedder } from '../analysis/openai-embeddings-client.js';
-import { renderPng } from '../analysis/plot-png.js';
-import { buildQueryPool } from '../analysis/query-pool.js';
-import { renderReportCsv } from '../analysis/report-csv.js';
-import { renderReportText } from '../analysis/report-text.js';
-import { renderReportXlsx } from '../analysis/report-xlsx.js';
-import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError } from '../analysis/routing-analysis.js';
-import { InputError } from '../contract/problems.js';
+import { renderAccuracyCostSvg } from '../../analysis/accuracy-cost-plot.js';
+import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
+import type { Embedder } from '../../analysis/embedding-matrix.js';
+import type { InstanceRecord } from '../../analysis/instance-record.js';
+import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
+import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
+import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
+import { renderPng } from '../../analysis/plot-png.js';
+import { buildQueryPool } from '../../analysis/query-pool.js';
+import { renderReportCsv } from '../../analysis/report-csv.js';
+import { renderReportText } from '../../analysis/report-text.js';
+import { renderReportXlsx } from '../../analysis/report-xlsx.js';
+import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError } from '../../analysis/routing-analysis.js';
+import { InputError } from '../../contract/problems.js';
 
 export interface AnalyzeCommandDeps {
   /** Where the report goes (tables or JSON). */
