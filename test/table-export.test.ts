@@ -7,7 +7,8 @@ import type { RecordsSummary } from '../contract/records.js';
 import type { JobResult, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import { RESULT_COLUMNS, runResultView } from '../cli/results-view.js';
-import { renderView, sheetNames, writeXlsx, type TableView } from '../cli/table-export.js';
+import { renderView, sheetNames, writeXlsx } from '../cli/table-export.js';
+import type { TableView } from '../cli/table-view.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-table-export-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
