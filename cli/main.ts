@@ -32,10 +32,15 @@ import { ExitError } from './exit-error.js';
 import { example } from './help-example.js';
 import { connectTemporal } from './temporal-access.js';
 
-/** The whole `br` program; nothing is read from the environment until a command runs. */
+/**
+ * The whole `br` program; nothing is read from the environment until a command runs. Parse errors
+ * throw a CommanderError (every command inherits the override) instead of exiting the process, so
+ * that main() gives a bad flag of any command the bad-input exit code.
+ */
 export function buildProgram(deps: CliDeps = processDeps()): Command {
   const program = new Command('br')
     .description('BenchRouter: run containerized LLM benchmarks on Temporal and Docker')
+    .exitOverride()
     .showHelpAfterError()
     .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1'));
 
@@ -72,7 +77,6 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
 /** Runs `br` on the given arguments (`process.argv` shape); every failure becomes a message and an exit code. */
 export async function main(argv: readonly string[], deps: CliDeps = processDeps()): Promise<void> {
   const program = buildProgram(deps);
-  program.exitOverride();
   try {
     await program.parseAsync(argv);
   } catch (error) {

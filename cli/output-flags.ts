@@ -39,7 +39,7 @@ export function addOutputFlags(command: Command, defaultName: string): Command {
 export function formatOf(flags: OutputFlags): OutputFormat {
   if (!flags.json) return flags.format;
   if (flags.format !== 'table' && flags.format !== 'json') {
-    throw new InputError([{ file: '--json', field: '', message: `is --format json, so it cannot be combined with --format ${flags.format}` }]);
+    throw new InputError([{ file: '--json', field: '', message: `means --format json; it cannot be combined with --format ${flags.format}` }]);
   }
   return 'json';
 }
