@@ -87,12 +87,17 @@ function lineSink(out: string | undefined, stdout: (text: string) => void | Prom
   if (!out) return { write: async (text) => stdout(text), close: async () => undefined };
   mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
   const file = createWriteStream(out);
+  // A write error (disk full, no permission) ends the command with it, rather than waiting for a drain that never comes.
+  let failed: Error | undefined;
+  const failure = new Promise<never>((_, reject) => file.once('error', (error) => reject((failed = error))));
+  failure.catch(() => undefined);
   return {
     async write(text) {
-      if (!file.write(text)) await once(file, 'drain');
+      if (failed) throw failed;
+      if (!file.write(text)) await Promise.race([once(file, 'drain'), failure]);
     },
     async close() {
-      await new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      await Promise.race([new Promise<void>((resolve) => file.end(resolve)), failure]);
       return path.resolve(out);
     },
   };
