@@ -12,7 +12,7 @@ import type { RunSpec } from '../runs/run-spec.js';
 import { loadSuites, type Suite, type SuiteEntry } from '../runs/suites.js';
 import { gatewayFrom, generationFrom, judgeFrom, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
 
-export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** A benchmark argument is a directory, or the name of a built-in one under benchmarks/. */
 export function resolveBenchmarkDir(arg: string): string {

@@ -8,8 +8,6 @@ import type { TableCell, TableView } from './table-view.js';
 
 export type ViewFormat = 'table' | 'json' | 'csv' | 'md';
 
-export const VIEW_FORMATS: readonly ViewFormat[] = ['table', 'json', 'csv', 'md'];
-
 /** Columns padded to their widest cell, two spaces apart: what people read in a terminal. */
 export function textTable(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -49,7 +47,7 @@ export function renderViews(views: readonly TableView[], format: ViewFormat): st
 }
 
 /** Several tables as one: a `table` column, then every table's columns (same name, same column) in first-seen order. */
-export function joinViews(views: readonly TableView[]): TableView {
+function joinViews(views: readonly TableView[]): TableView {
   const columns = [...new Set(views.flatMap((view) => view.columns))];
   const rows = views.flatMap((view) =>
     view.rows.map((row): TableCell[] => [view.name, ...columns.map((column) => (view.columns.includes(column) ? cellAt(row, view.columns.indexOf(column)) : null))]),
