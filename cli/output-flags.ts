@@ -27,6 +27,7 @@ export interface CommandOutput {
   text?: string;
 }
 
+/** `defaultName` is how help names the workbook --format xlsx writes without --out, e.g. `<run>-records`. */
 export function addOutputFlags(command: Command, defaultName: string): Command {
   return command
     .addOption(new Option('--format <format>', 'output format').choices([...OUTPUT_FORMATS]).default('table'))

@@ -19,7 +19,7 @@ export function registerArtifactsCommand(program: Command, deps: ArtifactCommand
       .description("list a run's artifact files on this host, job by job, with their paths and sizes")
       .argument('<run>', 'run id')
       .argument('[job]', 'only this job: its id, the part after "<run>.", or its task name'),
-    'artifacts',
+    '<run>-artifacts',
   )
     .addHelpText('after', example('$ br artifacts br-20261129-120000-a1b2c3', '$ br artifacts br-20261129-120000-a1b2c3 addition --json'))
     .action(async (runId: string, jobArg: string | undefined, flags: OutputFlags) => {

@@ -24,7 +24,7 @@ export function registerRecordsCommand(program: Command, deps: ArtifactCommandDe
       .description("stream a run's per-instance records (each job's records.jsonl), reporting bad lines on stderr")
       .argument('<run>', 'run id')
       .option('--job <job>', 'only this job: its id, the part after "<run>.", or its task name'),
-    'records',
+    '<run>-records',
   )
     .addHelpText(
       'after',

@@ -15,7 +15,7 @@ import { existingRun } from '../temporal-access.js';
 export function registerResultsCommand(program: Command, deps: CliDeps): Command {
   return addOutputFlags(
     program.command('results').description("print a finished run's results table").argument('<run>', 'run id').option('--wait', 'wait for a run that is still going'),
-    'results',
+    '<run>',
   )
     .addHelpText('after', example('$ br results br-20261129-120000-a1b2c3 --format xlsx --out results.xlsx'))
     .action(async (runId: string, flags: OutputFlags & { wait?: boolean }) => {

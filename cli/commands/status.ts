@@ -11,7 +11,7 @@ import { textTable } from '../table-export.js';
 import { existingRun } from '../temporal-access.js';
 
 export function registerStatusCommand(program: Command, deps: CliDeps): Command {
-  return addOutputFlags(program.command('status').description("show a run's state and progress").argument('<run>', 'run id'), 'status')
+  return addOutputFlags(program.command('status').description("show a run's state and progress").argument('<run>', 'run id'), '<run>-status')
     .addHelpText('after', example('$ br status br-20261129-120000-a1b2c3', '$ br status br-20261129-120000-a1b2c3 --json'))
     .action(async (runId: string, flags: OutputFlags) => {
       const handle = await existingRun(deps, runId);
@@ -22,7 +22,7 @@ export function registerStatusCommand(program: Command, deps: CliDeps): Command 
       const status = result?.status ?? workflowStatus;
       const jobs = progress?.jobs.map((j) => [j.task, j.state]) ?? [];
       const text = `${runId}: ${status}\n${progress ? `${progressLine(progress)}\n${textTable(['JOB', 'STATE'], jobs)}\n` : ''}`;
-      await emitOutput({ tables: [{ name: 'jobs', columns: ['job', 'state'], rows: jobs }], json: { runId, workflowStatus, status, progress }, text }, flags, runId, deps);
+      await emitOutput({ tables: [{ name: 'jobs', columns: ['job', 'state'], rows: jobs }], json: { runId, workflowStatus, status, progress }, text }, flags, `${runId}-status`, deps);
       if (result) deps.setExitCode(exitCodeOf(result.status));
     });
 }
