@@ -1,10 +1,11 @@
-// A run's results as the table people export (issue 6): a row per job, then a row for the run,
+// A run's (and a suite's) results as the tables people export: a row per job, then a row for the run,
 // with score, sample count, active container time, latency, TTFT, throughput, tokens and cost.
 
 import type { RecordsSummary } from '../contract/records.js';
 import type { JobResult, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
-import type { TableCell, TableView } from './table-export.js';
+import type { SuiteResult } from '../workflows/suite-workflow.js';
+import type { TableCell, TableView } from './table-view.js';
 
 export const RESULT_COLUMNS = ['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status'] as const;
 
@@ -89,4 +90,20 @@ function sampleCountFromMetrics(metrics: Record<string, unknown> | undefined): n
 function sumColumn(rows: TableCell[][], column: number): number | null {
   const values = rows.map((r) => r[column]).filter((v): v is number => typeof v === 'number');
   return values.length ? values.reduce((a, b) => a + b, 0) : null;
+}
+
+/** One row per benchmark of a suite: its score (mean ± std where repeated), jobs and status. */
+export function suiteSummaryView(suite: SuiteResult): TableView {
+  return {
+    name: 'suite',
+    columns: ['benchmark', 'score', 'std', 'jobs succeeded', 'status', 'run'],
+    rows: suite.runs.map((run) => [
+      run.benchmark,
+      run.overall,
+      run.overallStd ?? null,
+      `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`,
+      run.status,
+      run.runId,
+    ]),
+  };
 }

@@ -1,35 +1,62 @@
-// A table `br` shows (results, compare, leaderboard) as one value, rendered for people (table, md)
-// or programs (json, csv), or written as an Excel workbook with one sheet per table.
+// The one exporter of `br`'s tables: aligned text and Markdown for people, JSON and CSV for programs,
+// XLSX workbooks for spreadsheets. Every CSV and XLSX cell is guarded against formula injection.
 
 import ExcelJS from 'exceljs';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { table } from './render.js';
-
-export type TableCell = string | number | null;
-
-export interface TableView {
-  /** Names the table: the XLSX sheet, and a heading wherever several tables are shown. */
-  name: string;
-  columns: string[];
-  rows: TableCell[][];
-}
+import type { TableCell, TableView } from './table-view.js';
 
 export type ViewFormat = 'table' | 'json' | 'csv' | 'md';
 
-export const VIEW_FORMATS: readonly ViewFormat[] = ['table', 'json', 'csv', 'md'];
+/** Columns padded to their widest cell, two spaces apart: what people read in a terminal. */
+export function textTable(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
 
 export function renderView(view: TableView, format: ViewFormat): string {
   switch (format) {
     case 'table':
-      return `${table(view.columns, view.rows.map((row) => view.columns.map((_, i) => showCell(cellAt(row, i)))))}\n`;
+      return `${textTable(view.columns, view.rows.map((row) => view.columns.map((_, i) => showCell(cellAt(row, i)))))}\n`;
     case 'json':
-      return `${JSON.stringify(view.rows.map((row) => Object.fromEntries(view.columns.map((c, i) => [c, cellAt(row, i)]))), null, 2)}\n`;
+      return `${JSON.stringify(rowObjects(view), null, 2)}\n`;
     case 'csv':
       return [view.columns, ...view.rows.map((row) => view.columns.map((_, i) => cellAt(row, i)))].map((r) => `${r.map(csvField).join(',')}\r\n`).join('');
     case 'md':
       return renderMarkdown(view);
   }
+}
+
+/**
+ * Several tables in one text: headed sections for people (table, md), an object of row arrays keyed by
+ * table name (json), and one rectangular CSV whose first column names each row's table (csv).
+ */
+export function renderViews(views: readonly TableView[], format: ViewFormat): string {
+  if (views.length === 1) return renderView(views[0]!, format);
+  switch (format) {
+    case 'table':
+      return views.map((view) => `${view.name}\n\n${renderView(view, 'table')}`).join('\n');
+    case 'md':
+      return views.map((view) => `## ${view.name}\n\n${renderView(view, 'md')}`).join('\n');
+    case 'json':
+      return `${JSON.stringify(Object.fromEntries(views.map((view) => [view.name, rowObjects(view)])), null, 2)}\n`;
+    case 'csv':
+      return renderView(joinViews(views), 'csv');
+  }
+}
+
+/** Several tables as one: a `table` column, then every table's columns (same name, same column) in first-seen order. */
+function joinViews(views: readonly TableView[]): TableView {
+  const columns = [...new Set(views.flatMap((view) => view.columns))];
+  const rows = views.flatMap((view) =>
+    view.rows.map((row): TableCell[] => [view.name, ...columns.map((column) => (view.columns.includes(column) ? cellAt(row, view.columns.indexOf(column)) : null))]),
+  );
+  return { name: 'tables', columns: ['table', ...columns], rows };
+}
+
+function rowObjects(view: TableView): Array<Record<string, TableCell>> {
+  return view.rows.map((row) => Object.fromEntries(view.columns.map((c, i) => [c, cellAt(row, i)])));
 }
 
 /** A cell as stored: NaN and ±Infinity have no place in JSON, CSV or a spreadsheet, so they are missing. */
@@ -48,13 +75,23 @@ export function showNumber(n: number): string {
 function showCell(value: TableCell): string {
   if (value === null) return '-';
   if (typeof value === 'number') return showNumber(value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
   return value.replace(/\r?\n/g, ' ');
+}
+
+/**
+ * Text a spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage return) gets
+ * a leading apostrophe, so a model's name or a benchmark's prediction cannot execute on the reader's
+ * machine (OWASP "CSV injection"). Numbers are numbers, never text, so negative values are untouched.
+ */
+export function spreadsheetSafe(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
 // RFC 4180: a field with a comma, quote or line break is quoted, and its quotes doubled.
 function csvField(value: TableCell): string {
   if (value === null) return '';
-  const text = String(value);
+  const text = typeof value === 'string' ? spreadsheetSafe(value) : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -96,26 +133,51 @@ export function sheetNames(names: readonly string[]): string[] {
 const XML_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 const CELL_TEXT_MAX = 32_767;
 
-function sheetCell(value: TableCell): string | number | null {
+function sheetCell(value: TableCell): string | number | boolean | null {
   if (typeof value !== 'string') return value;
-  return value.replace(XML_FORBIDDEN, '').slice(0, CELL_TEXT_MAX);
+  return spreadsheetSafe(value).replace(XML_FORBIDDEN, '').slice(0, CELL_TEXT_MAX);
 }
 
 const COLUMN_WIDTH = { min: 8, max: 60 };
 
-export async function writeXlsx(views: readonly TableView[], file: string): Promise<void> {
+/** A workbook with one sheet per table: bold frozen header, fitted widths, numbers as numbers. */
+export async function xlsxBytes(views: readonly TableView[]): Promise<Buffer> {
   const workbook = new ExcelJS.Workbook();
   workbook.creator = 'BenchRouter';
   const names = sheetNames(views.map((v) => v.name));
   views.forEach((view, v) => {
     const sheet = workbook.addWorksheet(names[v]!, { views: [{ state: 'frozen', ySplit: 1 }] });
-    sheet.addRow(view.columns).font = { bold: true };
+    sheet.addRow(view.columns.map(spreadsheetSafe)).font = { bold: true };
     for (const row of view.rows) sheet.addRow(view.columns.map((_, i) => sheetCell(cellAt(row, i))));
     view.columns.forEach((column, i) => {
       const widest = view.rows.reduce((w, r) => Math.max(w, showCell(cellAt(r, i)).length), column.length);
       sheet.getColumn(i + 1).width = Math.min(COLUMN_WIDTH.max, Math.max(COLUMN_WIDTH.min, widest + 2));
+      if (view.percentColumns?.includes(column)) sheet.getColumn(i + 1).numFmt = '0.00%';
     });
   });
+  return Buffer.from(await workbook.xlsx.writeBuffer());
+}
+
+export async function writeXlsx(views: readonly TableView[], file: string): Promise<void> {
+  writeOutputFile(file, await xlsxBytes(views));
+}
+
+/** Writes a file, making its directory first. */
+export function writeOutputFile(file: string, content: string | Buffer): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  await workbook.xlsx.writeFile(file);
+  writeFileSync(file, content);
+}
+
+/** A directory export (`br run --output DIR`): a CSV per table and one workbook with them all. Returns the files written. */
+export async function writeOutputDir(views: readonly TableView[], dir: string, baseName: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const view of views) {
+    const file = path.join(dir, `${baseName}-${view.name.replace(/[^A-Za-z0-9._-]/g, '_')}.csv`);
+    writeOutputFile(file, renderView(view, 'csv'));
+    files.push(file);
+  }
+  const workbook = path.join(dir, `${baseName}.xlsx`);
+  await writeXlsx(views, workbook);
+  files.push(workbook);
+  return files;
 }

@@ -132,7 +132,7 @@ export function backgroundWorkerPid(settings: Settings): number | undefined {
 export function startBackgroundWorker(settings: Settings, say: (line: string) => void): void {
   if (backgroundWorkerPid(settings)) return;
   say(`starting a background worker (log ${path.join(settings.home, 'worker.log')})`);
-  startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/main.ts'), 'worker']);
+  startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'worker']);
 }
 
 export async function stopEmbedded(settings: Settings, say: (line: string) => void): Promise<void> {

@@ -76,7 +76,7 @@ async function throughput(port: number, token: string): Promise<number> {
 
 async function main(): Promise<void> {
   const modelPort = await freePort();
-  const model = await startProcess([path.join(repoRoot, 'cli', 'main.ts'), 'reference-model', '--port', String(modelPort)], /listening/);
+  const model = await startProcess([path.join(repoRoot, 'cli', 'bin.ts'), 'reference-model', '--port', String(modelPort)], /listening/);
   const gateway = await startProcess([path.join(repoRoot, 'perf', 'gateway-server.ts'), `http://127.0.0.1:${modelPort}/v1`], /^\d+ brj-/);
   const [gatewayPort, gatewayToken] = gateway.line.trim().split(' ');
   try {

@@ -12,12 +12,12 @@ import { PLOT_SERIES, renderAccuracyCostSvg } from '../../analysis/accuracy-cost
 import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import { embedViaEndpoint } from '../../analysis/openai-embeddings-client.js';
 import { renderPng } from '../../analysis/plot-png.js';
-import { renderReportCsv } from '../../analysis/report-csv.js';
 import { renderReportText } from '../../analysis/report-text.js';
-import { renderReportXlsx, SHEETS } from '../../analysis/report-xlsx.js';
 import { analyzeRecords, METHOD, type RoutingReport } from '../../analysis/routing-analysis.js';
 import { syntheticPool } from '../../analysis/synthetic-pool.js';
-import { registerAnalyzeCommand } from '../../cli/analyze-command.js';
+import { registerAnalyzeCommand } from '../../cli/commands/analyze.js';
+import { routingReportTables, SHEETS } from '../../cli/routing-report-tables.js';
+import { renderViews, xlsxBytes } from '../../cli/table-export.js';
 import { InputError } from '../../contract/problems.js';
 import { embed, startReferenceModel } from '../../reference-model/reference-model-server.js';
 
@@ -48,25 +48,25 @@ function parseCsv(text: string): string[][] {
 }
 
 describe('report outputs', () => {
-  it('CSV parses into one rectangular table with a row per method, model, router, setting and frontier point', () => {
-    const rows = parseCsv(renderReportCsv(report));
+  it('CSV parses into one rectangular table with a row per method, router, setting, model and frontier point, each naming its table', () => {
+    const rows = parseCsv(renderViews(routingReportTables(report), 'csv'));
     const [header, ...body] = rows;
-    expect(header!.slice(0, 6)).toEqual(['section', 'name', 'model', 'alpha', 'acc', 'cost_usd']);
-    expect(header).toContain('acc:dataset-00');
+    expect(header!.slice(0, 6)).toEqual(['table', 'Method', 'Kind', 'Model', 'Acc', 'Cost (USD)']);
+    expect(header).toContain('Acc dataset-00');
     for (const row of body) expect(row).toHaveLength(header!.length);
-    const bySection = (s: string) => body.filter((r) => r[0] === s);
-    expect(bySection('baseline')).toHaveLength(5);
-    expect(bySection('router')).toHaveLength(2);
-    expect(bySection('model')).toHaveLength(5);
-    expect(bySection('setting')).toHaveLength(202);
-    expect(bySection('frontier')).toHaveLength(report.frontier.length);
+    const inTable = (name: string) => body.filter((r) => r[0] === name);
+    expect(inTable('Methods').filter((r) => r[2] === 'baseline')).toHaveLength(5);
+    expect(inTable('Methods').filter((r) => r[2] === 'router')).toHaveLength(2);
+    expect(inTable('Models')).toHaveLength(5);
+    expect(inTable('Alpha sweeps')).toHaveLength(202);
+    expect(inTable('Pareto frontier')).toHaveLength(report.frontier.length);
     const oracle = body.find((r) => r[1] === METHOD.oracle)!;
-    expect(Number(oracle[4])).toBe(report.methods.find((m) => m.name === METHOD.oracle)!.acc);
+    expect(Number(oracle[header!.indexOf('Acc')])).toBe(report.methods.find((m) => m.name === METHOD.oracle)!.acc);
   });
 
   it('XLSX is written and reads back with exceljs', async () => {
     const file = path.join(dir, 'report.xlsx');
-    writeFileSync(file, await renderReportXlsx(report));
+    writeFileSync(file, await xlsxBytes(routingReportTables(report)));
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.readFile(file);
     expect(workbook.worksheets.map((w) => w.name)).toEqual([...SHEETS]);
@@ -107,12 +107,18 @@ describe('br analyze', () => {
 
   it('analyses an LLMRouterBench directory and writes CSV, XLSX, SVG and PNG', async () => {
     const plot = path.join(dir, 'plots', 'routing.svg');
-    const { out, notes } = await run('--llmrouterbench-dir', fixture, '--missing-records', 'drop', '--json', '--csv', path.join(dir, 'r.csv'), '--xlsx', path.join(dir, 'r.xlsx'), '--plot', plot, '--k', '2');
+    const { out, notes } = await run('--llmrouterbench-dir', fixture, '--missing-records', 'drop', '--json', '--plot', plot, '--k', '2');
     const parsed = JSON.parse(out) as RoutingReport;
     expect(parsed.pool.models).toEqual(['model-a', 'model-b']);
     expect(parsed.pool.droppedQueries).toBe(1);
     expect(parsed.options.k).toBe(2);
     expect(notes).toContain('dropped 1 queries that some model has no record for (mathx 1)');
+    // The output convention of every read command: --format csv|xlsx with --out FILE (was --csv FILE, --xlsx FILE).
+    for (const format of ['csv', 'xlsx']) {
+      const written = await run('--llmrouterbench-dir', fixture, '--format', format, '--out', path.join(dir, `r.${format}`), '--k', '2');
+      expect(written.out).toBe('');
+      expect(written.notes).toContain(`wrote ${path.join(dir, `r.${format}`)}`);
+    }
     for (const f of ['r.csv', 'r.xlsx', 'plots/routing.svg', 'plots/routing.png']) expect(existsSync(path.join(dir, f))).toBe(true);
   });
 

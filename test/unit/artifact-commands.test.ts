@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { registerArtifactCommands } from '../../cli/artifact-commands.js';
+import { registerArtifactsCommand } from '../../cli/commands/artifacts.js';
+import { registerRecordsCommand } from '../../cli/commands/records.js';
+import type { ArtifactCommandDeps } from '../../cli/run-artifacts.js';
 import { InputError } from '../../contract/problems.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'br-artifacts-'));
@@ -32,6 +34,11 @@ put(`${runId}/${multiplication}/results/result.json`, '{"overall": 1}');
 put(`${runId}/${multiplication}/results/records.jsonl`, `${record(0, 0.25, 'four')}\n`);
 put(`${runId}/${division}/container.log`, 'boom\n');
 put(`${runId}/gateway-cache/ab/cd.json`, '{}');
+
+function registerArtifactCommands(program: Command, deps: ArtifactCommandDeps): void {
+  registerArtifactsCommand(program, deps);
+  registerRecordsCommand(program, deps);
+}
 
 async function br(...args: string[]): Promise<{ stdout: string; stderr: string[] }> {
   const out: string[] = [];

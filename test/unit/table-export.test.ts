@@ -7,7 +7,8 @@ import type { RecordsSummary } from '../../contract/records.js';
 import type { JobResult, RunResult } from '../../runs/run-spec.js';
 import type { UsageSummary } from '../../runs/usage.js';
 import { RESULT_COLUMNS, runResultView } from '../../cli/results-view.js';
-import { renderView, sheetNames, writeXlsx, type TableView } from '../../cli/table-export.js';
+import { renderView, renderViews, sheetNames, spreadsheetSafe, writeXlsx } from '../../cli/table-export.js';
+import type { TableView } from '../../cli/table-view.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-table-export-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -218,5 +219,86 @@ describe('writeXlsx', () => {
     const second = workbook.getWorksheet('tricky')!;
     expect(second.getCell('A3').value).toBe('multi\nline');
     expect(second.getCell('B5').type).toBe(ExcelJS.ValueType.Null);
+  });
+});
+
+// Cells a spreadsheet would run: a formula, DDE via + or -, @ functions, and tab / CR prefixes.
+const hostile: TableView = {
+  name: 'hostile',
+  columns: ['=cmd|"/c calc"!A1', 'value'],
+  rows: [
+    ['=1+1', -0.5],
+    ['+cmd', 2],
+    ['-2+3', null],
+    ['@SUM(A1)', 1],
+    ['\tx', 0],
+    ['\rx', 0],
+    ['plain = text', 0],
+  ],
+};
+
+describe('formula injection', () => {
+  it('puts an apostrophe before text starting with = + - @ tab or CR, and leaves other text alone', () => {
+    expect(['=1', '+1', '-1', '@a', '\t1', '\r1', 'a=1', ' =1', ''].map(spreadsheetSafe)).toEqual(["'=1", "'+1", "'-1", "'@a", "'\t1", "'\r1", 'a=1', ' =1', '']);
+  });
+
+  it('guards every CSV cell and header, and never a number (a negative score stays a number)', () => {
+    expect(parseCsv(renderView(hostile, 'csv'))).toEqual([
+      ['\'=cmd|"/c calc"!A1', 'value'],
+      ["'=1+1", '-0.5'],
+      ["'+cmd", '2'],
+      ["'-2+3", ''],
+      ["'@SUM(A1)", '1'],
+      ["'\tx", '0'],
+      ["'\rx", '0'],
+      ['plain = text', '0'],
+    ]);
+  });
+
+  it('guards every XLSX text cell and header, which read back as text, not formulas', async () => {
+    const file = path.join(scratch, 'hostile.xlsx');
+    await writeXlsx([hostile], file);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(file);
+    const sheet = workbook.getWorksheet('hostile')!;
+    expect(sheet.getCell('A1').value).toBe('\'=cmd|"/c calc"!A1');
+    const column = [2, 3, 4, 5, 6, 7, 8].map((row) => sheet.getCell(`A${row}`));
+    // XML reads a bare CR back as LF: the guard is what matters, and it is there.
+    expect(column.map((cell) => cell.value)).toEqual(["'=1+1", "'+cmd", "'-2+3", "'@SUM(A1)", "'\tx", "'\nx", 'plain = text']);
+    for (const cell of column) expect(cell.type).toBe(ExcelJS.ValueType.String);
+    expect(sheet.getCell('B2').value).toBe(-0.5);
+  });
+
+  it('leaves table, Markdown and JSON as they are: no spreadsheet reads them', () => {
+    expect(JSON.parse(renderView(hostile, 'json'))[0]).toEqual({ '=cmd|"/c calc"!A1': '=1+1', value: -0.5 });
+    expect(renderView(hostile, 'md').split('\n')[2]).toBe('| =1+1 | -0.5000 |');
+    expect(renderView(hostile, 'table').split('\n')[1]).toMatch(/^=1\+1 +-0\.5000$/);
+  });
+});
+
+describe('renderViews', () => {
+  const scores: TableView = { name: 'scores', columns: ['model', 'acc', 'on frontier'], rows: [['m1', 0.5, true], ['m2', 0.25, false]] };
+  const costs: TableView = { name: 'costs', columns: ['model', 'cost'], rows: [['m1', 1.5]] };
+
+  it('joins several tables into one CSV: a table column, shared columns merged by name', () => {
+    expect(parseCsv(renderViews([scores, costs], 'csv'))).toEqual([
+      ['table', 'model', 'acc', 'on frontier', 'cost'],
+      ['scores', 'm1', '0.5', 'true', ''],
+      ['scores', 'm2', '0.25', 'false', ''],
+      ['costs', 'm1', '', '', '1.5'],
+    ]);
+  });
+
+  it('keys several tables by name in JSON, and heads each in Markdown and text', () => {
+    expect(JSON.parse(renderViews([scores, costs], 'json'))).toEqual({
+      scores: [{ model: 'm1', acc: 0.5, 'on frontier': true }, { model: 'm2', acc: 0.25, 'on frontier': false }],
+      costs: [{ model: 'm1', cost: 1.5 }],
+    });
+    expect(renderViews([scores, costs], 'md')).toBe('## scores\n\n| model | acc | on frontier |\n| --- | ---: | --- |\n| m1 | 0.5000 | yes |\n| m2 | 0.2500 | no |\n\n## costs\n\n| model | cost |\n| --- | ---: |\n| m1 | 1.5000 |\n');
+    expect(renderViews([scores, costs], 'table')).toBe('scores\n\nmodel  acc     on frontier\nm1     0.5000  yes\nm2     0.2500  no\n\ncosts\n\nmodel  cost\nm1     1.5000\n');
+  });
+
+  it('renders one table as renderView does', () => {
+    for (const format of ['table', 'json', 'csv', 'md'] as const) expect(renderViews([costs], format)).toBe(renderView(costs, format));
   });
 });

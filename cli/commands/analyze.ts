@@ -1,26 +1,27 @@
 // `br analyze`: the routing analysis of several models' per-instance records (an LLMRouterBench
 // release directory and/or JSON Lines files): baselines, routers, the cost setting and the Pareto
-// frontier, printed as tables or JSON and written as CSV, XLSX and an SVG + PNG plot.
+// frontier, in every output format (tables, JSON, CSV, Markdown, XLSX) and as an SVG + PNG plot.
 
 import { Command, InvalidArgumentError } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { renderAccuracyCostSvg } from '../analysis/accuracy-cost-plot.js';
-import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
-import type { Embedder } from '../analysis/embedding-matrix.js';
-import type { InstanceRecord } from '../analysis/instance-record.js';
-import { loadLlmRouterBench } from '../analysis/load-llmrouterbench.js';
-import { loadRecordsJsonl } from '../analysis/load-records-jsonl.js';
-import { openAiEmbedder } from '../analysis/openai-embeddings-client.js';
-import { renderPng } from '../analysis/plot-png.js';
-import type { OracleRule } from '../analysis/baselines.js';
-import { buildQueryPool, type MissingRecords, type QueryPool } from '../analysis/query-pool.js';
-import { renderReportCsv } from '../analysis/report-csv.js';
-import { renderReportText } from '../analysis/report-text.js';
-import { renderReportXlsx } from '../analysis/report-xlsx.js';
-import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, LLMROUTERBENCH_DEFINITIONS, UnanalysableInputError } from '../analysis/routing-analysis.js';
-import type { SplitUnit } from '../analysis/train-test-split.js';
-import { InputError } from '../contract/problems.js';
+import { renderAccuracyCostSvg } from '../../analysis/accuracy-cost-plot.js';
+import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
+import type { Embedder } from '../../analysis/embedding-matrix.js';
+import type { InstanceRecord } from '../../analysis/instance-record.js';
+import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
+import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
+import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
+import { renderPng } from '../../analysis/plot-png.js';
+import { buildQueryPool } from '../../analysis/query-pool.js';
+import { renderReportText } from '../../analysis/report-text.js';
+import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError } from '../../analysis/routing-analysis.js';
+import { InputError } from '../../contract/problems.js';
+import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
+import { routingReportTables } from '../routing-report-tables.js';
+import { writeOutputFile } from '../table-export.js';
+import type { OracleRule } from '../../analysis/baselines.js';
+import type { MissingRecords, QueryPool } from '../../analysis/query-pool.js';
+import { LLMROUTERBENCH_DEFINITIONS } from '../../analysis/routing-analysis.js';
+import type { SplitUnit } from '../../analysis/train-test-split.js';
 
 export interface AnalyzeCommandDeps {
   /** Where the report goes (tables or JSON). */
@@ -36,7 +37,7 @@ export interface AnalyzeCommandDeps {
   runRecords?: (runs: string[] | 'latest') => Promise<{ records: InstanceRecord[]; notes: string[] }>;
 }
 
-interface AnalyzeFlags {
+interface AnalyzeFlags extends OutputFlags {
   llmrouterbenchDir?: string;
   records?: string[];
   runs?: string[];
@@ -55,9 +56,6 @@ interface AnalyzeFlags {
   embeddingsEndpoint?: string;
   embeddingsModel: string;
   embeddingsApiKeyEnv?: string;
-  json?: boolean;
-  csv?: string;
-  xlsx?: string;
   plot?: string;
 }
 
@@ -68,7 +66,7 @@ const defaultDeps: AnalyzeCommandDeps = {
 
 export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDeps = defaultDeps): Command {
   const d = DEFAULT_ANALYSIS_OPTIONS;
-  return program
+  const command = program
     .command('analyze')
     .description('routing analysis of several models on the same benchmarks: baselines, routers, cost setting, Pareto frontier')
     .option('--llmrouterbench-dir <dir>', 'a directory in LLMRouterBench\'s layout: results/bench/<dataset>/<split>/<model>/*.json')
@@ -89,16 +87,14 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
     .option('--embeddings-endpoint <url>', 'embed queries with this OpenAI-compatible base URL (…/v1) instead of the offline embedder')
     .option('--embeddings-model <name>', 'model name sent to --embeddings-endpoint', 'text-embedding-3-small')
     .option('--embeddings-api-key-env <VAR>', 'environment variable holding the embeddings API key')
-    .option('--json', 'print the report as JSON')
-    .option('--csv <file>', 'also write the report as CSV')
-    .option('--xlsx <file>', 'also write the report as an Excel workbook')
-    .option('--plot <file.svg>', 'also write the accuracy–cost plot as SVG, and as PNG next to it')
+    .option('--plot <file.svg>', 'also write the accuracy–cost plot as SVG, and as PNG next to it');
+  return addOutputFlags(command, 'routing-analysis')
     .addHelpText(
       'after',
       [
         '',
         'Example:',
-        '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --plot out/routing.svg --xlsx out/routing.xlsx',
+        '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --plot out/routing.svg --format xlsx --out out/routing.xlsx',
         '  $ br analyze --records runs/a.jsonl runs/b.jsonl --seed 7 --json',
         '',
         'Records are joined on (benchmark, index). An LLMRouterBench directory on its own is analysed with',
@@ -173,14 +169,14 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     throw error;
   }
 
-  if (flags.csv) writeOutput(flags.csv, renderReportCsv(report), deps);
-  if (flags.xlsx) writeOutput(flags.xlsx, await renderReportXlsx(report), deps);
   if (flags.plot) {
     const svg = renderAccuracyCostSvg(report);
-    writeOutput(flags.plot, svg, deps);
-    writeOutput(flags.plot.replace(/\.svg$/i, '.png'), renderPng(svg), deps);
+    for (const [file, content] of [[flags.plot, svg], [flags.plot.replace(/\.svg$/i, '.png'), renderPng(svg)]] as const) {
+      writeOutputFile(file, content);
+      deps.say(`wrote ${file}`);
+    }
   }
-  deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReportText(report)}\n`);
+  await emitOutput({ tables: routingReportTables(report), json: report, text: `${renderReportText(report)}\n` }, flags, 'routing-analysis', deps);
 }
 
 /** What the join did to the input, one line each: dropped and partial datasets, duplicates, NaN values. */
@@ -199,12 +195,6 @@ export function poolNotes(pool: QueryPool): string[] {
   if (pool.nanCosts) notes.push(`${pool.nanCosts} records have a NaN cost (Python's missing value): counted as missing, cost 0`);
   if (pool.nanScores) notes.push(`${pool.nanScores} records have a NaN score: counted as missing, score 0`);
   return notes;
-}
-
-function writeOutput(file: string, content: string | Buffer, deps: AnalyzeCommandDeps): void {
-  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  writeFileSync(file, content);
-  deps.say(`wrote ${file}`);
 }
 
 function oneOf<T extends string>(...allowed: T[]): (value: string) => T {

@@ -1,14 +1,9 @@
-// How `br` shows runs to a person: results tables and the live progress line.
+// How `br` shows runs to a person: a run's and a suite's results as text, and the live progress line.
 
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
-
-export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? '').length), h.length));
-  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
-}
+import { textTable } from './table-export.js';
 
 export function formatScore(score: number | null | undefined): string {
   return score === null || score === undefined ? '-' : score.toFixed(4);
@@ -35,12 +30,12 @@ export function renderRunResult(run: RunResult, webUiLink?: string): string {
   const lines = [
     `Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`,
     '',
-    table([repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'], rows),
+    textTable([repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'], rows),
     '',
   ];
   if (repeated && run.tasks) {
     const passes = (t: NonNullable<RunResult['tasks']>[number]) => (t.passAtK ? Object.entries(t.passAtK).map(([k, v]) => `${k} ${v.toFixed(4)}`).join(', ') : '');
-    lines.push(table(['TASK', 'REPEATS', 'MEAN ± STD', 'PASS@K'], run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std), passes(t)])), '');
+    lines.push(textTable(['TASK', 'REPEATS', 'MEAN ± STD', 'PASS@K'], run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std), passes(t)])), '');
   }
   lines.push(`overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
@@ -78,29 +73,13 @@ export function progressLine(p: RunProgress, width = 30): string {
   return `[${bar}] ${done}/${p.total} done, ${p.running} running, ${p.pending} pending${extra ? `, ${extra}` : ''}`;
 }
 
-/** One row per benchmark of a suite: its score (mean ± std where repeated), jobs and status. */
-export function suiteSummaryView(suite: SuiteResult): { name: string; columns: string[]; rows: Array<Array<string | number | null>> } {
-  return {
-    name: 'suite',
-    columns: ['benchmark', 'score', 'std', 'jobs succeeded', 'status', 'run'],
-    rows: suite.runs.map((run) => [
-      run.benchmark,
-      run.overall,
-      run.overallStd ?? null,
-      `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`,
-      run.status,
-      run.runId,
-    ]),
-  };
-}
-
 export function renderSuiteResult(suite: SuiteResult, webUiLink?: string): string {
   const parts = suite.runs.map((run) => renderRunResult(run));
   parts.push(
     [
       `Suite ${suite.suiteId}  suite ${suite.suite}  model ${suite.model}  ${suite.status}`,
       '',
-      table(
+      textTable(
         ['BENCHMARK', 'SCORE', 'JOBS', 'STATUS', 'RUN'],
         suite.runs.map((run) => [run.benchmark, formatMeanStd(run.overall, run.overallStd), `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`, run.status, run.runId]),
       ),

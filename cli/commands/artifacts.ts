@@ -1,0 +1,46 @@
+// `br artifacts`: a run's artifact files on this host, job by job, with their paths and sizes.
+
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { writeStdout } from '../cli-deps.js';
+import { example } from '../help-example.js';
+import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
+import { directorySize, formatBytes, jobArtifacts, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
+import { renderView } from '../table-export.js';
+import type { TableCell } from '../table-view.js';
+
+export function registerArtifactsCommand(program: Command, deps: ArtifactCommandDeps): Command {
+  const stdout = deps.stdout ?? writeStdout;
+  const say = deps.stderr ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  return addOutputFlags(
+    program
+      .command('artifacts')
+      .description("list a run's artifact files on this host, job by job, with their paths and sizes")
+      .argument('<run>', 'run id')
+      .argument('[job]', 'only this job: its id, the part after "<run>.", or its task name'),
+    '<run>-artifacts',
+  )
+    .addHelpText('after', example('$ br artifacts br-20261129-120000-a1b2c3', '$ br artifacts br-20261129-120000-a1b2c3 addition --json'))
+    .action(async (runId: string, jobArg: string | undefined, flags: OutputFlags) => {
+      const root = deps.artifactsRoot();
+      const jobs = selectJobs(root, runId, jobArg).map((jobId) => jobArtifacts(root, runId, jobId));
+      const cacheDir = path.join(root, runId, 'gateway-cache');
+      const cache = existsSync(cacheDir) ? { path: cacheDir, ...directorySize(cacheDir) } : null;
+      // One row per file; a job that left nothing still gets a row, so it is not mistaken for a missing job.
+      const files = (size: (bytes: number) => TableCell) =>
+        jobs.flatMap((job) => (job.files.length ? job.files.map((f): TableCell[] => [shortJobId(runId, job.jobId), f.name, size(f.bytes), f.path]) : [[shortJobId(runId, job.jobId), '(no files)', null, job.dir]]));
+      const lines = [`run ${runId}: ${jobs.length} job${jobs.length === 1 ? '' : 's'} under ${path.join(root, runId)}`, '', renderView({ name: 'artifacts', columns: ['JOB', 'FILE', 'SIZE', 'PATH'], rows: files(formatBytes) }, 'table')];
+      if (cache && !jobArg) lines.push(`gateway cache: ${cache.path} (${cache.files} file${cache.files === 1 ? '' : 's'}, ${formatBytes(cache.bytes)})\n`);
+      await emitOutput(
+        {
+          tables: [{ name: 'artifacts', columns: ['job', 'file', 'bytes', 'path'], rows: files((bytes) => bytes) }],
+          json: { runId, dir: path.join(root, runId), jobs, gatewayCache: cache },
+          text: lines.join('\n'),
+        },
+        flags,
+        `${runId}-artifacts`,
+        { stdout, say },
+      );
+    });
+}

@@ -1,0 +1,31 @@
+// `br demo`: the built-in arith benchmark against the reference model on the embedded default (what
+// `npm run demo` runs after bootstrapping).
+
+import type { Command } from 'commander';
+import { submitRun } from '../../client/runs.js';
+import { startReferenceModel } from '../../reference-model/reference-model-server.js';
+import type { CliDeps } from '../cli-deps.js';
+import { example } from '../help-example.js';
+import { specFromFlags } from '../run-definition.js';
+import { printRun, waitWithProgress } from '../run-progress.js';
+import { connectTemporal } from '../temporal-access.js';
+
+export function registerDemoCommand(program: Command, deps: CliDeps): Command {
+  return program
+    .command('demo')
+    .description('run the built-in arith benchmark against the reference model on the embedded default')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', example('$ npm run demo'))
+    .action(async (flags: { json?: boolean }) => {
+      const model = await startReferenceModel({ port: 0, recordRequests: false });
+      try {
+        deps.say(`reference model on ${model.url}`);
+        const spec = specFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json, gateway: true, gen: [], repeats: 1 });
+        const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
+        deps.say(`run ${spec.runId}: ${spec.tasks.length} jobs of arith against reference-acc80 (the first run builds the image)`);
+        await printRun(deps, await waitWithProgress(deps, handle), flags.json);
+      } finally {
+        await model.close();
+      }
+    });
+}

@@ -1,0 +1,14 @@
+// `br down`: stop the embedded Temporal dev server and the background worker.
+
+import type { Command } from 'commander';
+import { stopEmbedded } from '../../client/embedded-services.js';
+import type { CliDeps } from '../cli-deps.js';
+import { example } from '../help-example.js';
+
+export function registerDownCommand(program: Command, deps: CliDeps): Command {
+  return program
+    .command('down')
+    .description('stop the embedded Temporal dev server and the background worker')
+    .addHelpText('after', example('$ br down'))
+    .action(async () => stopEmbedded(deps.settings(), deps.say));
+}

@@ -1,0 +1,120 @@
+// `br records`: stream a run's per-instance records (each job's records.jsonl), reporting bad lines
+// on stderr rather than dropping them silently.
+
+import type { Command } from 'commander';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../../contract/problems.js';
+import { writeStdout } from '../cli-deps.js';
+import { example } from '../help-example.js';
+import { addOutputFlags, emitOutput, formatOf, type OutputFlags } from '../output-flags.js';
+import { readRecordsFile } from '../../activities/records-file.js';
+import { RECORDS_FILE, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
+import type { TableCell } from '../table-view.js';
+
+/** Prediction and ground truth are cut to this in the table for people; exports keep them whole. */
+const CELL_TEXT_MAX = 60;
+
+export function registerRecordsCommand(program: Command, deps: ArtifactCommandDeps): Command {
+  const stdout = deps.stdout ?? writeStdout;
+  const stderr = deps.stderr ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  return addOutputFlags(
+    program
+      .command('records')
+      .description("stream a run's per-instance records (each job's records.jsonl), reporting bad lines on stderr")
+      .argument('<run>', 'run id')
+      .option('--job <job>', 'only this job: its id, the part after "<run>.", or its task name'),
+    '<run>-records',
+  )
+    .addHelpText(
+      'after',
+      `${example('$ br records br-20261129-120000-a1b2c3 --job addition', '$ br records br-20261129-120000-a1b2c3 --json | jq -c \'select(.score < 1)\'')}
+JSON output is JSON Lines: one record per line with its "job" added, streamed as it is read.
+Bad lines (not JSON, or a field of the wrong kind) are reported on stderr with their job and line
+number and counted in the summary line; they are never printed as records.
+`,
+    )
+    .action(async (runId: string, flags: OutputFlags & { job?: string }) => {
+      const format = formatOf(flags);
+      const root = deps.artifactsRoot();
+      const runDir = path.join(root, runId);
+      const jobs = selectJobs(root, runId, flags.job);
+      const withRecords = jobs.filter((jobId) => existsSync(path.join(runDir, jobId, RECORDS_FILE)));
+      if (!withRecords.length) {
+        throw new InputError([{ file: runDir, field: '', message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${RECORDS_FILE.replace(/\\/g, '/')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)` }]);
+      }
+      const jsonLines = format === 'json' ? lineSink(flags.out, stdout) : undefined;
+      const showJob = jobs.length > 1;
+      const text = format === 'table' ? showText : wholeText;
+      const rows: TableCell[][] = [];
+      let count = 0;
+      let bad = 0;
+      for (const jobId of withRecords) {
+        const file = path.join(runDir, jobId, RECORDS_FILE);
+        const where = path.relative(runDir, file).split(path.sep).join('/');
+        const read = await readRecordsFile(path.dirname(file), async (outcome) => {
+          if ('problem' in outcome) {
+            bad += 1;
+            stderr(`${where}: ${outcome.problem}`);
+            return;
+          }
+          count += 1;
+          const { record } = outcome;
+          if (jsonLines) {
+            const line: Record<string, unknown> = { job: jobId, ...record };
+            line.job = jobId;
+            await jsonLines.write(`${JSON.stringify(line)}\n`);
+          } else rows.push([...(showJob ? [shortJobId(runId, jobId)] : []), record.index, record.score, text(record.prediction), text(record.ground_truth)]);
+        });
+        // A FIFO or a link where records.jsonl belongs is reported, never read or followed.
+        if (read.kind === 'refused') {
+          bad += 1;
+          stderr(`${where}: ${read.problem}; not read`);
+        } else if (read.kind === 'read' && read.notRead) stderr(`${where}: ${read.notRead}`);
+      }
+      if (jsonLines) {
+        const written = await jsonLines.close();
+        if (written) stderr(`wrote ${written}`);
+      } else {
+        const table = { name: 'records', columns: [...(showJob ? ['JOB'] : []), 'INDEX', 'SCORE', 'PREDICTION', 'GROUND_TRUTH'], rows };
+        await emitOutput({ tables: [table] }, flags, `${runId}-records`, { stdout, say: stderr });
+      }
+      const skipped = jobs.length - withRecords.length;
+      stderr(
+        `run ${runId}: ${count} record${count === 1 ? '' : 's'} from ${withRecords.length} job${withRecords.length === 1 ? '' : 's'}, ${bad} bad line${bad === 1 ? '' : 's'} skipped` +
+          (skipped ? `; ${skipped} job${skipped === 1 ? '' : 's'} wrote no records.jsonl` : ''),
+      );
+    });
+}
+
+/** Where JSON Lines go as they are read: --out's file (waiting while its buffer is full), else stdout. */
+function lineSink(out: string | undefined, stdout: (text: string) => void | Promise<void>): { write(text: string): Promise<void>; close(): Promise<string | undefined> } {
+  if (!out) return { write: async (text) => stdout(text), close: async () => undefined };
+  mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+  const file = createWriteStream(out);
+  // A write error (disk full, no permission) ends the command with it, rather than waiting for a drain that never comes.
+  let failed: Error | undefined;
+  const failure = new Promise<never>((_, reject) => file.once('error', (error) => reject((failed = error))));
+  failure.catch(() => undefined);
+  return {
+    async write(text) {
+      if (failed) throw failed;
+      if (!file.write(text)) await Promise.race([once(file, 'drain'), failure]);
+    },
+    async close() {
+      await Promise.race([new Promise<void>((resolve) => file.end(resolve)), failure]);
+      return path.resolve(out);
+    },
+  };
+}
+
+function wholeText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function showText(value: unknown): string {
+  const text = wholeText(value).replace(/\s+/g, ' ').trim();
+  return text.length > CELL_TEXT_MAX ? `${text.slice(0, CELL_TEXT_MAX - 3)}...` : text;
+}

@@ -1,0 +1,39 @@
+// `br retry`: a new run of the jobs of a finished run that did not succeed, carrying the succeeded
+// results over.
+
+import type { Command } from 'commander';
+import { createRetrySpec, runSpecOf, submitRun } from '../../client/runs.js';
+import type { CliDeps } from '../cli-deps.js';
+import { EXIT_CODES } from '../exit-codes.js';
+import { ExitError } from '../exit-error.js';
+import { example } from '../help-example.js';
+import { printRun, waitWithProgress } from '../run-progress.js';
+import { connectTemporal, existingRun } from '../temporal-access.js';
+
+export function registerRetryCommand(program: Command, deps: CliDeps): Command {
+  return program
+    .command('retry')
+    .description('start a new run of the jobs that did not succeed, carrying the succeeded results over')
+    .argument('<run>', 'run id of a finished run')
+    .option('--json', 'print the result as JSON')
+    .option('--no-wait', 'print the new run id and return')
+    .addHelpText('after', example('$ br retry br-20261129-120000-a1b2c3'))
+    .action(async (runId: string, flags: { json?: boolean; wait: boolean }) => {
+      const original = await existingRun(deps, runId);
+      const { status } = await original.describe();
+      if (status.name !== 'COMPLETED') throw new ExitError(`run ${runId} is ${status.name}: only a finished run can be retried`, EXIT_CODES.BAD_INPUT);
+      const result = await original.result();
+      const spec = createRetrySpec(await runSpecOf(original), result);
+      if (spec.tasks.length === 0) {
+        deps.say(`run ${runId}: every job succeeded; nothing to retry`);
+        return;
+      }
+      const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
+      deps.say(`run ${spec.runId}: retrying ${spec.tasks.length} of ${result.jobs.length} jobs of ${runId} (${spec.retryOf!.carried.length} carried over)`);
+      if (!flags.wait) {
+        await deps.stdout(`${spec.runId}\n`);
+        return;
+      }
+      await printRun(deps, await waitWithProgress(deps, handle), flags.json);
+    });
+}

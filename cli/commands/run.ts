@@ -1,0 +1,80 @@
+// `br run`: start a run (or a suite of runs), follow its progress and print the results table; with
+// --output DIR also export the results as CSV and XLSX.
+
+import type { Command } from 'commander';
+import { submitRun } from '../../client/runs.js';
+import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
+import { runWebUiLink } from '../../config/settings.js';
+import { InputError } from '../../contract/problems.js';
+import { selectEntries } from '../../runs/suites.js';
+import type { CliDeps } from '../cli-deps.js';
+import { exitCodeOf } from '../exit-codes.js';
+import { example } from '../help-example.js';
+import { runResultView, suiteSummaryView } from '../results-view.js';
+import { commaList, findSuite, specFromFlags } from '../run-definition.js';
+import { addRunFlags, positiveInt, type RunFlags } from '../run-flags.js';
+import { printRun, progressReporter, waitWithProgress } from '../run-progress.js';
+import { renderSuiteResult } from '../run-text.js';
+import { writeOutputDir } from '../table-export.js';
+import { connectTemporal } from '../temporal-access.js';
+
+interface SuiteFlags {
+  suite?: string;
+  suites?: string;
+  only?: string;
+  exclude?: string;
+  suiteParallel: number;
+}
+
+type RunCommandFlags = RunFlags & SuiteFlags & { output?: string };
+
+export function registerRunCommand(program: Command, deps: CliDeps): Command {
+  return addRunFlags(program.command('run').description('start a run (or a suite of runs), follow its progress and print the results table'), 'optional')
+    .option('--suite <name>', 'run every benchmark of a suite under one parent (see benchmarks/suites.yaml)')
+    .option('--suites <file>', 'a suites YAML file of your own (default ~/.benchrouter/suites.yaml)')
+    .option('--only <benchmarks>', 'with --suite: only these benchmarks (comma-separated)')
+    .option('--exclude <benchmarks>', 'with --suite: all but these benchmarks (comma-separated)')
+    .option('--suite-parallel <n>', 'with --suite: benchmarks running at once', positiveInt, 2)
+    .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
+    .addHelpText(
+      'after',
+      example(
+        '$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1 --concurrency 4 --output results/',
+        '$ br run --suite lite --model gpt-4o-mini --endpoint https://api.openai.com/v1 --api-key-env OPENAI_API_KEY',
+      ),
+    )
+    .action(async (arg: string | undefined, flags: RunCommandFlags) => {
+      if (flags.suite) {
+        if (arg) throw new InputError([{ file: '--suite', field: '', message: `give a benchmark or --suite, not both (got "${arg}" and --suite ${flags.suite})` }]);
+        return runSuite(deps, flags);
+      }
+      if (!arg) throw new InputError([{ file: 'br run', field: '', message: 'expected a benchmark (a directory or a built-in name) or --suite <name>' }]);
+      const spec = specFromFlags(arg, flags);
+      const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
+      deps.say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
+      deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)}`);
+      const result = await waitWithProgress(deps, handle);
+      await printRun(deps, result, flags.json);
+      if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) deps.say(`wrote ${file}`);
+    });
+}
+
+async function runSuite(deps: CliDeps, flags: RunCommandFlags): Promise<void> {
+  const settings = deps.settings();
+  const suite = findSuite(flags.suite!, flags.suites, settings);
+  const entries = selectEntries(suite, commaList(flags.only), commaList(flags.exclude));
+  const runs = entries.map((entry, i) => specFromFlags(entry.benchmark, flags, { entry, file: suite.file, field: `suites.${suite.name}.benchmarks[${i}]` }));
+  const spec = { suiteId: newSuiteId(suite.name), suite: suite.name, model: flags.model, runs, parallel: flags.suiteParallel };
+  const handle = await submitSuite(await connectTemporal(deps, true), settings, spec);
+  deps.say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${flags.model}`);
+  deps.say(`Web UI: ${runWebUiLink(settings, spec.suiteId)}`);
+  const progress = progressReporter(deps);
+  const result = await followSuite(await connectTemporal(deps, false), handle, progress.show);
+  progress.done();
+  await deps.stdout(flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderSuiteResult(result, runWebUiLink(settings, result.suiteId))}\n`);
+  if (flags.output) {
+    const views = [suiteSummaryView(result), ...result.runs.map((run) => runResultView(run, run.benchmark))];
+    for (const file of await writeOutputDir(views, flags.output, result.suiteId)) deps.say(`wrote ${file}`);
+  }
+  deps.setExitCode(exitCodeOf(result.status));
+}

@@ -1,0 +1,22 @@
+// `br up`: start the embedded Temporal dev server (with its Web UI) and a background worker.
+
+import type { Command } from 'commander';
+import { startBackgroundWorker, startEmbeddedServer } from '../../client/embedded-services.js';
+import type { CliDeps } from '../cli-deps.js';
+import { EXIT_CODES } from '../exit-codes.js';
+import { ExitError } from '../exit-error.js';
+import { example } from '../help-example.js';
+
+export function registerUpCommand(program: Command, deps: CliDeps): Command {
+  return program
+    .command('up')
+    .description('start the embedded Temporal dev server (with Web UI) and a background worker')
+    .addHelpText('after', example('$ br up'))
+    .action(async () => {
+      const settings = deps.settings();
+      if (!settings.embedded) throw new ExitError(`TEMPORAL_ADDRESS is set (${settings.temporalAddress}): nothing embedded to start`, EXIT_CODES.BAD_INPUT);
+      await startEmbeddedServer(settings, deps.say);
+      startBackgroundWorker(settings, deps.say);
+      deps.say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}`);
+    });
+}

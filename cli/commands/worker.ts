@@ -1,0 +1,21 @@
+// `br worker`: this host's worker in the foreground, polling the shared queue and the host's own.
+
+import type { Command } from 'commander';
+import { resolveHostId } from '../../workers/host-id.js';
+import { startWorker } from '../../workers/start-worker.js';
+import type { CliDeps } from '../cli-deps.js';
+import { example } from '../help-example.js';
+
+export function registerWorkerCommand(program: Command, deps: CliDeps): Command {
+  return program
+    .command('worker')
+    .description("run this host's worker in the foreground: the shared queue and the host's own queue")
+    .addHelpText('after', example('$ BENCHROUTER_HOST_ID=gpu-box-1 TEMPORAL_ADDRESS=temporal.internal:7233 br worker'))
+    .action(async () => {
+      const settings = deps.settings();
+      const hostId = resolveHostId(settings.home);
+      const worker = await startWorker({ settings, hostId, workflowBundlePath: deps.env.BENCHROUTER_WORKFLOW_BUNDLE, say: deps.say });
+      deps.say(`worker on host ${hostId}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
+      await worker.done;
+    });
+}

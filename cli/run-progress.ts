@@ -1,0 +1,39 @@
+// Following a run or suite on stderr: a bar redrawn in place on a TTY, a quiet line per change
+// otherwise (CI logs); and a finished run printed as its table (or JSON) with its exit code.
+
+import { followRun, type RunHandle } from '../client/runs.js';
+import { runWebUiLink } from '../config/settings.js';
+import type { RunProgress, RunResult } from '../runs/run-spec.js';
+import type { CliDeps } from './cli-deps.js';
+import { exitCodeOf } from './exit-codes.js';
+import { progressLine, renderRunResult } from './run-text.js';
+
+export function progressReporter(deps: CliDeps): { show: (p: RunProgress) => void; done: () => void } {
+  const tty = process.stderr.isTTY;
+  let last = '';
+  return {
+    show(p) {
+      const line = progressLine(p);
+      if (line === last) return;
+      last = line;
+      if (tty) process.stderr.write(`\r${line}\x1b[K`);
+      else deps.say(line);
+    },
+    done() {
+      if (tty) process.stderr.write('\n');
+    },
+  };
+}
+
+export async function waitWithProgress(deps: CliDeps, handle: RunHandle): Promise<RunResult> {
+  const progress = progressReporter(deps);
+  const result = await followRun(handle, progress.show);
+  progress.done();
+  return result;
+}
+
+/** What `br run`, `retry`, `rerun`, `cancel` and `demo` end with: the result, and the exit code its status means. */
+export async function printRun(deps: CliDeps, result: RunResult, json: boolean | undefined): Promise<void> {
+  await deps.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${renderRunResult(result, runWebUiLink(deps.settings(), result.runId))}\n`);
+  deps.setExitCode(exitCodeOf(result.status));
+}
