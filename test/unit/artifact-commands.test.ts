@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerArtifactsCommand } from '../../cli/commands/artifacts.js';
 import { registerRecordsCommand } from '../../cli/commands/records.js';
+import { registerLogsCommand } from '../../cli/commands/logs.js';
 import type { ArtifactCommandDeps } from '../../cli/run-artifacts.js';
 import { InputError } from '../../contract/problems.js';
 
@@ -38,6 +39,7 @@ put(`${runId}/gateway-cache/ab/cd.json`, '{}');
 function registerArtifactCommands(program: Command, deps: ArtifactCommandDeps): void {
   registerArtifactsCommand(program, deps);
   registerRecordsCommand(program, deps);
+  registerLogsCommand(program, deps);
 }
 
 async function br(...args: string[]): Promise<{ stdout: string; stderr: string[] }> {
