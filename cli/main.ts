@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { inspectBenchmark, loadBenchmark } from '../contract/load-benchmark.js';
 import { formatProblem, InputError } from '../contract/problems.js';
 import { EXIT_CODES, exitCodeOf } from './exit-codes.js';
-import { DEFAULT_RUN_OPTIONS, type RunProgress, type RunResult } from '../runs/run-spec.js';
+import type { RunProgress, RunResult } from '../runs/run-spec.js';
 import { runWebUiLink, settingsFrom, type Settings } from '../config/settings.js';
 import { startBackgroundWorker, startEmbeddedServer, stopEmbedded, isReachable } from '../client/embedded-services.js';
 import { connectClient, createRerunSpec, createRetrySpec, createRunSpec, followRun, listRuns, queryProgress, runExists, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
