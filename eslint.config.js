@@ -43,10 +43,22 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            ...bannedBuiltins.flatMap((name) => [name, `node:${name}`]).map((name) => ({ name, message: 'workflow code is deterministic: do Node I/O in an activity.', allowTypeImports: true })),
-            ...['@temporalio/activity', '@temporalio/worker', '@temporalio/client'].map((name) => ({ name, message: 'workflow code imports only @temporalio/workflow and @temporalio/common at run time.', allowTypeImports: true })),
+            ...bannedBuiltins
+              .flatMap((name) => [name, `node:${name}`])
+              .map((name) => ({ name, message: 'workflow code is deterministic: do Node I/O in an activity.', allowTypeImports: true })),
+            ...['@temporalio/activity', '@temporalio/worker', '@temporalio/client'].map((name) => ({
+              name,
+              message: 'workflow code imports only @temporalio/workflow and @temporalio/common at run time.',
+              allowTypeImports: true,
+            })),
           ],
-          patterns: [{ group: ['**/activities', '**/activities/**'], message: 'import activities as types only and call them through proxyActivities.', allowTypeImports: true }],
+          patterns: [
+            {
+              group: ['**/activities', '**/activities/**'],
+              message: 'import activities as types only and call them through proxyActivities.',
+              allowTypeImports: true,
+            },
+          ],
         },
       ],
     },
