@@ -53,23 +53,23 @@ describe('the link checker', () => {
       path.join(repo, 'README.md'),
       [
         '# Readme',
-        '[design](../shared/DESIGN.md)',
+        '[design](../outside/notes.md)',
         '[gone](docs/missing.md)',
         '[anchor](docs/page.md#nowhere)',
         '[root](/etc/passwd)',
         '[good](docs/page.md#using-br-twice) [self](#readme) [web](https://temporal.io) [folder](docs/)',
-        'the fixed reference is `../shared/DESIGN.md`, the code is in `./docs/`',
+        'the fixed reference is `../outside/notes.md`, the code is in `./docs/`',
         '```',
         '[in code](../outside.md)',
         '```',
       ].join('\n'),
     );
     expect(linkProblems(repo, path.join(repo, 'README.md'))).toEqual([
-      'README.md:2: ../shared/DESIGN.md: points outside the repository (a clone would not have it)',
+      'README.md:2: ../outside/notes.md: points outside the repository (a clone would not have it)',
       'README.md:3: docs/missing.md: expected a file or folder at docs/missing.md, found none',
       'README.md:4: docs/page.md#nowhere: expected a heading with anchor #nowhere in docs/page.md, found none',
       'README.md:5: /etc/passwd: expected a path relative to README.md or an http(s) URL',
-      'README.md:7: ../shared/DESIGN.md: points outside the repository (a clone would not have it)',
+      'README.md:7: ../outside/notes.md: points outside the repository (a clone would not have it)',
     ]);
   });
 

@@ -33,7 +33,7 @@ export function markdownLinks(text: string): MarkdownLink[] {
   return links;
 }
 
-/** Relative paths quoted as inline code (`../shared/x.md`): a reader follows them like links. */
+/** Relative paths quoted as inline code (`../outside/notes.md`): a reader follows them like links. */
 export function quotedPaths(text: string): MarkdownLink[] {
   const paths: MarkdownLink[] = [];
   withoutFences(text)
