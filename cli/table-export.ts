@@ -130,6 +130,7 @@ export function sheetNames(names: readonly string[]): string[] {
 }
 
 // Characters XML 1.0 forbids would make the file unreadable; Excel caps a cell at 32,767 characters.
+// eslint-disable-next-line no-control-regex -- these control characters are exactly what the pattern removes
 const XML_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 const CELL_TEXT_MAX = 32_767;
 

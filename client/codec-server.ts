@@ -31,7 +31,7 @@ export function startCodecServer(codec: PayloadCodec, options: { port: number; h
     if (req.method !== 'POST' || (route !== '/encode' && route !== '/decode')) return void res.writeHead(404).end();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
+    const respond = async (): Promise<void> => {
       try {
         const { payloads } = JSON.parse(Buffer.concat(chunks).toString()) as { payloads: JsonPayload[] };
         const input = payloads.map(fromJson);
@@ -40,7 +40,9 @@ export function startCodecServer(codec: PayloadCodec, options: { port: number; h
       } catch (error) {
         res.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: (error as Error).message }));
       }
-    });
+    };
+    // respond answers every outcome itself (200 or 400), so nothing waits on its promise.
+    req.on('end', () => void respond());
   });
   return new Promise((resolve) => server.listen(options.port, options.host ?? '127.0.0.1', () => resolve(server)));
 }

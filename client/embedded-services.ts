@@ -1,4 +1,4 @@
-// The embedded default (DESIGN.md §2): with no Temporal address configured, `br` runs a local
+// The embedded default (docs/operations.md): with no Temporal address configured, `br` runs a local
 // `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, and a
 // background worker. Both are detached processes tracked by pid files.
 

@@ -1,4 +1,4 @@
-// zod schemas for the benchmark contract (DESIGN.md §1): benchmark.yaml and task.yaml.
+// zod schemas for the benchmark contract (docs/benchmark-contract.md): benchmark.yaml and task.yaml.
 // Error texts are written for benchmark authors: each says what was expected and what was found.
 
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Loads a benchmark directory (DESIGN.md §1) into a Benchmark, collecting every problem at once
+// Loads a benchmark directory (docs/benchmark-contract.md) into a Benchmark, collecting every problem at once
 // rather than stopping at the first, so `br validate` can show an author the whole list.
 
 import { existsSync, realpathSync, statSync } from 'node:fs';

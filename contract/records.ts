@@ -1,4 +1,4 @@
-// A benchmark's optional per-instance records.jsonl (DESIGN.md §1), validated line by line and
+// A benchmark's optional per-instance records.jsonl (docs/benchmark-contract.md), validated line by line and
 // summarized for the job result. Lenient where real benchmarks differ (string indexes, boolean
 // scores, unknown token counts); a line that still fails is counted and reported, never dropped.
 

@@ -1,4 +1,4 @@
-// Host-pinned task queues (DESIGN.md §2): every evaluation machine polls the shared queue and a
+// Host-pinned task queues (docs/architecture.md): every evaluation machine polls the shared queue and a
 // queue of its own, named from a stable host id so a restarted worker picks its own work back up.
 
 export interface ClaimedHost {
