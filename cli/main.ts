@@ -19,6 +19,7 @@ import { registerListCommand } from './commands/list.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerRecordsCommand } from './commands/records.js';
 import { registerReferenceModelCommand } from './commands/reference-model.js';
+import { registerReplayModelCommand } from './commands/replay-model.js';
 import { registerRerunCommand } from './commands/rerun.js';
 import { registerResultsCommand } from './commands/results.js';
 import { registerRetryCommand } from './commands/retry.js';
@@ -60,6 +61,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerWorkerCommand(program, deps);
   registerCodecServerCommand(program, deps);
   registerReferenceModelCommand(program, deps);
+  registerReplayModelCommand(program, deps);
   registerDemoCommand(program, deps);
   registerCompareCommand(program, deps);
   registerLeaderboardCommand(program, deps);
