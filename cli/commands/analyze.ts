@@ -25,7 +25,7 @@ import type { SplitUnit } from '../../analysis/train-test-split.js';
 
 export interface AnalyzeCommandDeps {
   /** Where the report goes (tables or JSON). */
-  stdout(text: string): void;
+  stdout(text: string): void | Promise<void>;
   /** Progress and notes, one line each. */
   say(line: string): void;
   /** Environment variables, for the embeddings API key. */
@@ -60,7 +60,7 @@ interface AnalyzeFlags extends OutputFlags {
 }
 
 const defaultDeps: AnalyzeCommandDeps = {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => void process.stdout.write(text),
   say: (line) => process.stderr.write(`${line}\n`),
 };
 

@@ -107,7 +107,7 @@ describe('br analyze', () => {
     const out: string[] = [];
     const notes: string[] = [];
     const program = new Command('br').exitOverride().configureOutput({ writeErr: (s) => notes.push(s), writeOut: (s) => out.push(s) });
-    registerAnalyzeCommand(program, { stdout: (s) => out.push(s), say: (s) => notes.push(s), env: {} });
+    registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: {} });
     await program.parseAsync(['node', 'br', 'analyze', ...args]);
     return { out: out.join(''), notes: notes.join('\n') };
   };
