@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { headingAnchors, linkProblems, markdownLinks } from './support/markdown-links.js';
+import { headingAnchors, linkProblems, markdownLinks } from '../support/markdown-links.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const pages = [
   'README.md',
   ...readdirSync(path.join(repoRoot, 'docs'))

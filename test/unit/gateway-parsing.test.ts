@@ -2,13 +2,13 @@
 // on bytes, and the usage fields of every metered API. No server, no network.
 
 import { describe, expect, it } from 'vitest';
-import { checkRoute } from '../gateway/gateway-routes.js';
-import { applyJsonEdits, diffJsonObjects } from '../gateway/json-text-edit.js';
-import { upstreamRequest } from '../gateway/request-body.js';
-import { SseSplitter, sseData } from '../gateway/sse-splitter.js';
-import { StreamObserver } from '../gateway/stream-observer.js';
-import { carriesOutput, usageOf } from '../gateway/usage-fields.js';
-import { NO_GENERATION_SETTINGS } from '../runs/generation.js';
+import { checkRoute } from '../../gateway/gateway-routes.js';
+import { applyJsonEdits, diffJsonObjects } from '../../gateway/json-text-edit.js';
+import { upstreamRequest } from '../../gateway/request-body.js';
+import { SseSplitter, sseData } from '../../gateway/sse-splitter.js';
+import { StreamObserver } from '../../gateway/stream-observer.js';
+import { carriesOutput, usageOf } from '../../gateway/usage-fields.js';
+import { NO_GENERATION_SETTINGS } from '../../runs/generation.js';
 
 describe('the route allow-list', () => {
   it.each([

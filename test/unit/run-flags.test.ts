@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { instanceIds } from '../cli/run-flags.js';
-import { InputError } from '../contract/problems.js';
+import { instanceIds } from '../../cli/run-flags.js';
+import { InputError } from '../../contract/problems.js';
 
 describe('--instances', () => {
   it('reads a comma-separated list, trimming blanks and dropping repeats in order', () => {

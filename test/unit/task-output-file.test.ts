@@ -6,9 +6,9 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, write
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { RECORD_LINE_CAP_BYTES, summarizeRecordsFile } from '../activities/records-file.js';
-import { linesOfTaskOutput, openTaskOutputFile, readTaskOutputText } from '../activities/task-output-file.js';
-import { BAD_LINE_EXAMPLES } from '../contract/records.js';
+import { RECORD_LINE_CAP_BYTES, summarizeRecordsFile } from '../../activities/records-file.js';
+import { linesOfTaskOutput, openTaskOutputFile, readTaskOutputText } from '../../activities/task-output-file.js';
+import { BAD_LINE_EXAMPLES } from '../../contract/records.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-task-output-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

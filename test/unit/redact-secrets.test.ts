@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { keepLogTail, SHOWN_LINE_CHARS } from '../activities/container-log-tail.js';
-import { jobSecrets, redactDeep, redactSecrets } from '../activities/redact-secrets.js';
+import { keepLogTail, SHOWN_LINE_CHARS } from '../../activities/container-log-tail.js';
+import { jobSecrets, redactDeep, redactSecrets } from '../../activities/redact-secrets.js';
 
 const key = 'sk-live-0123456789abcdef';
 const token = 'brj-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';

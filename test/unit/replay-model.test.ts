@@ -5,10 +5,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InputError } from '../contract/problems.js';
-import { parseAnswers } from '../reference-model/replay-answers.js';
-import { messagesKey, promptKey } from '../reference-model/replay-key.js';
-import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
+import { InputError } from '../../contract/problems.js';
+import { parseAnswers } from '../../reference-model/replay-answers.js';
+import { messagesKey, promptKey } from '../../reference-model/replay-key.js';
+import { startReplayModel, type ReplayModelServer } from '../../reference-model/replay-model-server.js';
 
 const question = [{ role: 'user', content: 'What is 2+2?' }];
 const weather = [{ role: 'system', content: 'You call tools.' }, { role: 'user', content: 'Weather in Paris? 🌧' }];

@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ModelGateway, type GatewayRoute } from '../gateway/model-gateway.js';
-import { BUILT_IN_PRICES } from '../gateway/price-table.js';
-import type { GenerationSettings } from '../runs/generation.js';
+import { ModelGateway, type GatewayRoute } from '../../gateway/model-gateway.js';
+import { BUILT_IN_PRICES } from '../../gateway/price-table.js';
+import type { GenerationSettings } from '../../runs/generation.js';
 
 interface Received {
   method: string;
