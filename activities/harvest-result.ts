@@ -41,7 +41,7 @@ function recordsOf(resultsDir: string): RecordsSummary | undefined {
 }
 
 export function harvestResult(artifactsRoot: string, input: HarvestInput): HarvestOutput {
-  const outcome = harvestOutcome(artifactsRoot, input);
+  const outcome = withOomReport(harvestOutcome(artifactsRoot, input), input);
   const records = recordsOf(path.join(jobArtifactsDir(artifactsRoot, input.job), 'results'));
   return records ? { ...outcome, records } : outcome;
 }
@@ -55,8 +55,7 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
     return { status: 'FAILED', reason: 'INFRASTRUCTURE', message: `the task's own Docker daemon could not start (${outcome.runtime})${withTail(outcome.logTail)}` };
   }
   if (outcome.exitCode !== 0) {
-    const oom = outcome.oomKilled ? ` (killed for exceeding its ${job.task.resources.memory} memory limit)` : '';
-    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${oom}${withTail(outcome.logTail)}` };
+    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${withTail(outcome.logTail)}` };
   }
   const file = path.join(jobDir, 'results', 'result.json');
   let size: number;
@@ -78,6 +77,17 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
   if (!normalized.ok) return { status: 'FAILED', reason: 'BAD_RESULT', message: `result.json: ${normalized.error}` };
   writeFileSync(path.join(jobDir, 'normalized.json'), JSON.stringify(normalized.result, null, 2));
   return { status: 'SUCCEEDED', result: normalized.result };
+}
+
+/**
+ * Out-of-memory kills lead the message whatever the status: a benchmark whose worker process was
+ * killed may still exit 0 and write a result, one computed without the killed part.
+ */
+function withOomReport(harvested: HarvestOutput, { job, outcome }: HarvestInput): HarvestOutput {
+  if (!outcome.oomKilled) return harvested;
+  const kills = Math.max(1, outcome.oomKills ?? 0);
+  const report = `out of memory: ${kills} ${kills === 1 ? 'process' : 'processes'} of the task killed for exceeding its ${job.task.resources.memory} memory limit`;
+  return { ...harvested, message: harvested.message ? `${report}; ${harvested.message}` : report };
 }
 
 function readCapped(file: string, cap: number): string {
