@@ -9,11 +9,13 @@ import type { DockerEngine } from './docker-engine.js';
 export const LOG_CAP_BYTES = 16 * 1024 * 1024;
 /** Output past the cap that is still kept: a failure's last lines are usually the ones that explain it. */
 export const LOG_KEEP_LAST_BYTES = 64 * 1024;
+/** Lines read back from the daemon for the kept end when the follower fell behind. */
+const LOG_TAIL_LINES = 500;
 
 export interface LogSummary {
-  /** Bytes the task printed (as far as the daemon still had them). */
+  /** Bytes of output read (a follower slower than the task misses what the daemon's capped copy rotated away). */
   bytes: number;
-  /** Bytes not written to the file. */
+  /** Bytes read but not written to the file. */
   dropped: number;
 }
 
@@ -58,6 +60,18 @@ export class CappedLogWriter extends Writable {
     this.file.write(head, (error) => done(error));
   }
 
+  /** True once output went past the cap. */
+  overCap(): boolean {
+    return this.dropped > 0;
+  }
+
+  /** Replaces the kept end with `bytes` (the daemon's own last lines, which a lagging follower can miss). */
+  useEnd(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.kept = [bytes];
+    this.keptBytes = bytes.length;
+  }
+
   private keep(bytes: Buffer): void {
     this.dropped += bytes.length;
     this.kept.push(bytes);
@@ -72,10 +86,11 @@ export class CappedLogWriter extends Writable {
       // Start the kept end at a line boundary: a cut line would read as a real one.
       const newline = last.indexOf(10);
       if (newline >= 0 && newline < last.length - 1) last = last.subarray(newline + 1);
-      this.dropped -= last.length;
+      this.dropped = Math.max(0, this.dropped - last.length);
       this.keptWritten = last.length;
       const lineStart = this.endsWithNewline ? '' : '\n';
-      this.file.write(`${lineStart}[benchrouter] output past the ${sizeText(this.capBytes)} log cap: ${sizeText(this.dropped)} dropped; the last ${sizeText(last.length)} follow\n`);
+      // "At least": a follower slower than the task misses what the daemon's own capped copy rotated away.
+      this.file.write(`${lineStart}[benchrouter] output past the ${sizeText(this.capBytes)} log cap: at least ${sizeText(this.dropped)} dropped; the last ${sizeText(last.length)} follow\n`);
       this.file.write(last);
       this.kept = [];
     }
@@ -108,15 +123,18 @@ export async function captureContainerLog(docker: DockerEngine, containerId: str
   });
   const finished = new Promise<LogSummary>((resolve, reject) => {
     let ended = false;
-    const end = () => {
+    const end = async () => {
       if (ended) return;
       ended = true;
+      // Past the cap the daemon's json-file copy rotates under a lagging follower, which can miss the
+      // newest lines; the kept end is read from the daemon's live file instead (when it still has it).
+      if (writer.overCap()) writer.useEnd(await docker.logTail(containerId, LOG_TAIL_LINES).catch(() => Buffer.alloc(0)));
       writer.end(() => resolve(writer.summary()));
     };
-    source.once('end', end);
-    source.once('close', end);
+    source.once('end', () => void end());
+    source.once('close', () => void end());
     // An aborted stream (stop()) ends the file like a closed one; other errors are real.
-    source.once('error', (error: Error) => (following.signal.aborted ? end() : reject(error)));
+    source.once('error', (error: Error) => (following.signal.aborted ? void end() : reject(error)));
     writer.once('error', reject);
   });
   return {

@@ -4,8 +4,8 @@
 
 import Docker from 'dockerode';
 import { createWriteStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import type { Readable, Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 
 export class DockerError extends Error {
   constructor(
@@ -192,6 +192,21 @@ export class DockerEngine {
     } catch (error) {
       throw dockerError('container logs', error);
     }
+  }
+
+  /**
+   * The container's last `lines` lines, timestamped, read once (not followed). A follower that fell
+   * behind the json-file driver's rotation misses the newest lines; this reads them from the live file.
+   */
+  async logTail(nameOrId: string, lines: number): Promise<Buffer> {
+    const raw = await this.call('container logs', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).logs({ follow: false, stdout: true, stderr: true, timestamps: true, tail: lines, abortSignal }));
+    const source = new PassThrough();
+    const chunks: Buffer[] = [];
+    const out = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk), done()) });
+    this.demux(source, out);
+    source.end(raw ?? Buffer.alloc(0));
+    await finished(source);
+    return Buffer.concat(chunks);
   }
 
   /** Splits a multiplexed log stream into one writable (stdout and stderr interleaved, as they came). */
