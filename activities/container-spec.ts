@@ -69,6 +69,12 @@ export interface ContainerSpecInput {
   resultsDir: string;
   /** Present for `docker: true` tasks. */
   dind?: DindPlacement;
+  /**
+   * The host's address on the task network (its gateway), which host.docker.internal names. Docker's
+   * `host-gateway` is docker0's address instead, which a DinD task's own daemon takes for its own
+   * bridge (it sees no route to that subnet from the task network), hiding the host behind it.
+   */
+  hostAddress?: string;
 }
 
 /**
@@ -131,7 +137,7 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
   const limits = { Memory: memory, MemorySwap: memory, NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
   // The task network keeps tasks off the host's own ports (see task-firewall.ts); host.docker.internal
   // is how they still reach the worker's model gateway. `network: host` gives all of that up.
-  const network = onHostNetwork ? { NetworkMode: 'host' } : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:host-gateway`] };
+  const network = onHostNetwork ? { NetworkMode: 'host' } : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:${input.hostAddress ?? 'host-gateway'}`] };
 
   const hostConfig: Record<string, unknown> = dind
     ? {

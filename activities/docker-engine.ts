@@ -262,11 +262,15 @@ export class DockerEngine {
     }
   }
 
-  /** The network's id and driver options, creating it with `options` when missing; a concurrent creator's network is fine too. */
-  async ensureNetwork(name: string, options: Omit<Docker.NetworkCreateOptions, 'Name'>): Promise<{ id: string; options: Record<string, string> }> {
+  /** The network's id, driver options and IPv4 gateway, creating it with `options` when missing; a concurrent creator's network is fine too. */
+  async ensureNetwork(name: string, options: Omit<Docker.NetworkCreateOptions, 'Name'>): Promise<{ id: string; options: Record<string, string>; gateway?: string }> {
     const find = async () => {
-      const found = (await this.call('network inspect', TIMEOUT_MS.network, () => this.client.getNetwork(name).inspect(), [404])) as { Id: string; Options?: Record<string, string> | null } | undefined;
-      return found && { id: found.Id, options: found.Options ?? {} };
+      const found = (await this.call('network inspect', TIMEOUT_MS.network, () => this.client.getNetwork(name).inspect(), [404])) as
+        | { Id: string; Options?: Record<string, string> | null; IPAM?: { Config?: Array<{ Gateway?: string }> | null } }
+        | undefined;
+      if (!found) return undefined;
+      const gateway = found.IPAM?.Config?.map((c) => c.Gateway).find((g) => g && !g.includes(':'));
+      return { id: found.Id, options: found.Options ?? {}, ...(gateway ? { gateway } : {}) };
     };
     const existing = await find();
     if (existing) return existing;

@@ -77,8 +77,9 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const { apiKey, access } = openModelAccess(deps, job, jobDir);
   const closeAccess = () => closeModelAccess(deps, job);
   const logFile = path.join(jobDir, 'container.log');
+  let hostAddress: string | undefined;
   if (job.task.docker || job.task.network !== 'host') {
-    await ensureTaskNetwork(docker);
+    hostAddress = (await ensureTaskNetwork(docker)).gateway;
     await openLoopbackEndpoints(deps, job, access);
   }
   let state = await docker.containerState(name);
@@ -100,7 +101,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
         dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
         runtime = `dind:${detected.mode}`;
       }
-      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind }, apiKey, access);
+      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress }, apiKey, access);
       try {
         // 'conflict': another attempt won the race to create it; attach to that one below.
         await docker.createAndStart(name, body);

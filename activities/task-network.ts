@@ -11,9 +11,9 @@ export const TASK_BRIDGE_INTERFACE = 'br-benchrouter';
 /**
  * Creates the network when missing; idempotent and safe to race (several workers may share a daemon).
  * Containers on it cannot reach each other either (no inter-container traffic): one job's services
- * are not another job's business.
+ * are not another job's business. Gives the host's address on the bridge (its gateway).
  */
-export async function ensureTaskNetwork(docker: DockerEngine): Promise<void> {
+export async function ensureTaskNetwork(docker: DockerEngine): Promise<{ gateway?: string }> {
   const options = { 'com.docker.network.bridge.name': TASK_BRIDGE_INTERFACE, 'com.docker.network.bridge.enable_icc': 'false' };
   const network = await docker.ensureNetwork(TASK_NETWORK, { Driver: 'bridge', Options: options, Labels: { 'benchrouter.managed': 'true' } });
   if (network.options['com.docker.network.bridge.name'] !== TASK_BRIDGE_INTERFACE) {
@@ -21,4 +21,5 @@ export async function ensureTaskNetwork(docker: DockerEngine): Promise<void> {
       `docker network ${TASK_NETWORK}: expected a bridge on interface ${TASK_BRIDGE_INTERFACE} (the one the host firewall guards), got ${network.options['com.docker.network.bridge.name'] ?? 'a generated name'}; remove that network and BenchRouter recreates it`,
     );
   }
+  return network.gateway ? { gateway: network.gateway } : {};
 }

@@ -106,6 +106,11 @@ describe('task container body in Simple mode', () => {
     expect(HostConfig.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
   });
 
+  it("names the host's address on the task network as host.docker.internal when it is known", () => {
+    expect(taskContainerBody({ ...sampleInput(), hostAddress: '172.18.0.1' }, SECRET).HostConfig.ExtraHosts).toEqual(['host.docker.internal:172.18.0.1']);
+    expect(taskContainerBody({ ...dindInput(), hostAddress: '172.18.0.1' }, SECRET).HostConfig.ExtraHosts).toEqual(['host.docker.internal:172.18.0.1']);
+  });
+
   it('rewrites a loopback model endpoint (the gateway on 127.0.0.1) to host.docker.internal on the task network', () => {
     expect(envOf(taskContainerBody(sampleInput({}, 'http://127.0.0.1:8390/v1'), SECRET)).BENCHROUTER_MODEL_ENDPOINT).toBe('http://host.docker.internal:8390/v1');
   });
