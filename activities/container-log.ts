@@ -3,7 +3,7 @@
 // file stays bounded whatever a task prints. Past the cap only the last bytes are kept, for the tail.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { Writable, type Readable } from 'node:stream';
+import { Writable } from 'node:stream';
 import type { DockerEngine } from './docker-engine.js';
 
 export const LOG_CAP_BYTES = 16 * 1024 * 1024;
@@ -141,7 +141,7 @@ export async function captureContainerLog(docker: DockerEngine, containerId: str
     finished,
     async stop() {
       following.abort();
-      (source as Readable).destroy();
+      source.destroy();
       return finished;
     },
   };
