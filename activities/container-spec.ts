@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { JobSpec } from '../runs/run-spec.js';
 import type { ContainerCreateBody } from './docker-engine.js';
+import { TASK_NETWORK } from './task-network.js';
 
 export const CONTAINER_BENCHMARK_DIR = '/app/benchmark';
 export const CONTAINER_RESULTS_DIR = '/app/results';
@@ -12,8 +13,13 @@ export const CONTAINER_PRELOAD_DIR = '/app/preload';
 export const DIND_ENTRYPOINT = '/usr/local/bin/benchrouter-dind-entrypoint';
 /** Label every DinD runtime image carries, and so every image built FROM it. */
 export const DIND_IMAGE_LABEL = 'benchrouter.dind.digest';
-/** The name a DinD task container uses for its host; loopback endpoints are rewritten to it. */
+/** The name a task container on a bridge uses for its host; loopback endpoints are rewritten to it. */
 export const HOST_ALIAS = 'host.docker.internal';
+/**
+ * The daemon's own copy of a task's output (json-file), capped: a task printing gigabytes must not
+ * fill the host's disk. The job's container.log is capped separately (container-log.ts).
+ */
+export const TASK_LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } } as const;
 
 export const LABELS = {
   managed: 'benchrouter.managed',
@@ -63,12 +69,19 @@ export interface ContainerSpecInput {
   resultsDir: string;
   /** Present for `docker: true` tasks. */
   dind?: DindPlacement;
+  /**
+   * The host's address on the task network (its gateway), which host.docker.internal names. Docker's
+   * `host-gateway` is docker0's address instead, which a DinD task's own daemon takes for its own
+   * bridge (it sees no route to that subnet from the task network), hiding the host behind it.
+   */
+  hostAddress?: string;
 }
 
 /**
- * A DinD task container has its own network namespace (its daemon makes bridges and iptables
- * rules that must not touch the host's), so a loopback endpoint would point at the container
- * itself: it is rewritten to the host's name on the bridge.
+ * A task container on a bridge (every task but a `network: host` one) has its own network
+ * namespace, so a loopback endpoint would point at the container itself: it is rewritten to the
+ * host's name on the bridge. (A DinD task needs the namespace: its daemon makes bridges and
+ * iptables rules that must not touch the host's.)
  */
 export function endpointSeenFromBridge(endpoint: string): string {
   const url = new URL(endpoint);
@@ -102,7 +115,8 @@ export interface ModelAccess {
 export function taskContainerBody(input: ContainerSpecInput, apiKey: string, access: ModelAccess = {}): ContainerCreateBody {
   const { job, image, resultsDir, dind } = input;
   const { task } = job;
-  const reachable = (endpoint: string) => (dind ? endpointSeenFromBridge(endpoint) : endpoint);
+  const onHostNetwork = !dind && task.network === 'host';
+  const reachable = (endpoint: string) => (onHostNetwork ? endpoint : endpointSeenFromBridge(endpoint));
   const env: Record<string, string> = {
     TZ: 'UTC',
     PYTHONHASHSEED: '0',
@@ -120,21 +134,26 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
   };
   const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });
   const mounts = [bind(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true), bind(resultsDir, CONTAINER_RESULTS_DIR)];
-  const limits = { Memory: memoryBytes(task.resources.memory), NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
+  const memory = memoryBytes(task.resources.memory);
+  // MemorySwap equal to Memory: the limit is the task's memory, not memory plus as much swap again.
+  const limits = { Memory: memory, MemorySwap: memory, NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
+  // The task network keeps tasks off the host's own ports (see task-firewall.ts); host.docker.internal
+  // is how they still reach the worker's model gateway. `network: host` gives all of that up.
+  const network = onHostNetwork ? { NetworkMode: 'host' } : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:${input.hostAddress ?? 'host-gateway'}`] };
 
   const hostConfig: Record<string, unknown> = dind
     ? {
         ...dind.runtimeHostConfig,
         ...limits,
-        NetworkMode: 'bridge',
-        ExtraHosts: [`${HOST_ALIAS}:host-gateway`],
+        ...network,
+        LogConfig: TASK_LOG_CONFIG,
         Mounts: [
           ...mounts,
           bind(dind.storageDir, '/var/lib/docker'),
           ...dind.archives.map((archive) => bind(archive, `${CONTAINER_PRELOAD_DIR}/${archive.split('/').pop()}`, true)),
         ],
       }
-    : { ...limits, NetworkMode: 'host', SecurityOpt: ['no-new-privileges'], Mounts: mounts };
+    : { ...limits, ...network, LogConfig: TASK_LOG_CONFIG, SecurityOpt: ['no-new-privileges'], Mounts: mounts };
 
   return {
     Image: image,

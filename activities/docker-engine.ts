@@ -1,10 +1,11 @@
-// The host's Docker engine. Container operations go straight to the Engine API over its unix
-// socket (no process per call: a job makes several, and they add up at high concurrency); image
-// builds and saves go through the `docker` CLI, which already does the context tarring and streaming.
+// The host's Docker engine, through dockerode: one client for containers, logs, events, builds and
+// image saves, reached wherever DOCKER_HOST points (unix socket, tcp, tls, ssh). Calls that must
+// answer promptly carry a timeout; waiting for a container, following its logs and building never do.
 
-import { spawn } from 'node:child_process';
+import Docker from 'dockerode';
 import { createWriteStream } from 'node:fs';
-import http from 'node:http';
+import { finished, pipeline } from 'node:stream/promises';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 
 export class DockerError extends Error {
   constructor(
@@ -15,12 +16,6 @@ export class DockerError extends Error {
     super(`docker ${operation} failed (${statusCode ?? 'no answer'}): ${detail.trim().split('\n').slice(-3).join(' | ') || 'no output'}`);
     this.name = 'DockerError';
   }
-}
-
-export interface ExecResult {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
 }
 
 export interface ContainerState {
@@ -44,58 +39,78 @@ export interface ContainerCreateBody {
   HostConfig: Record<string, unknown>;
 }
 
-function socketPathFromEnv(): string {
-  const host = process.env.DOCKER_HOST;
-  if (host?.startsWith('unix://')) return host.slice('unix://'.length);
-  return '/var/run/docker.sock';
+/** One message of the daemon's build stream (`docker build`'s JSON progress). */
+export interface BuildEvent {
+  stream?: string;
+  status?: string;
+  error?: string;
+  errorDetail?: { code?: number; message?: string };
+  aux?: { ID?: string };
+}
+
+/**
+ * How long a call may take before the daemon counts as not answering. Generous, because a busy
+ * daemon (dozens of containers starting at once) is slow but alive; a hung one must not hang a job.
+ */
+const TIMEOUT_MS = { inspect: 30_000, create: 60_000, start: 60_000, kill: 30_000, remove: 120_000, list: 30_000, network: 30_000 } as const;
+
+/** dockerode rejects with the HTTP status and the daemon's message; transport errors carry neither. */
+interface DockerodeError {
+  statusCode?: number;
+  json?: { message?: string } | Buffer | string | null;
+  message: string;
+  name?: string;
+}
+
+function asDockerodeError(error: unknown): DockerodeError {
+  return typeof error === 'object' && error !== null && 'message' in error ? (error as DockerodeError) : { message: String(error) };
+}
+
+/** The one failure path: every daemon refusal or silence becomes a DockerError naming the operation. */
+export function dockerError(operation: string, error: unknown, timeoutMs?: number): DockerError {
+  if (error instanceof DockerError) return error;
+  const e = asDockerodeError(error);
+  if (e.name === 'AbortError' || e.name === 'TimeoutError') {
+    return new DockerError(operation, null, timeoutMs ? `the Docker daemon did not answer within ${timeoutMs / 1000}s` : 'aborted');
+  }
+  const json = e.json;
+  const message = json && typeof json === 'object' && !Buffer.isBuffer(json) && json.message ? json.message : e.message.replace(/^\(HTTP code \d+\) [^-]*- /, '');
+  return new DockerError(operation, e.statusCode ?? null, message);
+}
+
+export function statusOf(error: unknown): number | undefined {
+  return asDockerodeError(error).statusCode;
 }
 
 export class DockerEngine {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  readonly client: Docker;
 
-  constructor(
-    private readonly socketPath = socketPathFromEnv(),
-    private readonly binary = process.env.BENCHROUTER_DOCKER_BIN ?? 'docker',
-  ) {}
-
-  /** One Engine API call. Resolves with status and body; never throws on HTTP status. */
-  api(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<{ status: number; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const req = http.request(
-        {
-          socketPath: this.socketPath,
-          path,
-          method,
-          agent: this.agent,
-          signal,
-          headers: payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {},
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', (error) => reject(signal?.aborted ? error : new DockerError(`${method} ${path}`, null, `the Docker daemon did not answer on ${this.socketPath}: ${error.message}`)));
-      req.end(payload);
-    });
+  /** With no options, dockerode reads DOCKER_HOST (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) itself. */
+  constructor(options?: Docker.DockerOptions) {
+    this.client = new Docker(options);
   }
 
-  private async apiJson<T>(method: string, path: string, body?: unknown, okStatuses: number[] = [200, 201, 204]): Promise<T> {
-    const res = await this.api(method, path, body);
-    if (!okStatuses.includes(res.status)) throw new DockerError(`${method} ${path}`, res.status, messageOf(res.body));
-    return (res.body.length ? JSON.parse(res.body.toString()) : undefined) as T;
+  /** Runs one call with a timeout; statuses in `tolerated` resolve as undefined instead of failing. */
+  private async call<T>(operation: string, timeoutMs: number, fn: (abortSignal: AbortSignal) => Promise<T>, tolerated: number[] = []): Promise<T | undefined> {
+    const abortSignal = AbortSignal.timeout(timeoutMs);
+    // Raced as well as passed: dockerode hands the signal to the request for most calls, not all.
+    let onAbort: () => void = () => undefined;
+    const timedOut = new Promise<never>((_, reject) => abortSignal.addEventListener('abort', (onAbort = () => reject(abortSignal.reason))));
+    try {
+      return await Promise.race([fn(abortSignal), timedOut]);
+    } catch (error) {
+      const status = statusOf(error);
+      if (status !== undefined && tolerated.includes(status)) return undefined;
+      throw dockerError(operation, error, timeoutMs);
+    } finally {
+      abortSignal.removeEventListener('abort', onAbort);
+    }
   }
 
   /** The image's id and labels; undefined when the host has no such image. */
   async inspectImage(image: string): Promise<{ id: string; labels: Record<string, string> } | undefined> {
-    const res = await this.api('GET', `/images/${encodeURIComponent(image)}/json`);
-    if (res.status === 404) return undefined;
-    if (res.status !== 200) throw new DockerError('image inspect', res.status, messageOf(res.body));
-    const inspected = JSON.parse(res.body.toString()) as { Id: string; Config?: { Labels?: Record<string, string> | null } };
-    return { id: inspected.Id, labels: inspected.Config?.Labels ?? {} };
+    const inspected = await this.call('image inspect', TIMEOUT_MS.inspect, () => this.client.getImage(image).inspect(), [404]);
+    return inspected && { id: inspected.Id, labels: inspected.Config?.Labels ?? {} };
   }
 
   async imageExists(image: string): Promise<boolean> {
@@ -104,27 +119,28 @@ export class DockerEngine {
 
   /** Creates and starts a container; `conflict` when the name is already taken. */
   async createAndStart(name: string, body: ContainerCreateBody): Promise<{ id: string } | 'conflict'> {
-    const created = await this.api('POST', `/containers/create?name=${encodeURIComponent(name)}`, body);
-    if (created.status === 409) return 'conflict';
-    if (created.status !== 201) throw new DockerError('container create', created.status, messageOf(created.body));
-    const { Id: id } = JSON.parse(created.body.toString()) as { Id: string };
-    const started = await this.api('POST', `/containers/${id}/start`);
-    if (started.status !== 204 && started.status !== 304) {
-      await this.remove(id);
-      throw new DockerError('container start', started.status, messageOf(started.body));
+    let id: string;
+    try {
+      const created = await this.client.createContainer({ name, ...body, abortSignal: AbortSignal.timeout(TIMEOUT_MS.create) } as Docker.ContainerCreateOptions);
+      id = created.id;
+    } catch (error) {
+      if (statusOf(error) === 409) return 'conflict';
+      throw dockerError('container create', error, TIMEOUT_MS.create);
+    }
+    try {
+      await this.client.getContainer(id).start({ abortSignal: AbortSignal.timeout(TIMEOUT_MS.start) });
+    } catch (error) {
+      if (statusOf(error) !== 304) {
+        await this.remove(id).catch(() => undefined);
+        throw dockerError('container start', error, TIMEOUT_MS.start);
+      }
     }
     return { id };
   }
 
   async containerState(nameOrId: string): Promise<ContainerState | undefined> {
-    const res = await this.api('GET', `/containers/${encodeURIComponent(nameOrId)}/json`);
-    if (res.status === 404) return undefined;
-    if (res.status !== 200) throw new DockerError('container inspect', res.status, messageOf(res.body));
-    const c = JSON.parse(res.body.toString()) as {
-      Id: string;
-      State: { Running: boolean; ExitCode: number; StartedAt: string; FinishedAt: string; OOMKilled: boolean };
-      Config: { Labels: Record<string, string> | null };
-    };
+    const c = await this.call('container inspect', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).inspect({ abortSignal }), [404]);
+    if (!c) return undefined;
     return {
       id: c.Id,
       running: c.State.Running,
@@ -136,89 +152,136 @@ export class DockerEngine {
     };
   }
 
-  /** Resolves with the exit code when the container stops. */
+  /** Resolves with the exit code when the container stops. No timeout: a task may run for hours. */
   async wait(nameOrId: string, signal?: AbortSignal): Promise<number> {
-    const res = await this.api('POST', `/containers/${encodeURIComponent(nameOrId)}/wait`, undefined, signal);
-    if (res.status !== 200) throw new DockerError('container wait', res.status, messageOf(res.body));
-    return (JSON.parse(res.body.toString()) as { StatusCode: number }).StatusCode;
+    try {
+      const result = (await this.client.getContainer(nameOrId).wait(signal ? { abortSignal: signal } : {})) as { StatusCode: number };
+      return result.StatusCode;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw dockerError('container wait', error);
+    }
   }
 
   async kill(nameOrId: string): Promise<void> {
-    const res = await this.api('POST', `/containers/${encodeURIComponent(nameOrId)}/kill`);
     // 404: gone already; 409: not running. Both mean "not running", which is what we want.
-    if (![204, 404, 409].includes(res.status)) throw new DockerError('container kill', res.status, messageOf(res.body));
+    await this.call('container kill', TIMEOUT_MS.kill, (abortSignal) => this.client.getContainer(nameOrId).kill({ abortSignal }), [404, 409]);
   }
 
   async remove(nameOrId: string): Promise<void> {
-    const res = await this.api('DELETE', `/containers/${encodeURIComponent(nameOrId)}?force=1&v=1`);
-    if (![204, 404].includes(res.status)) throw new DockerError('container remove', res.status, messageOf(res.body));
-  }
-
-  /** Writes stdout and stderr, interleaved and timestamped, to `file`. */
-  async saveLogs(nameOrId: string, file: string): Promise<void> {
-    const res = await this.api('GET', `/containers/${encodeURIComponent(nameOrId)}/logs?stdout=1&stderr=1&timestamps=1`);
-    if (res.status !== 200) throw new DockerError('container logs', res.status, messageOf(res.body));
-    await new Promise<void>((resolve, reject) => {
-      const out = createWriteStream(file);
-      out.on('error', reject);
-      out.end(demultiplex(res.body), () => resolve());
-    });
+    await this.call('container remove', TIMEOUT_MS.remove, (abortSignal) => this.client.getContainer(nameOrId).remove({ force: true, v: true, abortSignal }), [404]);
   }
 
   async listContainers(labelFilters: string[]): Promise<Array<{ id: string; name: string; labels: Record<string, string>; state: string }>> {
-    const filters = encodeURIComponent(JSON.stringify({ label: labelFilters }));
-    const list = await this.apiJson<Array<{ Id: string; Names: string[]; Labels: Record<string, string>; State: string }>>('GET', `/containers/json?all=1&filters=${filters}`);
+    const list = (await this.call('container list', TIMEOUT_MS.list, (abortSignal) => this.client.listContainers({ all: true, filters: { label: labelFilters }, abortSignal }))) ?? [];
     return list.map((c) => ({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), labels: c.Labels ?? {}, state: c.State }));
   }
 
   async runtimes(): Promise<string[]> {
-    const info = await this.apiJson<{ Runtimes?: Record<string, unknown> }>('GET', '/info');
-    return Object.keys(info.Runtimes ?? {});
+    const info = (await this.call('info', TIMEOUT_MS.inspect, () => this.client.info())) as { Runtimes?: Record<string, unknown> } | undefined;
+    return Object.keys(info?.Runtimes ?? {});
   }
 
-  /** Runs the docker CLI (builds, saves, one-off probes). With stdoutFile both streams go there. */
-  exec(args: string[], options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; stdoutFile?: string } = {}): Promise<ExecResult> {
+  /**
+   * The container's stdout and stderr as Docker's multiplexed stream, timestamped, followed until the
+   * container stops. Read it with `demux`. No timeout: it lasts as long as the task does.
+   */
+  async followLogs(nameOrId: string, signal?: AbortSignal): Promise<Readable> {
+    try {
+      return (await this.client.getContainer(nameOrId).logs({ follow: true, stdout: true, stderr: true, timestamps: true, ...(signal ? { abortSignal: signal } : {}) })) as Readable;
+    } catch (error) {
+      throw dockerError('container logs', error);
+    }
+  }
+
+  /**
+   * The container's last `lines` lines, timestamped, read once (not followed). A follower that fell
+   * behind the json-file driver's rotation misses the newest lines; this reads them from the live file.
+   */
+  async logTail(nameOrId: string, lines: number): Promise<Buffer> {
+    const raw = await this.call('container logs', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).logs({ follow: false, stdout: true, stderr: true, timestamps: true, tail: lines, abortSignal }));
+    const source = new PassThrough();
+    const chunks: Buffer[] = [];
+    const out = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk), done()) });
+    this.demux(source, out);
+    source.end(raw ?? Buffer.alloc(0));
+    await finished(source);
+    return Buffer.concat(chunks);
+  }
+
+  /** Splits a multiplexed log stream into one writable (stdout and stderr interleaved, as they came). */
+  demux(stream: Readable, out: Writable): void {
+    this.client.modem.demuxStream(stream, out, out);
+  }
+
+  /**
+   * The daemon's events for one container, from `sinceSeconds` (Unix time; past events are replayed)
+   * on, as newline-delimited JSON. Stays open until the signal aborts.
+   */
+  async containerEvents(name: string, events: string[], sinceSeconds: number, signal: AbortSignal): Promise<Readable> {
+    try {
+      return (await this.client.getEvents({ since: sinceSeconds, filters: { container: [name], event: events }, abortSignal: signal } as Docker.GetEventsOptions)) as Readable;
+    } catch (error) {
+      throw dockerError('events', error);
+    }
+  }
+
+  /**
+   * Builds `context` (a tar stream of the build context) with the classic builder, calling onEvent
+   * for each progress message. Resolves with the event that reported failure, if any: a failing
+   * step arrives in the stream of a successful HTTP answer, not as an HTTP error.
+   */
+  async buildImage(context: Readable, options: { tag: string; labels: Record<string, string>; signal?: AbortSignal }, onEvent: (event: BuildEvent) => void): Promise<BuildEvent | undefined> {
+    let stream: Readable;
+    try {
+      // version '1': the classic builder (as DOCKER_BUILDKIT=0); BuildKit needs a session this host does not serve.
+      stream = (await this.client.buildImage(context, { t: options.tag, labels: options.labels, forcerm: true, version: '1', ...(options.signal ? { abortSignal: options.signal } : {}) } as Docker.ImageBuildOptions)) as Readable;
+    } catch (error) {
+      throw dockerError('build', error);
+    }
     return new Promise((resolve, reject) => {
-      const child = spawn(this.binary, args, { env: options.env ?? process.env, signal: options.signal, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      const file = options.stdoutFile ? createWriteStream(options.stdoutFile) : undefined;
-      child.stdout.on('data', (d: Buffer) => (file ? file.write(d) : (stdout += d.toString())));
-      child.stderr.on('data', (d: Buffer) => {
-        file?.write(d);
-        stderr = (stderr + d.toString()).slice(-64_000);
-      });
-      child.on('error', reject);
-      child.on('close', (exitCode) => {
-        if (!file) return resolve({ exitCode, stdout, stderr });
-        file.end(() => resolve({ exitCode, stdout, stderr }));
-      });
+      let failure: BuildEvent | undefined;
+      this.client.modem.followProgress(
+        stream,
+        (error: Error | null) => (error ? reject(dockerError('build', error)) : resolve(failure)),
+        (event: BuildEvent) => {
+          if (event.error || event.errorDetail) failure ??= event;
+          onEvent(event);
+        },
+      );
     });
   }
 
-  async run(args: string[], options: Parameters<DockerEngine['exec']>[1] = {}): Promise<string> {
-    const result = await this.exec(args, options);
-    if (result.exitCode !== 0) throw new DockerError(args.slice(0, 2).join(' '), result.exitCode, result.stderr);
-    return result.stdout.trim();
+  /** Writes `docker image save` of one image to `file`, streamed: no image is held in memory. */
+  async saveImage(image: string, file: string): Promise<void> {
+    try {
+      const stream = (await this.client.getImage(image).get()) as Readable;
+      await pipeline(stream, createWriteStream(file));
+    } catch (error) {
+      throw dockerError(`image save ${image}`, error);
+    }
   }
-}
 
-function messageOf(body: Buffer): string {
-  try {
-    return (JSON.parse(body.toString()) as { message?: string }).message ?? body.toString();
-  } catch {
-    return body.toString();
+  /** The network's id, driver options and IPv4 gateway, creating it with `options` when missing; a concurrent creator's network is fine too. */
+  async ensureNetwork(name: string, options: Omit<Docker.NetworkCreateOptions, 'Name'>): Promise<{ id: string; options: Record<string, string>; gateway?: string }> {
+    const find = async () => {
+      const found = (await this.call('network inspect', TIMEOUT_MS.network, () => this.client.getNetwork(name).inspect(), [404])) as
+        | { Id: string; Options?: Record<string, string> | null; IPAM?: { Config?: Array<{ Gateway?: string }> | null } }
+        | undefined;
+      if (!found) return undefined;
+      const gateway = found.IPAM?.Config?.map((c) => c.Gateway).find((g) => g && !g.includes(':'));
+      return { id: found.Id, options: found.Options ?? {}, ...(gateway ? { gateway } : {}) };
+    };
+    const existing = await find();
+    if (existing) return existing;
+    try {
+      await this.client.createNetwork({ Name: name, CheckDuplicate: true, ...options, abortSignal: AbortSignal.timeout(TIMEOUT_MS.network) } as Docker.NetworkCreateOptions);
+    } catch (error) {
+      // 409: created by another worker between our inspect and create; theirs is the same network.
+      if (statusOf(error) !== 409) throw dockerError(`network create ${name}`, error, TIMEOUT_MS.network);
+    }
+    const created = await find();
+    if (!created) throw new DockerError(`network create ${name}`, null, 'the network was created but cannot be inspected');
+    return created;
   }
-}
-
-/** Docker's log stream without a TTY: frames of [stream, 0, 0, 0, size (4 bytes BE)] + payload. */
-export function demultiplex(buffer: Buffer): Buffer {
-  const parts: Buffer[] = [];
-  let offset = 0;
-  while (offset + 8 <= buffer.length) {
-    const size = buffer.readUInt32BE(offset + 4);
-    parts.push(buffer.subarray(offset + 8, offset + 8 + size));
-    offset += 8 + size;
-  }
-  return Buffer.concat(parts);
 }

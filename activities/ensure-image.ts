@@ -5,11 +5,12 @@
 
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import tar from 'tar-fs';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { DIND_IMAGE_LABEL } from './container-spec.js';
-import type { DockerEngine } from './docker-engine.js';
+import { DockerError, type BuildEvent, type DockerEngine } from './docker-engine.js';
 import { withHostLock } from './host-lock.js';
 import { ensureImageArchives, MissingPreloadImage } from './preload-images.js';
 
@@ -71,27 +72,53 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
   return { image, built, seconds: (Date.now() - started) / 1000, archives };
 }
 
+/**
+ * Whether a failed build failed for the Dockerfile's own reasons (a step exited non-zero, a bad
+ * instruction, a missing COPY source): the same context fails the same way on every retry. Anything
+ * else (the daemon, the network, a pull, the disk) may pass on a retry.
+ */
+export function isDockerfileFault(failure: BuildEvent | DockerError): boolean {
+  if (failure instanceof DockerError) return failure.statusCode === 400;
+  if (typeof failure.errorDetail?.code === 'number' && failure.errorDetail.code > 0) return true;
+  const message = failure.errorDetail?.message ?? failure.error ?? '';
+  return /returned a non-zero code|dockerfile parse error|unknown instruction|(COPY|ADD) failed|failed to process|no build stage|no source files were specified/i.test(message);
+}
+
 /** Builds under the host lock; returns false when another job built it while we waited. */
 async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string, contextDir: string): Promise<boolean> {
   return withHostLock(deps.locksDir, `image-${image}`, async () => {
     if (await deps.docker.imageExists(image)) return false;
     mkdirSync(deps.buildLogsDir, { recursive: true });
     const logFile = path.join(deps.buildLogsDir, `${image.replace(/[/:]/g, '_')}.log`);
-    const heartbeat = setInterval(() => Context.current().heartbeat({ building: image }), 2000);
+    const log = createWriteStream(logFile);
+    const ctx = Context.current();
+    let step = '';
+    const heartbeat = setInterval(() => ctx.heartbeat({ building: image, step }), 2000);
+    let failure: BuildEvent | DockerError | undefined;
     try {
-      const result = await deps.docker.exec(
-        ['build', '--force-rm', '--tag', image, '--label', `benchrouter.benchmark=${input.benchmarkName}`, '--label', `benchrouter.environment=${input.environment}`, contextDir],
-        { stdoutFile: logFile, signal: Context.current().cancellationSignal, env: { ...process.env, DOCKER_BUILDKIT: '0' } },
+      failure = await deps.docker.buildImage(
+        tar.pack(contextDir),
+        { tag: image, labels: { 'benchrouter.benchmark': input.benchmarkName, 'benchrouter.environment': input.environment }, signal: ctx.cancellationSignal },
+        (event) => {
+          const text = event.stream ?? event.status ?? (event.error ? `${event.error}\n` : '');
+          if (text) log.write(text.endsWith('\n') ? text : `${text}\n`);
+          if (event.stream?.startsWith('Step ')) step = event.stream.trim();
+        },
       );
-      if (result.exitCode !== 0) {
-        const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-15).join('\n');
-        throw ApplicationFailure.create({
-          type: 'ImageBuildError',
-          message: `building image for environments/${input.environment} failed (exit ${result.exitCode}); build log ${logFile}:\n${tail}`,
-        });
-      }
+    } catch (error) {
+      if (!(error instanceof DockerError)) throw error;
+      log.write(`${error.message}\n`);
+      failure = error;
     } finally {
       clearInterval(heartbeat);
+      await new Promise<void>((resolve) => log.end(resolve));
+    }
+    if (failure) {
+      const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-15).join('\n');
+      const message = `building image for environments/${input.environment} failed; build log ${logFile}:\n${tail}`;
+      // The Dockerfile's own fault fails the job at once; a daemon or network fault is retried.
+      if (isDockerfileFault(failure)) throw imageProblem(message);
+      throw ApplicationFailure.create({ type: 'ImageBuildError', message });
     }
     return true;
   });

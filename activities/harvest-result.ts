@@ -36,7 +36,7 @@ export interface HarvestOutput {
  * in it is redacted.
  */
 export async function harvestResult(artifactsRoot: string, input: HarvestInput, secrets: readonly string[] = []): Promise<HarvestOutput> {
-  const outcome = harvestOutcome(artifactsRoot, input);
+  const outcome = withOomReport(harvestOutcome(artifactsRoot, input), input);
   const records = await summarizeRecordsFile(path.join(jobArtifactsDir(artifactsRoot, input.job), 'results'));
   if (!records) return redactDeep(outcome, secrets);
   const note = records.refused ? `${records.refused}; not read` : undefined;
@@ -54,8 +54,7 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
     return { status: 'FAILED', reason: 'INFRASTRUCTURE', message: `the task's own Docker daemon could not start (${outcome.runtime})${withLastLine(lastLine)}` };
   }
   if (outcome.exitCode !== 0) {
-    const oom = outcome.oomKilled ? ` (killed for exceeding its ${job.task.resources.memory} memory limit)` : '';
-    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${oom}${withLastLine(lastLine)}` };
+    return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${withLastLine(lastLine)}` };
   }
   const read = readTaskOutputText(path.join(jobDir, 'results'), RESULT_FILE, RESULT_SIZE_CAP_BYTES);
   if (read.kind === 'missing') {
@@ -78,4 +77,15 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
 
 function withLastLine(line: string): string {
   return line ? `; last log line: ${line}` : '';
+}
+
+/**
+ * Out-of-memory kills lead the message whatever the status: a benchmark whose worker process was
+ * killed may still exit 0 and write a result, one computed without the killed part.
+ */
+function withOomReport(harvested: HarvestOutput, { job, outcome }: HarvestInput): HarvestOutput {
+  if (!outcome.oomKilled) return harvested;
+  const kills = Math.max(1, outcome.oomKills ?? 0);
+  const report = `out of memory: ${kills} ${kills === 1 ? 'process' : 'processes'} of the task killed for exceeding its ${job.task.resources.memory} memory limit`;
+  return { ...harvested, message: harvested.message ? `${report}; ${harvested.message}` : report };
 }

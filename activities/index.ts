@@ -18,6 +18,7 @@ export interface HostActivityDeps {
   imageCacheDir: string;
   dindStorageRoot: string;
   gateway?: ContainerDeps['gateway'];
+  firewall?: ContainerDeps['firewall'];
 }
 
 /** Activities that run on one host's own task queue: image, container and files stay together. */

@@ -47,7 +47,7 @@ export async function ensureImageArchive(deps: ArchiveDeps, hostId: string, imag
     if (archivedId() === id) return archive;
     const partial = `${archive}.${process.pid}.partial`;
     try {
-      await deps.docker.run(['image', 'save', '--output', partial, image]);
+      await deps.docker.saveImage(image, partial);
       renameSync(partial, archive);
       writeFileSync(idFile, `${id}\n`);
     } finally {

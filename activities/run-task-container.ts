@@ -1,6 +1,7 @@
 // runTaskContainer: starts (or, after a worker crash, reattaches to) a job's container, heartbeats
-// while it runs, kills it at the task's timeout, keeps its logs with the job's artifacts and
-// removes it. Benchmark outcomes (exit code, timeout) are returned, never thrown: they are final.
+// while it runs, kills it at the task's timeout, streams its logs (capped) into the job's artifacts,
+// counts its out-of-memory kills and removes it. Benchmark outcomes (exit code, timeout, OOM kills)
+// are returned, never thrown: they are final.
 
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -10,11 +11,15 @@ import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { summarizeUsage } from '../runs/usage.js';
 import type { ModelGateway } from '../gateway/model-gateway.js';
 import type { ModelAccess } from './container-spec.js';
-import { containerNameFor, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { containerNameFor, endpointSeenFromBridge, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import type { DockerEngine } from './docker-engine.js';
+import { watchOomEvents } from './oom-events.js';
 import { jobSecrets } from './redact-secrets.js';
+import type { TaskFirewall } from './task-firewall.js';
+import { ensureTaskNetwork } from './task-network.js';
 
 export interface RunContainerInput {
   job: JobSpec;
@@ -26,7 +31,10 @@ export interface RunContainerInput {
 export interface ContainerOutcome {
   kind: 'exited' | 'timed_out';
   exitCode: number;
+  /** True when the kernel killed any process of the task for memory, the main one or another. */
   oomKilled: boolean;
+  /** How many out-of-memory kills the daemon reported for the container (0 when none). */
+  oomKills: number;
   startedAt: string;
   finishedAt: string;
   /**
@@ -49,6 +57,8 @@ export interface ContainerDeps {
   dindStorageRoot: string;
   /** This host's model gateway, and the base URL containers reach it at (`http://127.0.0.1:PORT/v1`). */
   gateway?: { instance: ModelGateway; url: string };
+  /** The host firewall of the task network, which opens a loopback model endpoint's port with --no-gateway. */
+  firewall?: TaskFirewall;
 }
 
 export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId' | 'jobId'>): string {
@@ -56,6 +66,8 @@ export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId
 }
 
 const HEARTBEAT_MS = 2000;
+/** How long the log stream may take to close once the container stopped, before it is cut. */
+const LOG_DRAIN_MS = 60_000;
 
 export async function runTaskContainer(deps: ContainerDeps, { job, image, archives = [] }: RunContainerInput): Promise<ContainerOutcome> {
   const { docker } = deps;
@@ -69,66 +81,86 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   // Routes are (re)registered on every attempt: after a worker restart the same tokens come back.
   const { apiKey, access } = openModelAccess(deps, job, jobDir);
   const closeAccess = () => closeModelAccess(deps, job);
-
+  const logFile = path.join(jobDir, 'container.log');
+  let hostAddress: string | undefined;
+  if (job.task.docker || job.task.network !== 'host') {
+    hostAddress = (await ensureTaskNetwork(docker)).gateway;
+    await openLoopbackEndpoints(deps, job, access);
+  }
   let state = await docker.containerState(name);
   const reattached = state !== undefined;
   let runtime = state?.labels[LABELS.runtime] ?? 'simple';
+  // From before a fresh container starts, or from a reattached one's start (the daemon replays past
+  // events): no out-of-memory kill slips by unseen.
+  const oomWatch = await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
   if (!state) {
-    // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
-    rmSync(resultsDir, { recursive: true, force: true });
-    mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
-    let dind: DindPlacement | undefined;
-    if (storageDir) {
-      const detected = await detectDindRuntime(docker, image);
-      rmSync(storageDir, { recursive: true, force: true });
-      mkdirSync(storageDir, { recursive: true });
-      dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
-      runtime = `dind:${detected.mode}`;
-    }
-    const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind }, apiKey, access);
     try {
-      // 'conflict': another attempt won the race to create it; attach to that one below.
-      await docker.createAndStart(name, body);
+      // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
+      rmSync(resultsDir, { recursive: true, force: true });
+      mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
+      let dind: DindPlacement | undefined;
+      if (storageDir) {
+        const detected = await detectDindRuntime(docker, image);
+        rmSync(storageDir, { recursive: true, force: true });
+        mkdirSync(storageDir, { recursive: true });
+        dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
+        runtime = `dind:${detected.mode}`;
+      }
+      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress }, apiKey, access);
+      try {
+        // 'conflict': another attempt won the race to create it; attach to that one below.
+        await docker.createAndStart(name, body);
+      } catch (error) {
+        await removeContainerAndStorage(docker, name, storageDir);
+        closeAccess();
+        throw error;
+      }
+      state = await docker.containerState(name);
+      if (!state) throw ApplicationFailure.create({ type: 'InfrastructureError', message: `container ${name} vanished right after it was started` });
     } catch (error) {
-      await removeContainerAndStorage(docker, name, storageDir);
-      closeAccess();
+      await oomWatch.stop(false);
       throw error;
     }
-    state = await docker.containerState(name);
-    if (!state) throw ApplicationFailure.create({ type: 'InfrastructureError', message: `container ${name} vanished right after it was started` });
   }
   const containerId = state.id;
   ctx.heartbeat({ containerId });
 
   const startedMs = Date.parse(state.startedAt) || Date.now();
   const deadlineMs = startedMs + job.task.timeoutSeconds * 1000;
+  // Heartbeats go on until the logs are in: a task that printed a lot takes a while to drain.
   const heartbeat = setInterval(() => ctx.heartbeat({ containerId }), HEARTBEAT_MS);
+  let log: LogCapture | undefined;
   let kind: ContainerOutcome['kind'] = 'exited';
+  let oomKills = 0;
   try {
+    log = await captureContainerLog(docker, containerId, logFile);
     if (state.running) kind = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal);
     if (kind === 'timed_out') await docker.kill(containerId);
+    await drained(log);
   } catch (error) {
     if (ctx.cancellationSignal.aborted) {
       await docker.kill(containerId);
-      await docker.saveLogs(containerId, path.join(jobDir, 'container.log')).catch(() => undefined);
+      if (log) await drained(log).catch(() => undefined);
       await removeContainerAndStorage(docker, containerId, storageDir);
       closeAccess();
       throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
     }
     throw error;
   } finally {
+    // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
+    await log?.stop().catch(() => undefined);
+    oomKills = await oomWatch.stop(log !== undefined);
     clearInterval(heartbeat);
   }
 
   const final = (await docker.containerState(containerId)) ?? state;
-  const logFile = path.join(jobDir, 'container.log');
-  await docker.saveLogs(containerId, logFile);
   await removeContainerAndStorage(docker, containerId, storageDir);
   const usage = closeAccess();
   return {
     kind,
     exitCode: final.exitCode,
-    oomKilled: final.oomKilled,
+    oomKilled: final.oomKilled || oomKills > 0,
+    oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
     startedAt: new Date(startedMs).toISOString(),
     // Docker can stamp a container that exits at once as finished a hair before it started.
     finishedAt: new Date(Math.max(startedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
@@ -175,6 +207,30 @@ function closeModelAccess(deps: ContainerDeps, job: JobSpec): JobUsage | undefin
   return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
 }
 
+/** Waits for the log stream to close after the container stopped; a stream that hangs is cut. */
+async function drained(log: LogCapture): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOG_DRAIN_MS)));
+  try {
+    if ((await Promise.race([log.finished, late])) === 'late') await log.stop();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * With --no-gateway, a model (or judge) endpoint on the worker host's loopback is rewritten to
+ * host.docker.internal; the run names it as the model, so its port is let through the firewall.
+ */
+async function openLoopbackEndpoints(deps: ContainerDeps, job: JobSpec, access: ModelAccess): Promise<void> {
+  if (!deps.firewall || access.endpoint) return;
+  for (const endpoint of [job.model.endpoint, access.judge?.endpoint]) {
+    if (!endpoint || endpointSeenFromBridge(endpoint) === endpoint) continue;
+    const url = new URL(endpoint);
+    await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
+  }
+}
+
 /** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
 async function removeContainerAndStorage(docker: DockerEngine, nameOrId: string, storageDir: string | undefined): Promise<void> {
   await docker.remove(nameOrId);
@@ -215,6 +271,11 @@ function resolveApiKey(source: string | undefined, hostId: string): string {
     });
   }
   return key;
+}
+
+function validMs(text: string | undefined): number | undefined {
+  const ms = text ? Date.parse(text) : NaN;
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 function validDate(text: string): string | undefined {

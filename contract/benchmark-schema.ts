@@ -42,6 +42,7 @@ export const DEFAULT_RESOURCES = { memory: '2g', cpus: 1, pids: 512 } as const;
 /** dockerd and containerd alone run a few hundred threads, and the pids limit counts threads. */
 export const DEFAULT_DIND_PIDS = 4096;
 export const DEFAULT_TIMEOUT_SECONDS = 3600;
+export const TASK_NETWORK_MODES = ['isolated', 'host'] as const;
 
 const ResourcesSchema = z.strictObject(
   {
@@ -85,9 +86,16 @@ export const TaskYamlSchema = z.strictObject(
       })
       .default({}),
     resources: ResourcesSchema.default({ memory: DEFAULT_RESOURCES.memory, cpus: DEFAULT_RESOURCES.cpus }),
+    // isolated: a bridge that reaches the model gateway and the outside, not the worker host's other
+    // ports. host: the worker host's own network, every service it listens on (loopback included:
+    // Temporal, databases, the gateway's admin paths) open to the task. Only for a task that needs it.
+    network: z.enum(TASK_NETWORK_MODES, expecting('"isolated" or "host"')).default('isolated'),
   },
   expecting('a mapping with name and command'),
-);
+).superRefine((task, ctx) => {
+  // A task's own Docker daemon makes bridges and iptables rules: on the host's network they would be the host's.
+  if (task.docker && task.network === 'host') ctx.addIssue({ code: 'custom', path: ['network'], message: 'expected "isolated" for a task with docker: true, got "host": its own Docker daemon needs a network of its own' });
+});
 
 export type BenchmarkYaml = z.infer<typeof BenchmarkYamlSchema>;
 export type TaskEntry = z.infer<typeof TaskEntrySchema>;

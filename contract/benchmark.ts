@@ -17,6 +17,8 @@ export interface TaskDefinition {
   dockerImages: string[];
   extraEnv: Record<string, string>;
   resources: TaskResources;
+  /** `isolated` (default): a bridge that reaches the model gateway and the outside only. `host`: the worker host's network. */
+  network: 'isolated' | 'host';
 }
 
 export interface Benchmark {

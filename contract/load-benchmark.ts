@@ -83,6 +83,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       dockerImages: taskYaml.docker_images,
       extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
       resources: { ...taskYaml.resources, pids: taskYaml.resources.pids ?? (taskYaml.docker ? DEFAULT_DIND_PIDS : DEFAULT_RESOURCES.pids) },
+      network: taskYaml.network,
     });
   });
 

@@ -11,6 +11,8 @@ import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
+import { installTaskFirewall } from '../activities/task-firewall.js';
+import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
 
 export interface StartWorkerOptions {
   settings: Settings;
@@ -46,6 +48,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port`);
   });
   options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
+  if (/^(127\.|localhost$|::1$)/.test(settings.gatewayHost)) {
+    options.say?.(`warning: the model gateway listens on ${settings.gatewayHost} only; tasks on the ${TASK_NETWORK} network cannot reach it (set BENCHROUTER_GATEWAY_HOST=0.0.0.0)`);
+  }
+
+  // Tasks run on a network of their own; the firewall keeps them off this host's other ports.
+  await ensureTaskNetwork(docker);
+  const firewall = await installTaskFirewall(TASK_BRIDGE_INTERFACE, gatewayPort);
+  options.say?.(
+    firewall.active
+      ? `task network ${TASK_NETWORK}: host ports closed to tasks except the gateway's (${gatewayPort})`
+      : `warning: task network ${TASK_NETWORK}: ${firewall.problem}; tasks can reach every port this host listens on outside loopback`,
+  );
 
   const client = await connectClient(settings);
   try {
@@ -79,6 +93,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       imageCacheDir: settings.imageCacheDir,
       dindStorageRoot: settings.dindStorageRoot,
       gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
+      firewall,
     }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
     // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
@@ -88,6 +103,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   const done = Promise.all([shared.run(), host.run()]).then(async () => {
     await gateway.close();
+    await firewall.close();
     await connection.close();
   });
   return {

@@ -17,7 +17,7 @@ import type { JobSpec } from '../../runs/run-spec.js';
 const SECRET = 'sk-test-4f9c2b7e1d0a-do-not-leak';
 const COMMAND = 'python3 /app/benchmark/eval_arith.py --problems "problems.jsonl" && echo done';
 
-function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127.0.0.1:18080/v1'): JobSpec {
+function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127.0.0.1:18080/v1', network: 'isolated' | 'host' = 'isolated'): JobSpec {
   return {
     runId: 'br-20250101-120000-abc123',
     jobId: 'br-20250101-120000-abc123.001-addition',
@@ -37,13 +37,14 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
       dockerImages: [],
       extraEnv,
       resources: { memory: '1g', cpus: 0.5, pids: 256 },
+      network,
     },
     model: { name: 'reference-acc80', endpoint, apiKeyEnv: 'SAMPLE_PROVIDER_KEY' },
   };
 }
 
-function sampleInput(extraEnv: Record<string, string> = {}, endpoint?: string): ContainerSpecInput {
-  return { job: sampleJob(extraEnv, endpoint), image: 'benchrouter/arith-python:0123abcd', hostId: 'host-7', resultsDir: '/var/br/artifacts/run/001-addition' };
+function sampleInput(extraEnv: Record<string, string> = {}, endpoint?: string, network?: 'isolated' | 'host'): ContainerSpecInput {
+  return { job: sampleJob(extraEnv, endpoint, network), image: 'benchrouter/arith-python:0123abcd', hostId: 'host-7', resultsDir: '/var/br/artifacts/run/001-addition' };
 }
 
 const CAPABILITIES_HOST_CONFIG = {
@@ -99,10 +100,30 @@ describe('task container body in Simple mode', () => {
     ]);
   });
 
-  it('runs on the host network, so a model endpoint on localhost is reachable', () => {
-    const body = taskContainerBody(sampleInput(), SECRET);
+  it('runs on the BenchRouter task network, reaching the host as host.docker.internal', () => {
+    const { HostConfig } = taskContainerBody(sampleInput(), SECRET);
+    expect(HostConfig.NetworkMode).toBe('benchrouter-tasks');
+    expect(HostConfig.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
+  });
+
+  it("names the host's address on the task network as host.docker.internal when it is known", () => {
+    expect(taskContainerBody({ ...sampleInput(), hostAddress: '172.18.0.1' }, SECRET).HostConfig.ExtraHosts).toEqual(['host.docker.internal:172.18.0.1']);
+    expect(taskContainerBody({ ...dindInput(), hostAddress: '172.18.0.1' }, SECRET).HostConfig.ExtraHosts).toEqual(['host.docker.internal:172.18.0.1']);
+  });
+
+  it('rewrites a loopback model endpoint (the gateway on 127.0.0.1) to host.docker.internal on the task network', () => {
+    expect(envOf(taskContainerBody(sampleInput({}, 'http://127.0.0.1:8390/v1'), SECRET)).BENCHROUTER_MODEL_ENDPOINT).toBe('http://host.docker.internal:8390/v1');
+  });
+
+  it('with network: host runs on the host network, endpoint unchanged and no host alias', () => {
+    const body = taskContainerBody(sampleInput({}, 'http://127.0.0.1:18080/v1', 'host'), SECRET);
     expect(body.HostConfig.NetworkMode).toBe('host');
     expect(body.HostConfig).not.toHaveProperty('ExtraHosts');
+    expect(envOf(body).BENCHROUTER_MODEL_ENDPOINT).toBe('http://127.0.0.1:18080/v1');
+  });
+
+  it("caps the daemon's own copy of the output with json-file max-size and max-file", () => {
+    expect(taskContainerBody(sampleInput(), SECRET).HostConfig.LogConfig).toEqual({ Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } });
   });
 
   it('passes the instance selection as BENCHROUTER_LIMIT and BENCHROUTER_INSTANCES only when the run makes one', () => {
@@ -118,6 +139,11 @@ describe('task container body in Simple mode', () => {
     expect(HostConfig.Memory).toBe(1073741824);
     expect(HostConfig.NanoCpus).toBe(500000000);
     expect(HostConfig.PidsLimit).toBe(256);
+  });
+
+  it('gives the task no swap beyond its memory limit (MemorySwap equals Memory)', () => {
+    const { HostConfig } = taskContainerBody(sampleInput(), SECRET);
+    expect(HostConfig.MemorySwap).toBe(HostConfig.Memory);
   });
 
   it('forbids gaining privileges with no-new-privileges and adds no capabilities', () => {
@@ -150,9 +176,9 @@ describe('task container body in Simple mode', () => {
     });
   });
 
-  it('sets the four contract variables, with the endpoint unchanged and the key passed in', () => {
+  it('sets the four contract variables, with the endpoint as the task network sees it and the key passed in', () => {
     expect(envOf(taskContainerBody(sampleInput(), SECRET))).toMatchObject({
-      BENCHROUTER_MODEL_ENDPOINT: 'http://127.0.0.1:18080/v1',
+      BENCHROUTER_MODEL_ENDPOINT: 'http://host.docker.internal:18080/v1',
       BENCHROUTER_MODEL_NAME: 'reference-acc80',
       BENCHROUTER_OUTPUT_DIR: '/app/results',
       BENCHROUTER_API_KEY: SECRET,
@@ -187,7 +213,7 @@ describe('task container body in Simple mode', () => {
       SECRET,
     );
     expect(envOf(body)).toMatchObject({
-      BENCHROUTER_MODEL_ENDPOINT: 'http://127.0.0.1:18080/v1',
+      BENCHROUTER_MODEL_ENDPOINT: 'http://host.docker.internal:18080/v1',
       BENCHROUTER_MODEL_NAME: 'reference-acc80',
       BENCHROUTER_OUTPUT_DIR: '/app/results',
       BENCHROUTER_API_KEY: SECRET,
@@ -248,9 +274,9 @@ describe('task container body in DinD mode', () => {
     expect(body.Labels['benchrouter.runtime']).toBe('dind:sysbox');
   });
 
-  it('runs on its own bridge network and reaches the host as host.docker.internal', () => {
+  it('runs on the BenchRouter task network and reaches the host as host.docker.internal', () => {
     const { HostConfig } = taskContainerBody(dindInput(), SECRET);
-    expect(HostConfig.NetworkMode).toBe('bridge');
+    expect(HostConfig.NetworkMode).toBe('benchrouter-tasks');
     expect(HostConfig.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
   });
 

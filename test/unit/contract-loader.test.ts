@@ -181,6 +181,21 @@ describe('task.yaml', () => {
     expect(taskYamlProblems('name: a\ncommand: "true"\ntimeout: 5\ntimeout: 10\n')).toEqual(['task.yaml: not valid YAML at line 4, column 1: duplicated mapping key']);
   });
 
+  it('reports a network other than isolated or host', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\nnetwork: bridge\n')).toEqual(['task.yaml: network: expected "isolated" or "host", got "bridge"']);
+  });
+
+  it('rejects network: host for a task with docker: true, whose daemon needs a network of its own', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\ndocker: true\nnetwork: host\n')).toEqual([
+      'task.yaml: network: expected "isolated" for a task with docker: true, got "host": its own Docker daemon needs a network of its own',
+    ]);
+  });
+
+  it('loads network: host as the task asks', () => {
+    const dir = tinyBenchmark({ 'tasks/a/task.yaml': 'name: a\ncommand: "true"\nnetwork: host\n' });
+    expect(loadBenchmark(dir).tasks[0]!.network).toBe('host');
+  });
+
   it('reports a task.yaml with no command', () => {
     expect(taskYamlProblems('name: a\n')).toEqual(['task.yaml: command: expected a shell command string, got nothing']);
   });
@@ -223,6 +238,7 @@ describe('a valid benchmark', () => {
         dockerImages: [],
         extraEnv: {},
         resources: { memory: '2g', cpus: 1, pids: 512 },
+        network: 'isolated',
       });
     }
   });
@@ -242,6 +258,7 @@ describe('a valid benchmark', () => {
         dockerImages: [],
         extraEnv: {},
         resources: { memory: '2g', cpus: 1, pids: 512 },
+        network: 'isolated',
       },
     ]);
   });

@@ -18,6 +18,7 @@ const task = (name: string): TaskDefinition => ({
   dockerImages: [],
   extraEnv: {},
   resources: { memory: '2g', cpus: 1, pids: 512 },
+  network: 'isolated',
 });
 
 const original: RunSpec = {

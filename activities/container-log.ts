@@ -1,0 +1,148 @@
+// A task container's output, kept as the job's container.log while the container runs: streamed
+// from the daemon with backpressure and cut at a size cap, so the worker's memory stays flat and the
+// file stays bounded whatever a task prints. Past the cap only the last bytes are kept, for the tail.
+
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { Writable } from 'node:stream';
+import type { DockerEngine } from './docker-engine.js';
+
+export const LOG_CAP_BYTES = 16 * 1024 * 1024;
+/** Output past the cap that is still kept: a failure's last lines are usually the ones that explain it. */
+export const LOG_KEEP_LAST_BYTES = 64 * 1024;
+/** Lines read back from the daemon for the kept end when the follower fell behind. */
+const LOG_TAIL_LINES = 500;
+
+export interface LogSummary {
+  /** Bytes of output read (a follower slower than the task misses what the daemon's capped copy rotated away). */
+  bytes: number;
+  /** Bytes read but not written to the file. */
+  dropped: number;
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${+(bytes / 1024 / 1024).toFixed(1)} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * Writes the first `capBytes` to the file, then only counts, keeping the last `keepLastBytes` in a
+ * bounded buffer; on end, one line says how much was dropped and the kept end follows it.
+ */
+export class CappedLogWriter extends Writable {
+  private written = 0;
+  private endsWithNewline = true;
+  private dropped = 0;
+  /** Bytes past the cap written after the note, as the kept end. */
+  private keptWritten = 0;
+  private kept: Buffer[] = [];
+  private keptBytes = 0;
+
+  constructor(
+    private readonly file: WriteStream,
+    private readonly capBytes = LOG_CAP_BYTES,
+    private readonly keepLastBytes = LOG_KEEP_LAST_BYTES,
+  ) {
+    super({ highWaterMark: 1024 * 1024 });
+  }
+
+  summary(): LogSummary {
+    return { bytes: this.written + this.dropped + this.keptWritten, dropped: this.dropped };
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    const room = Math.max(0, this.capBytes - this.written);
+    const over = chunk.subarray(room);
+    if (over.length > 0) this.keep(over);
+    if (room === 0) return done();
+    const head = chunk.subarray(0, room);
+    this.written += head.length;
+    this.endsWithNewline = head[head.length - 1] === 10;
+    // Calling back only once the file took the bytes is what makes the source wait for the disk.
+    this.file.write(head, (error) => done(error));
+  }
+
+  /** True once output went past the cap. */
+  overCap(): boolean {
+    return this.dropped > 0;
+  }
+
+  /** Replaces the kept end with `bytes` (the daemon's own last lines, which a lagging follower can miss). */
+  useEnd(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.kept = [bytes];
+    this.keptBytes = bytes.length;
+  }
+
+  private keep(bytes: Buffer): void {
+    this.dropped += bytes.length;
+    this.kept.push(bytes);
+    this.keptBytes += bytes.length;
+    while (this.keptBytes - this.kept[0]!.length >= this.keepLastBytes) this.keptBytes -= this.kept.shift()!.length;
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    if (this.dropped > 0) {
+      let last = Buffer.concat(this.kept);
+      last = last.subarray(Math.max(0, last.length - this.keepLastBytes));
+      // Start the kept end at a line boundary: a cut line would read as a real one.
+      const newline = last.indexOf(10);
+      if (newline >= 0 && newline < last.length - 1) last = last.subarray(newline + 1);
+      this.dropped = Math.max(0, this.dropped - last.length);
+      this.keptWritten = last.length;
+      const lineStart = this.endsWithNewline ? '' : '\n';
+      // "At least": a follower slower than the task misses what the daemon's own capped copy rotated away.
+      this.file.write(`${lineStart}[benchrouter] output past the ${sizeText(this.capBytes)} log cap: at least ${sizeText(this.dropped)} dropped; the last ${sizeText(last.length)} follow\n`);
+      this.file.write(last);
+      this.kept = [];
+    }
+    this.file.end(() => done());
+    this.file.once('error', done);
+  }
+}
+
+export interface LogCapture {
+  /** Resolves when the daemon closes the stream (the container stopped) and the file is complete. */
+  finished: Promise<LogSummary>;
+  /** Stops following now and completes the file with what arrived (a cancelled or stuck stream). */
+  stop(): Promise<LogSummary>;
+}
+
+/**
+ * Follows a container's logs into `file` from the container's first line (a reattaching attempt
+ * rewrites the file from the daemon's own copy, itself capped by the json-file log options).
+ */
+export async function captureContainerLog(docker: DockerEngine, containerId: string, file: string, capBytes = LOG_CAP_BYTES): Promise<LogCapture> {
+  const following = new AbortController();
+  const source = await docker.followLogs(containerId, following.signal);
+  const writer = new CappedLogWriter(createWriteStream(file), capBytes);
+  docker.demux(source, writer);
+  // demuxStream ignores write()'s answer; pausing here is what keeps a fast task from filling memory.
+  source.on('data', () => {
+    if (!writer.writableNeedDrain || source.isPaused()) return;
+    source.pause();
+    writer.once('drain', () => source.resume());
+  });
+  const finished = new Promise<LogSummary>((resolve, reject) => {
+    let ended = false;
+    const end = async () => {
+      if (ended) return;
+      ended = true;
+      // Past the cap the daemon's json-file copy rotates under a lagging follower, which can miss the
+      // newest lines; the kept end is read from the daemon's live file instead (when it still has it).
+      if (writer.overCap()) writer.useEnd(await docker.logTail(containerId, LOG_TAIL_LINES).catch(() => Buffer.alloc(0)));
+      writer.end(() => resolve(writer.summary()));
+    };
+    source.once('end', () => void end());
+    source.once('close', () => void end());
+    // An aborted stream (stop()) ends the file like a closed one; other errors are real.
+    source.once('error', (error: Error) => (following.signal.aborted ? void end() : reject(error)));
+    writer.once('error', reject);
+  });
+  return {
+    finished,
+    async stop() {
+      following.abort();
+      source.destroy();
+      return finished;
+    },
+  };
+}
