@@ -7,7 +7,7 @@ import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
-import { passAtKByTask, type PassAtKInput } from './pass-at-k.js';
+import { passAtKByTask, repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
 
 export interface HostActivityDeps {
   docker: DockerEngine;
@@ -26,6 +26,8 @@ export function createHostActivities(deps: HostActivityDeps) {
   return {
     ensureImage: (input: EnsureImageInput) => ensureImage(deps, input),
     runTaskContainer: (input: RunContainerInput) => runTaskContainer(deps, input),
+    // pass@k's counts are read where the records are: the job's own host.
+    repeatCounts: async (input: PassAtKInput) => repeatCountsByTask(deps.artifactsRoot, input),
     harvestResult: (input: HarvestInput) => harvestResult(deps.artifactsRoot, input, jobSecrets(input.job, deps.gateway?.instance)),
   };
 }

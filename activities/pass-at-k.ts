@@ -1,9 +1,10 @@
-// pass@k of a repeated run, from its jobs' records.jsonl: the run's last step, on any host. Records
-// live with each job's artifacts; a task counts only when every repeat's records can be read here
-// (on one machine, or with BENCHROUTER_ARTIFACTS on a shared mount).
+// pass@k of a repeated run, from its jobs' records.jsonl. Records stay on the host that ran each
+// job, so each host counts what it holds (repeatCountsByTask, on that host's queue) and the run
+// workflow adds the counts up. passAtKByTask is the earlier whole-run read on one machine, kept for
+// runs that were already under way when the per-host counting came in.
 
 import path from 'node:path';
-import { passAtKOfRepeats } from '../runs/run-outcome.js';
+import { passAtKOfRepeats, type RepeatCounts } from '../runs/run-outcome.js';
 import { readRecordsFile } from './records-file.js';
 
 export interface PassAtKInput {
@@ -11,17 +12,42 @@ export interface PassAtKInput {
   jobs: Array<{ jobId: string; task: string; repeat: number; carriedFrom?: string }>;
 }
 
+async function scoresOf(artifactsRoot: string, runId: string, job: PassAtKInput['jobs'][number]): Promise<Map<string, number> | undefined> {
+  const scores = new Map<string, number>();
+  const read = await readRecordsFile(path.join(artifactsRoot, job.carriedFrom ?? runId, job.jobId, 'results'), (outcome) => {
+    if ('record' in outcome) scores.set(String(outcome.record.index), outcome.record.score);
+  });
+  // A repeat whose records.jsonl is missing or refused (a FIFO, a link) cannot count.
+  return read.kind === 'read' ? scores : undefined;
+}
+
+/** Per task, what this host's copies of the given jobs say; the workflow merges hosts' answers. */
+export async function repeatCountsByTask(artifactsRoot: string, { runId, jobs }: PassAtKInput): Promise<Record<string, RepeatCounts>> {
+  const out: Record<string, RepeatCounts> = {};
+  for (const job of jobs) {
+    const counts = (out[job.task] ??= { jobsRead: 0, jobsUnread: 0, instances: {} });
+    const scores = await scoresOf(artifactsRoot, runId, job);
+    if (!scores) {
+      counts.jobsUnread += 1;
+      continue;
+    }
+    counts.jobsRead += 1;
+    for (const [index, score] of scores) {
+      const into = (counts.instances[index] ??= [0, 0]);
+      into[0] += 1;
+      if (score >= 1) into[1] += 1;
+    }
+  }
+  return out;
+}
+
 export async function passAtKByTask(artifactsRoot: string, { runId, jobs }: PassAtKInput): Promise<Record<string, Record<string, number>>> {
   const out: Record<string, Record<string, number>> = {};
   for (const task of new Set(jobs.map((j) => j.task))) {
     const repeats: Array<Map<string, number>> = [];
     for (const job of jobs.filter((j) => j.task === task).sort((a, b) => a.repeat - b.repeat)) {
-      const scores = new Map<string, number>();
-      const read = await readRecordsFile(path.join(artifactsRoot, job.carriedFrom ?? runId, job.jobId, 'results'), (outcome) => {
-        if ('record' in outcome) scores.set(String(outcome.record.index), outcome.record.score);
-      });
-      // A repeat whose records.jsonl is missing or refused (a FIFO, a link) cannot count.
-      if (read.kind !== 'read') break;
+      const scores = await scoresOf(artifactsRoot, runId, job);
+      if (!scores) break;
       repeats.push(scores);
     }
     const estimate = repeats.length === jobs.filter((j) => j.task === task).length ? passAtKOfRepeats(repeats) : undefined;

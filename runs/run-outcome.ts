@@ -84,6 +84,45 @@ export function passAtKOfRepeats(repeats: ReadonlyArray<ReadonlyMap<string, numb
   return out;
 }
 
+/**
+ * What one host read of a task's repeats: how many of the task's jobs it holds and could read, and
+ * per instance, in how many of those it appeared and passed (score 1). Hosts' counts add up.
+ */
+export interface RepeatCounts {
+  jobsRead: number;
+  jobsUnread: number;
+  /** instance index → [repeats it appears in, repeats it passed]. */
+  instances: Record<string, [number, number]>;
+}
+
+export function mergeRepeatCounts(parts: ReadonlyArray<RepeatCounts | undefined>): RepeatCounts {
+  const merged: RepeatCounts = { jobsRead: 0, jobsUnread: 0, instances: {} };
+  for (const part of parts) {
+    if (!part) continue;
+    merged.jobsRead += part.jobsRead;
+    merged.jobsUnread += part.jobsUnread;
+    for (const [index, [present, passed]] of Object.entries(part.instances)) {
+      const into = (merged.instances[index] ??= [0, 0]);
+      into[0] += present;
+      into[1] += passed;
+    }
+  }
+  return merged;
+}
+
+/**
+ * pass@k for k = 1..n from merged counts: only when all n repeats were read, over the instances
+ * present in every one of them (the same rule as passAtKOfRepeats).
+ */
+export function passAtKOfCounts(counts: RepeatCounts, repeats: number): Record<string, number> | undefined {
+  if (repeats < 2 || counts.jobsRead !== repeats || counts.jobsUnread > 0) return undefined;
+  const shared = Object.values(counts.instances).filter(([present]) => present === repeats);
+  if (shared.length === 0) return undefined;
+  const out: Record<string, number> = {};
+  for (let k = 1; k <= repeats; k++) out[`pass@${k}`] = shared.reduce((acc, [, passed]) => acc + passAtK(repeats, passed, k), 0) / shared.length;
+  return out;
+}
+
 export function stateOfStatus(status: JobStatus): JobState {
   switch (status) {
     case 'SUCCEEDED':

@@ -1,16 +1,23 @@
 // RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
 // once, and aggregates every job's result; partial results are reported, never dropped.
 
-import { CancellationScope, defineQuery, executeChild, isCancellation, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { SharedActivities } from '../activities/index.js';
+import { CancellationScope, defineQuery, executeChild, isCancellation, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { HostActivities, SharedActivities } from '../activities/index.js';
+import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
-import { meanOverall, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../runs/run-outcome.js';
+import { meanOverall, mergeRepeatCounts, passAtKOfCounts, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../runs/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 
 const { passAtK } = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
+
+/** Patch id: pass@k counted on each job's own host instead of read whole on whichever host took it. */
+const PASS_AT_K_ON_JOB_HOSTS = 'pass-at-k-on-job-hosts';
+
+const repeatCountsOn = (taskQueue: string) =>
+  proxyActivities<HostActivities>({ taskQueue, scheduleToStartTimeout: '60s', startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } }).repeatCounts;
 
 export function jobIdFor(runId: string, index: number, taskName: string, repeat?: number): string {
   return `${runId}.${String(index).padStart(3, '0')}-${taskName}${repeat === undefined ? '' : `.r${repeat}`}`;
@@ -94,11 +101,26 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   const tasks = taskScores(all);
   if (repeats > 1 && !cancelled()) {
     // Best effort: pass@k needs every repeat's records; a failure here costs the run nothing else.
-    try {
-      const byTask = await passAtK({ runId: spec.runId, jobs: all.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) })) });
-      for (const task of tasks) if (byTask[task.task]) task.passAtK = byTask[task.task];
-    } catch {
-      // reported as absent
+    const refs = (jobs: JobResult[]) => jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
+    if (patched(PASS_AT_K_ON_JOB_HOSTS)) {
+      // Each host counts the records it holds; hosts share no disk. A host that is gone leaves its
+      // tasks without pass@k rather than holding the run up.
+      const byHost = new Map<string, JobResult[]>();
+      for (const job of all) if (job.host) byHost.set(job.host, [...(byHost.get(job.host) ?? []), job]);
+      const perHost = await Promise.all(
+        [...byHost].map(([host, jobs]) => repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined)),
+      );
+      for (const task of tasks) {
+        const estimate = passAtKOfCounts(mergeRepeatCounts(perHost.map((counts) => counts?.[task.task])), all.filter((j) => j.task === task.task).length);
+        if (estimate) task.passAtK = estimate;
+      }
+    } else {
+      try {
+        const byTask = await passAtK({ runId: spec.runId, jobs: refs(all) });
+        for (const task of tasks) if (byTask[task.task]) task.passAtK = byTask[task.task];
+      } catch {
+        // reported as absent
+      }
     }
   }
   const overall = meanOverall(all);

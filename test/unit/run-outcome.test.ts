@@ -209,4 +209,22 @@ describe('pass@k', () => {
     expect(estimate!['pass@3']).toBeCloseTo((1 + 1 + 0) / 3, 12);
     expect(passAtKOfRepeats([repeat({ a: 1 })])).toBeUndefined();
   });
+
+  it('gives from hosts\' counts, added up, what the repeats read on one machine give', async () => {
+    const { mergeRepeatCounts, passAtKOfCounts, passAtKOfRepeats } = await import('../../runs/run-outcome.js');
+    const repeat = (scores: Record<string, number>) => new Map(Object.entries(scores));
+    const repeats = [repeat({ a: 1, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0 })];
+    // Host 1 ran repeats 0 and 2, host 2 ran repeat 1.
+    const host1 = { jobsRead: 2, jobsUnread: 0, instances: { a: [2, 1], b: [2, 2], c: [2, 0], d: [1, 1] } as Record<string, [number, number]> };
+    const host2 = { jobsRead: 1, jobsUnread: 0, instances: { a: [1, 0], b: [1, 1], c: [1, 0], d: [1, 1] } as Record<string, [number, number]> };
+    expect(passAtKOfCounts(mergeRepeatCounts([host1, host2]), 3)).toEqual(passAtKOfRepeats(repeats));
+  });
+
+  it('gives no pass@k from counts when a repeat was unread or a host did not answer', async () => {
+    const { mergeRepeatCounts, passAtKOfCounts } = await import('../../runs/run-outcome.js');
+    const read = { jobsRead: 2, jobsUnread: 0, instances: { a: [2, 1] } as Record<string, [number, number]> };
+    expect(passAtKOfCounts(mergeRepeatCounts([read, undefined]), 3)).toBeUndefined();
+    expect(passAtKOfCounts(mergeRepeatCounts([read, { jobsRead: 0, jobsUnread: 1, instances: {} }]), 3)).toBeUndefined();
+    expect(passAtKOfCounts(mergeRepeatCounts([read]), 2)).toEqual({ 'pass@1': 0.5, 'pass@2': 1 });
+  });
 });
