@@ -7,6 +7,7 @@ import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
 import { passAtKByTask, type PassAtKInput } from './pass-at-k.js';
+import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
 export interface HostActivityDeps {
   docker: DockerEngine;
@@ -25,6 +26,9 @@ export function createHostActivities(deps: HostActivityDeps) {
     ensureImage: (input: EnsureImageInput) => ensureImage(deps, input),
     runTaskContainer: (input: RunContainerInput) => runTaskContainer(deps, input),
     harvestResult: async (input: HarvestInput) => harvestResult(deps.artifactsRoot, input),
+    // Artifacts leave the host through Temporal: the submitting machine shares no disk with it.
+    listJobArtifacts: async (ref: JobArtifactRef) => listJobArtifacts(deps.artifactsRoot, ref),
+    readJobArtifact: async (request: ArtifactPageRequest) => readJobArtifact(deps.artifactsRoot, request),
   };
 }
 
