@@ -11,7 +11,8 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 home="${BENCHROUTER_HOME:-$HOME/.benchrouter}"
 export BENCHROUTER_CLUSTER_TLS_DIR="${BENCHROUTER_CLUSTER_TLS_DIR:-$home/cluster-tls}"
 export TEMPORAL_SERVER_VERSION="${TEMPORAL_SERVER_VERSION:-v1.32.2}"
-export TEMPORAL_UI_SERVER_VERSION="${TEMPORAL_UI_SERVER_VERSION:-v2.58.1}"
+# The UI server's version is pinned by the module that builds it.
+export TEMPORAL_UI_SERVER_VERSION="$(awk '$1 == "github.com/temporalio/ui-server/v2" { print $2; exit }' "$repo/cluster/ui/go/go.mod")"
 compose() { docker-compose --project-directory "$repo" -f "$repo/docker-compose.yml" "$@"; }
 
 command -v docker-compose >/dev/null || { echo "scripts/cluster.sh: docker-compose not found; install Debian's package: apt-get install docker-compose" >&2; exit 1; }
