@@ -10,10 +10,8 @@ until temporal operator cluster health >/dev/null 2>&1; do sleep 1; done
 if ! temporal operator namespace describe --namespace "$namespace" >/dev/null 2>&1; then
   temporal operator namespace create --namespace "$namespace" --retention "${DEFAULT_NAMESPACE_RETENTION:-30d}"
 fi
-# Namespace creation reaches every service through a cache; wait until it is usable.
-until temporal operator namespace describe --namespace "$namespace" >/dev/null 2>&1; do sleep 1; done
-
-registered="$(temporal operator search-attribute list --namespace "$namespace" --output json)"
+# A new namespace reaches each service through its cache (up to ~10 s): wait until it is usable.
+until registered="$(temporal operator search-attribute list --namespace "$namespace" --output json 2>/dev/null)"; do sleep 1; done
 for attribute in BenchRouterModel:Keyword BenchRouterBenchmark:Keyword BenchRouterStatus:Keyword BenchRouterScore:Double; do
   name="${attribute%%:*}" type="${attribute##*:}"
   if ! grep -q "\"$name\"" <<<"$registered"; then
