@@ -8,6 +8,7 @@ import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
 import { passAtKByTask, repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
+import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
 export interface HostActivityDeps {
   docker: DockerEngine;
@@ -29,6 +30,9 @@ export function createHostActivities(deps: HostActivityDeps) {
     // pass@k's counts are read where the records are: the job's own host.
     repeatCounts: async (input: PassAtKInput) => repeatCountsByTask(deps.artifactsRoot, input),
     harvestResult: (input: HarvestInput) => harvestResult(deps.artifactsRoot, input, jobSecrets(input.job, deps.gateway?.instance)),
+    // Artifacts leave the host through Temporal: the submitting machine shares no disk with it.
+    listJobArtifacts: async (ref: JobArtifactRef) => listJobArtifacts(deps.artifactsRoot, ref),
+    readJobArtifact: async (request: ArtifactPageRequest) => readJobArtifact(deps.artifactsRoot, request),
   };
 }
 

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
 
 /**
  * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
@@ -72,7 +73,7 @@ function startDetached(settings: Settings, name: string, command: string, args: 
  * registers them only when it creates the database, so an older embedded database needs this.
  */
 export async function ensureSearchAttributes(settings: Settings): Promise<void> {
-  const connection = await Connection.connect({ address: settings.temporalAddress });
+  const connection = await Connection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls));
   try {
     const namespace = settings.temporalNamespace;
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });

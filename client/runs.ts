@@ -14,12 +14,13 @@ import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResu
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import type { Settings } from '../config/settings.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
 
 export type RunHandle = WorkflowHandle<typeof runWorkflow>;
 
 export async function connectClient(settings: Settings): Promise<Client> {
-  const connection = await Connection.connect({ address: settings.temporalAddress, connectTimeout: '5s' });
+  const connection = await Connection.connect({ ...temporalConnectionOptions(settings.temporalAddress, settings.temporalTls), connectTimeout: '5s' });
   return new Client({ connection, namespace: settings.temporalNamespace, dataConverter: { payloadCodecs: payloadCodecsFromEnv() } });
 }
 

@@ -2,12 +2,15 @@
 // caller passes the environment in, so every default is visible and testable.
 
 import { DEFAULT_SHARED_QUEUE } from '../runs/host-queues.js';
+import { temporalTlsFrom, type TemporalTlsSettings } from './temporal-connection.js';
 
 export interface Settings {
   /** `~/.benchrouter` unless BENCHROUTER_HOME says otherwise. */
   home: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** mTLS / API key for the Temporal frontend (TEMPORAL_TLS_*, TEMPORAL_API_KEY). */
+  temporalTls: TemporalTlsSettings;
   /** True when no TEMPORAL_ADDRESS is configured: `br` manages a local dev server itself. */
   embedded: boolean;
   webUiUrl: string;
@@ -41,6 +44,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     home,
     temporalAddress: env.TEMPORAL_ADDRESS || `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalTls: temporalTlsFrom(env),
     embedded,
     webUiUrl: (env.BENCHROUTER_WEB_UI || `http://localhost:${EMBEDDED_UI_PORT}`).replace(/\/$/, ''),
     sharedQueue: env.BENCHROUTER_TASK_QUEUE || DEFAULT_SHARED_QUEUE,

