@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { temporalConnectionOptions, temporalTlsFrom } from '../config/temporal-connection.js';
+import { temporalConnectionOptions, temporalTlsFrom } from '../../config/temporal-connection.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'br-tls-settings-'));
 const pem = (name: string) => {
