@@ -3,7 +3,7 @@
 // removes it. Benchmark outcomes (exit code, timeout) are returned, never thrown: they are final.
 
 import { CancelledFailure, Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type ActivityCancellationDetails } from '@temporalio/common';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
@@ -103,12 +103,18 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     if (state.running) kind = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal);
     if (kind === 'timed_out') await docker.kill(containerId);
   } catch (error) {
-    if (ctx.cancellationSignal.aborted) {
+    if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
       await docker.kill(containerId);
       await docker.saveLogs(containerId, path.join(jobDir, 'container.log')).catch(() => undefined);
       await removeContainerAndStorage(docker, containerId, storageDir);
       closeAccess();
       throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
+    }
+    if (ctx.cancellationSignal.aborted) {
+      // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
+      // was down, attempt superseded) or the worker is shutting down. The container keeps running and
+      // its routes stay open, for the next attempt to reattach to; this one only steps aside.
+      throw ApplicationFailure.retryable(`attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`, 'AttemptAborted');
     }
     throw error;
   } finally {
@@ -168,6 +174,12 @@ function closeModelAccess(deps: ContainerDeps, job: JobSpec): JobUsage | undefin
   const judge = job.judge ? deps.gateway.instance.unregister(job.jobId, 'judge') : undefined;
   if (!model) return undefined;
   return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
+}
+
+/** Why the SDK aborted an attempt, for the log: the flags it sets are exclusive in practice. */
+function abortReason(details: ActivityCancellationDetails | undefined): string {
+  const flags = details ? (['notFound', 'timedOut', 'workerShutdown', 'paused', 'reset'] as const).filter((flag) => details[flag]) : [];
+  return flags.length ? flags.join(', ') : 'no reason given';
 }
 
 /** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
