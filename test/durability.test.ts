@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,8 @@ import { connectClient, createRunSpec, followRun, submitRun } from '../client/ru
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunOptions } from '../runs/run-spec.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
-import { br, containersOfRun, fixturesDir } from './support/harness.js';
+import { br, containersOfRun, copyFixture, fixturesDir } from './support/harness.js';
+import { freePort } from '../client/embedded-services.js';
 import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
@@ -128,6 +129,56 @@ describe('the Temporal server stopped mid-run and started again on the same data
       await client.connection.close();
     } finally {
       await Promise.all(workers.splice(0).map((w) => w.stop()));
+      await s.client.connection.close().catch(() => undefined);
+      await server.stop();
+    }
+  });
+});
+
+/** The sleepers fixture with every task sleeping `seconds`, in a scratch copy. */
+function slowSleepers(into: string, seconds: number) {
+  const dir = copyFixture('sleepers', into);
+  for (const task of readdirSync(path.join(dir, 'tasks'))) {
+    const file = path.join(dir, 'tasks', task, 'task.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
+  }
+  return loadBenchmark(dir);
+}
+
+describe('the Temporal server killed with kill -9 for longer than the heartbeat timeout, then restarted on the same database', () => {
+  it('leaves every running container alone: 8 jobs on 2 hosts start one container each and the run is COMPLETED', { timeout: 360_000 }, async () => {
+    const heartbeatTimeoutSeconds = 5;
+    const server = devServer(await freePort(), path.join(scratch, 'server-kill.db'));
+    await server.start();
+    const s = await stack('server-kill', server.address);
+    let client: Client | undefined;
+    const spec = createRunSpec(slowSleepers(path.join(scratch, 'server-kill-benchmark'), 45), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 });
+    const starts = watchContainerStarts(spec.runId);
+    try {
+      await worker(s, 'host-sk-a');
+      await worker(s, 'host-sk-b');
+      const handle = await submitRun(s.client, s.settings, spec);
+      await waitFor('8 running containers', () => runningContainersOf(handle.workflowId).length === 8, 120_000);
+      await server.kill9();
+      // Long enough that every running attempt's heartbeat timeout expires while the server is down.
+      await new Promise((r) => setTimeout(r, (heartbeatTimeoutSeconds * 2 + 2) * 1000));
+      expect(runningContainersOf(handle.workflowId)).toHaveLength(8);
+      await server.start();
+
+      client = await connectClient(s.settings);
+      const run = await followRun(client.workflow.getHandle(handle.workflowId));
+      expect(run.status).toBe('COMPLETED');
+      expect(run.jobs).toHaveLength(8);
+      expect(run.jobs.every((j) => j.status === 'SUCCEEDED' && j.hostsTried?.length === 1)).toBe(true);
+      // One container start per job, as `docker events` saw them: none was killed and started over.
+      const names = starts.names();
+      expect(names).toHaveLength(8);
+      expect(new Set(names).size).toBe(8);
+      expect(containersOfRun(handle.workflowId)).toEqual([]);
+    } finally {
+      starts.stop();
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+      await client?.connection.close();
       await s.client.connection.close().catch(() => undefined);
       await server.stop();
     }

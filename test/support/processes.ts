@@ -66,6 +66,8 @@ export interface DevServer {
   address: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** A crash: SIGKILL, no chance to flush or say goodbye to its clients. */
+  kill9(): Promise<void>;
 }
 
 /** A dev server of the test's own, persisted to `dbFile`, that can be stopped and started again. */
@@ -79,9 +81,15 @@ export function devServer(port: number, dbFile: string): DevServer {
       if (!(await waitUntilReachable(address))) throw new Error(`dev server did not start on ${address}`);
     },
     async stop() {
-      if (!child || child.exitCode !== null) return;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child!.once('exit', r));
       child.kill('SIGTERM');
+      await exited;
+    },
+    async kill9() {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
       await exited;
     },
   };
