@@ -10,6 +10,7 @@ import type { Settings } from '../config/settings.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
+import { connectPatiently } from './connect-patiently.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 
 export interface StartWorkerOptions {
@@ -37,7 +38,8 @@ export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', impo
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { settings, hostId } = options;
   const docker = options.docker ?? new DockerEngine();
-  const connection = await NativeConnection.connect({ address: settings.temporalAddress });
+  const say = options.say ?? (() => undefined);
+  const connection = await connectPatiently(() => NativeConnection.connect({ address: settings.temporalAddress }), settings.temporalAddress, say);
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
 
@@ -47,9 +49,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
 
-  const client = await connectClient(settings);
+  const client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say);
   try {
-    await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say: options.say ?? (() => undefined) });
+    await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say });
   } finally {
     await client.connection.close();
   }
