@@ -171,6 +171,23 @@ export class DockerEngine {
     return list.map((c) => ({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), labels: c.Labels ?? {}, state: c.State }));
   }
 
+  /**
+   * The signals of the `kill` events the daemon recorded for a container since `sinceIso`. The daemon
+   * keeps events in memory only: a restarted daemon has none from before its start.
+   */
+  async killSignals(nameOrId: string, sinceIso: string): Promise<string[]> {
+    const since = (Date.parse(sinceIso) / 1000).toFixed(3);
+    const until = (Date.now() / 1000).toFixed(3);
+    const filters = encodeURIComponent(JSON.stringify({ container: [nameOrId], type: ['container'], event: ['kill'] }));
+    const res = await this.api('GET', `/events?since=${since}&until=${until}&filters=${filters}`);
+    if (res.status !== 200) throw new DockerError('events', res.status, messageOf(res.body));
+    return res.body
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? 'unknown');
+  }
+
   async runtimes(): Promise<string[]> {
     const info = await this.apiJson<{ Runtimes?: Record<string, unknown> }>('GET', '/info');
     return Object.keys(info.Runtimes ?? {});

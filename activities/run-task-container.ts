@@ -13,6 +13,7 @@ import type { ModelAccess } from './container-spec.js';
 import { containerNameFor, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import type { DockerEngine } from './docker-engine.js';
+import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 
 export interface RunContainerInput {
   job: JobSpec;
@@ -66,6 +67,13 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const closeAccess = () => closeModelAccess(deps, job);
 
   let state = await docker.containerState(name);
+  const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
+  if (state && restartAfterOutage) {
+    ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${state.exitCode}) while no attempt watched it: starting it again, once`);
+    await docker.saveLogs(state.id, path.join(jobDir, 'container-killed-by-outage.log')).catch(() => undefined);
+    await removeContainerAndStorage(docker, state.id, storageDir);
+    state = undefined;
+  }
   const reattached = state !== undefined;
   let runtime = state?.labels[LABELS.runtime] ?? 'simple';
   if (!state) {
@@ -81,6 +89,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       runtime = `dind:${detected.mode}`;
     }
     const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind }, apiKey, access);
+    if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
     try {
       // 'conflict': another attempt won the race to create it; attach to that one below.
       await docker.createAndStart(name, body);
@@ -122,6 +131,10 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   }
 
   const final = (await docker.containerState(containerId)) ?? state;
+  if (kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
+    // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
+    throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`, 'ContainerKilled');
+  }
   const logFile = path.join(jobDir, 'container.log');
   await docker.saveLogs(containerId, logFile);
   await removeContainerAndStorage(docker, containerId, storageDir);

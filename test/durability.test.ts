@@ -4,7 +4,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { connectClient, createRunSpec, followRun, submitRun } from '../client/ru
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunOptions } from '../runs/run-spec.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
-import { br, containersOfRun, copyFixture, dockerLines, fixturesDir } from './support/harness.js';
+import { br, containersOfRun, dockerLines, fixturesDir, sleepersOf } from './support/harness.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { sweepOrphans } from '../workers/sweep-orphans.js';
 import { freePort } from '../client/embedded-services.js';
@@ -137,16 +137,6 @@ describe('the Temporal server stopped mid-run and started again on the same data
   });
 });
 
-/** The sleepers fixture with every task sleeping `seconds`, in a scratch copy. */
-function slowSleepers(into: string, seconds: number) {
-  const dir = copyFixture('sleepers', into);
-  for (const task of readdirSync(path.join(dir, 'tasks'))) {
-    const file = path.join(dir, 'tasks', task, 'task.yaml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
-  }
-  return loadBenchmark(dir);
-}
-
 describe('the Temporal server killed with kill -9 for longer than the heartbeat timeout, then restarted on the same database', () => {
   it('leaves every running container alone: 8 jobs on 2 hosts start one container each and the run is COMPLETED', { timeout: 360_000 }, async () => {
     const heartbeatTimeoutSeconds = 5;
@@ -154,7 +144,7 @@ describe('the Temporal server killed with kill -9 for longer than the heartbeat 
     await server.start();
     const s = await stack('server-kill', server.address);
     let client: Client | undefined;
-    const spec = createRunSpec(slowSleepers(path.join(scratch, 'server-kill-benchmark'), 45), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 });
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 });
     const starts = watchContainerStarts(spec.runId);
     try {
       await worker(s, 'host-sk-a');
@@ -261,7 +251,7 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
     const s = await stack('boot', server.address);
     const orphan = `br-host-boot-orphan-${randomBytes(3).toString('hex')}`;
     // A host timeout that the restarted worker meets with room to spare: moving hosts is not the point here.
-    const spec = createRunSpec(slowSleepers(path.join(scratch, 'boot-benchmark'), 40), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, ['s1', 's2']);
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'boot-benchmark'), 40), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, ['s1', 's2']);
     const starts = watchContainerStarts(spec.runId);
     let client: Client | undefined;
     try {
@@ -310,7 +300,7 @@ describe('a lost host that comes back after its jobs moved to another host', () 
     // Each machine has its own home (and so its own dind/); host-a's is kept across its restart.
     const homeA = { BENCHROUTER_HOME: path.join(scratch, 'moved-host-a') };
     const a = await worker(s, 'host-mv-a', homeA);
-    const spec = createRunSpec(slowSleepers(path.join(scratch, 'moved-benchmark'), 30), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, FAST_FAILURE);
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 30), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, FAST_FAILURE);
     let client: Client | undefined;
     try {
       const handle = await submitRun(s.client, s.settings, spec);
