@@ -63,7 +63,9 @@ describe('a worker killed with kill -9 while 4 jobs run', () => {
   it('comes back on the same host, reattaches to the running containers and starts each exactly once', async () => {
     const s = await stack('kill');
     let w = await worker(s, 'host-kill');
-    const handle = await submit(s, FAST_FAILURE);
+    // Reattaching is the point here, not losing the host: a host timeout that a worker restarting on
+    // a loaded machine meets with room to spare.
+    const handle = await submit(s, { ...FAST_FAILURE, hostTimeoutSeconds: 60 });
     const starts = watchContainerStarts(handle.workflowId);
     try {
       await waitFor('4 running containers', () => runningContainersOf(handle.workflowId).length === 4);
@@ -93,10 +95,11 @@ describe('a host lost for good mid-run', () => {
     const handle = await submit(s, FAST_FAILURE);
     try {
       await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4);
-      await worker(s, 'host-b');
-      // The machine vanishes: its worker and its containers with it.
+      // The machine vanishes: its worker and its containers with it. host-b comes up only after, so
+      // that no job can finish on host-a while host-b is still starting.
       await a.kill9();
       execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`]);
+      await worker(s, 'host-b');
 
       const run = await followRun(handle);
       expect(run.status).toBe('COMPLETED');
