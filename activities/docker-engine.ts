@@ -177,6 +177,23 @@ export class DockerEngine {
     return list.map((c) => ({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), labels: c.Labels ?? {}, state: c.State }));
   }
 
+  /**
+   * The signals of the `kill` events the daemon recorded for a container since `sinceIso`. The daemon
+   * keeps events in memory only: a restarted daemon has none from before its start.
+   */
+  async killSignals(nameOrId: string, sinceIso: string): Promise<string[]> {
+    const since = Math.floor(Date.parse(sinceIso) / 1000);
+    const until = Math.ceil(Date.now() / 1000);
+    const raw = await this.call('events', TIMEOUT_MS.inspect, (abortSignal) =>
+      this.client.getEvents({ since, until, filters: { container: [nameOrId], type: ['container'], event: ['kill'] }, abortSignal } as Docker.GetEventsOptions),
+    );
+    const text = Buffer.isBuffer(raw) ? raw.toString() : typeof raw === 'string' ? raw : raw ? await streamText(raw as unknown as Readable) : '';
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? 'unknown');
+  }
+
   async runtimes(): Promise<string[]> {
     const info = (await this.call('info', TIMEOUT_MS.inspect, () => this.client.info())) as { Runtimes?: Record<string, unknown> } | undefined;
     return Object.keys(info?.Runtimes ?? {});
@@ -284,4 +301,11 @@ export class DockerEngine {
     if (!created) throw new DockerError(`network create ${name}`, null, 'the network was created but cannot be inspected');
     return created;
   }
+}
+
+/** A finite stream read whole (the events of a closed time window). */
+async function streamText(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString();
 }

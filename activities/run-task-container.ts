@@ -4,8 +4,9 @@
 // are returned, never thrown: they are final.
 
 import { CancelledFailure, Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type ActivityCancellationDetails } from '@temporalio/common';
 import { mkdirSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { summarizeUsage } from '../runs/usage.js';
@@ -17,6 +18,7 @@ import { keepLogTail } from './container-log-tail.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import type { DockerEngine } from './docker-engine.js';
 import { watchOomEvents } from './oom-events.js';
+import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
 import { ensureTaskNetwork } from './task-network.js';
@@ -88,6 +90,13 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     await openLoopbackEndpoints(deps, job, access);
   }
   let state = await docker.containerState(name);
+  const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
+  if (state && restartAfterOutage) {
+    ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${state.exitCode}) while no attempt watched it: starting it again, once`);
+    await writeFile(path.join(jobDir, 'container-killed-by-outage.log'), await docker.logTail(state.id, 200)).catch(() => undefined);
+    await removeContainerAndStorage(docker, state.id, storageDir);
+    state = undefined;
+  }
   const reattached = state !== undefined;
   let runtime = state?.labels[LABELS.runtime] ?? 'simple';
   // From before a fresh container starts, or from a reattached one's start (the daemon replays past
@@ -107,6 +116,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
         runtime = `dind:${detected.mode}`;
       }
       const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress }, apiKey, access);
+      if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
       try {
         // 'conflict': another attempt won the race to create it; attach to that one below.
         await docker.createAndStart(name, body);
@@ -138,12 +148,18 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     if (kind === 'timed_out') await docker.kill(containerId);
     await drained(log);
   } catch (error) {
-    if (ctx.cancellationSignal.aborted) {
+    if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
       await docker.kill(containerId);
       if (log) await drained(log).catch(() => undefined);
       await removeContainerAndStorage(docker, containerId, storageDir);
       closeAccess();
       throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
+    }
+    if (ctx.cancellationSignal.aborted) {
+      // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
+      // was down, attempt superseded) or the worker is shutting down. The container keeps running and
+      // its routes stay open, for the next attempt to reattach to; this one only steps aside.
+      throw ApplicationFailure.retryable(`attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`, 'AttemptAborted');
     }
     throw error;
   } finally {
@@ -154,6 +170,10 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   }
 
   const final = (await docker.containerState(containerId)) ?? state;
+  if (kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
+    // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
+    throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`, 'ContainerKilled');
+  }
   await removeContainerAndStorage(docker, containerId, storageDir);
   const usage = closeAccess();
   return {
@@ -229,6 +249,12 @@ async function openLoopbackEndpoints(deps: ContainerDeps, job: JobSpec, access: 
     const url = new URL(endpoint);
     await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
   }
+}
+
+/** Why the SDK aborted an attempt, for the log: the flags it sets are exclusive in practice. */
+function abortReason(details: ActivityCancellationDetails | undefined): string {
+  const flags = details ? (['notFound', 'timedOut', 'workerShutdown', 'paused', 'reset'] as const).filter((flag) => details[flag]) : [];
+  return flags.length ? flags.join(', ') : 'no reason given';
 }
 
 /** The container goes first: a DinD daemon's storage may only go once nothing uses it. */

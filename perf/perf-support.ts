@@ -17,6 +17,10 @@ export interface PerfStack {
   home: string;
   /** Worker processes the stack stops at the end; the first is started with the stack. */
   workers: ChildProcess[];
+  /** Crashes the dev server (SIGKILL); resolves once it is gone. */
+  killServer(): Promise<void>;
+  /** Starts the dev server again on the same database; resolves once it accepts connections. */
+  startServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -24,14 +28,26 @@ export async function startStack(name: string): Promise<PerfStack> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const server = spawn('temporal', devServerArgs(port, path.join(home, 'temporal.db')), { stdio: 'ignore' });
-  if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
+  const startServer = async () => {
+    const child = spawn('temporal', devServerArgs(port, path.join(home, 'temporal.db')), { stdio: 'ignore' });
+    if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
+    return child;
+  };
+  let server = await startServer();
   const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}` };
   const workers = [await startWorkerProcess(env, `perf-${name}`)];
   return {
     env,
     home,
     workers,
+    async killServer() {
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGKILL');
+      await exited;
+    },
+    async startServer() {
+      server = await startServer();
+    },
     async stop() {
       for (const worker of workers) await stopProcess(worker);
       await stopProcess(server);

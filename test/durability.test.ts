@@ -1,7 +1,7 @@
 // Durability with real processes: kill -9 a worker, lose a host for good, restart the Temporal
 // server, retry failed jobs, sweep orphans. Real dev server, real `br worker` processes, real Docker.
 
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +13,10 @@ import { connectClient, createRunSpec, followRun, submitRun } from '../client/ru
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunOptions } from '../runs/run-spec.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
-import { br, containersOfRun, fixturesDir } from './support/harness.js';
+import { br, containersOfRun, dockerLines, fixturesDir, sleepersOf } from './support/harness.js';
+import { DockerEngine } from '../activities/docker-engine.js';
+import { sweepOrphans } from '../workers/sweep-orphans.js';
+import { freePort } from '../client/embedded-services.js';
 import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
@@ -60,7 +63,9 @@ describe('a worker killed with kill -9 while 4 jobs run', () => {
   it('comes back on the same host, reattaches to the running containers and starts each exactly once', async () => {
     const s = await stack('kill');
     let w = await worker(s, 'host-kill');
-    const handle = await submit(s, FAST_FAILURE);
+    // Reattaching is the point here, not losing the host: a host timeout that a worker restarting on
+    // a loaded machine meets with room to spare.
+    const handle = await submit(s, { ...FAST_FAILURE, hostTimeoutSeconds: 60 });
     const starts = watchContainerStarts(handle.workflowId);
     try {
       await waitFor('4 running containers', () => runningContainersOf(handle.workflowId).length === 4);
@@ -90,10 +95,11 @@ describe('a host lost for good mid-run', () => {
     const handle = await submit(s, FAST_FAILURE);
     try {
       await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4);
-      await worker(s, 'host-b');
-      // The machine vanishes: its worker and its containers with it.
+      // The machine vanishes: its worker and its containers with it. host-b comes up only after, so
+      // that no job can finish on host-a while host-b is still starting.
       await a.kill9();
       execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`]);
+      await worker(s, 'host-b');
 
       const run = await followRun(handle);
       expect(run.status).toBe('COMPLETED');
@@ -128,6 +134,46 @@ describe('the Temporal server stopped mid-run and started again on the same data
       await client.connection.close();
     } finally {
       await Promise.all(workers.splice(0).map((w) => w.stop()));
+      await s.client.connection.close().catch(() => undefined);
+      await server.stop();
+    }
+  });
+});
+
+describe('the Temporal server killed with kill -9 for longer than the heartbeat timeout, then restarted on the same database', () => {
+  it('leaves every running container alone: 8 jobs on 2 hosts start one container each and the run is COMPLETED', { timeout: 360_000 }, async () => {
+    const heartbeatTimeoutSeconds = 5;
+    const server = devServer(await freePort(), path.join(scratch, 'server-kill.db'));
+    await server.start();
+    const s = await stack('server-kill', server.address);
+    let client: Client | undefined;
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 });
+    const starts = watchContainerStarts(spec.runId);
+    try {
+      await worker(s, 'host-sk-a');
+      await worker(s, 'host-sk-b');
+      const handle = await submitRun(s.client, s.settings, spec);
+      await waitFor('8 running containers', () => runningContainersOf(handle.workflowId).length === 8, 120_000);
+      await server.kill9();
+      // Long enough that every running attempt's heartbeat timeout expires while the server is down.
+      await new Promise((r) => setTimeout(r, (heartbeatTimeoutSeconds * 2 + 2) * 1000));
+      expect(runningContainersOf(handle.workflowId)).toHaveLength(8);
+      await server.start();
+
+      client = await connectClient(s.settings);
+      const run = await followRun(client.workflow.getHandle(handle.workflowId));
+      expect(run.status).toBe('COMPLETED');
+      expect(run.jobs).toHaveLength(8);
+      expect(run.jobs.every((j) => j.status === 'SUCCEEDED' && j.hostsTried?.length === 1)).toBe(true);
+      // One container start per job, as `docker events` saw them: none was killed and started over.
+      const names = starts.names();
+      expect(names).toHaveLength(8);
+      expect(new Set(names).size).toBe(8);
+      expect(containersOfRun(handle.workflowId)).toEqual([]);
+    } finally {
+      starts.stop();
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+      await client?.connection.close();
       await s.client.connection.close().catch(() => undefined);
       await server.stop();
     }
@@ -175,6 +221,115 @@ describe('a worker starting up', () => {
       expect(execFileSync('docker', ['ps', '-q', '--filter', `name=^${other}$`], { encoding: 'utf8' }).trim()).not.toBe('');
     } finally {
       execFileSync('docker', ['rm', '-f', name, other], { stdio: 'ignore' });
+      await s.client.connection.close();
+    }
+  });
+});
+
+describe('the orphan sweep when the Temporal server does not answer', () => {
+  it('keeps a container and its DinD storage whose job it cannot ask about, and says why', async () => {
+    const home = path.join(scratch, 'unreachable');
+    const dindStorageRoot = path.join(home, 'dind');
+    const name = `br-host-unreach-${randomBytes(3).toString('hex')}`;
+    execFileSync('docker', ['run', '-d', '--name', name, '--label', 'benchrouter.managed=true', '--label', 'benchrouter.host=host-unreach', '--label', 'benchrouter.job=br-live.000-x', '--entrypoint', 'sleep', 'benchrouter/base:bookworm', '600']);
+    mkdirSync(path.join(dindStorageRoot, name, 'overlay2'), { recursive: true });
+    // Nothing listens there: every describe fails with UNAVAILABLE after the client's own retries.
+    const client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
+    const said: string[] = [];
+    try {
+      const removed = await sweepOrphans({ docker: new DockerEngine(), client, hostId: 'host-unreach', dindStorageRoot, say: (line) => said.push(line) });
+      expect(removed).toEqual([]);
+      expect(said.join('\n')).toContain(`kept container ${name}: cannot tell whether job br-live.000-x still runs on host-unreach`);
+      expect(execFileSync('docker', ['ps', '-q', '--filter', `name=^${name}$`], { encoding: 'utf8' }).trim()).not.toBe('');
+      expect(existsSync(path.join(dindStorageRoot, name))).toBe(true);
+    } finally {
+      execFileSync('docker', ['rm', '-f', name], { stdio: 'ignore' });
+      await client.connection.close();
+    }
+  });
+
+  it('a worker started while its server is down waits for it, then removes only the orphan and reattaches to its jobs', { timeout: 300_000 }, async () => {
+    const server = devServer(await freePort(), path.join(scratch, 'boot.db'));
+    await server.start();
+    const s = await stack('boot', server.address);
+    const orphan = `br-host-boot-orphan-${randomBytes(3).toString('hex')}`;
+    // A host timeout that the restarted worker meets with room to spare: moving hosts is not the point here.
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'boot-benchmark'), 40), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, ['s1', 's2']);
+    const starts = watchContainerStarts(spec.runId);
+    let client: Client | undefined;
+    try {
+      const first = await worker(s, 'host-boot');
+      const handle = await submitRun(s.client, s.settings, spec);
+      await waitFor('2 running containers', () => runningContainersOf(handle.workflowId).length === 2, 120_000);
+      // Made after the first worker's own sweep: a leftover whose job the server has never heard of.
+      execFileSync('docker', ['run', '-d', '--name', orphan, '--label', 'benchrouter.managed=true', '--label', 'benchrouter.host=host-boot', '--label', 'benchrouter.job=br-gone.000-x', '--entrypoint', 'sleep', 'benchrouter/base:bookworm', '600']);
+      // The machine reboots: worker and server die; the worker comes back first.
+      await first.kill9();
+      await server.kill9();
+      const second = await spawnWorker(s.env, 'host-boot', { untilPolling: false });
+      workers.push(second);
+      await second.printed('waiting for the Temporal server at');
+      await new Promise((r) => setTimeout(r, 8000));
+      expect(second.child.exitCode).toBeNull();
+      expect(runningContainersOf(handle.workflowId)).toHaveLength(2);
+      expect(execFileSync('docker', ['ps', '-q', '--filter', `name=^${orphan}$`], { encoding: 'utf8' }).trim()).not.toBe('');
+
+      await server.start();
+      await second.printed('polling');
+      expect(second.output()).toContain(`removed orphaned container ${orphan}`);
+      expect(second.output()).not.toContain('kept container');
+      expect(execFileSync('docker', ['ps', '-aq', '--filter', `name=^${orphan}$`], { encoding: 'utf8' }).trim()).toBe('');
+
+      client = await connectClient(s.settings);
+      const run = await followRun(client.workflow.getHandle(handle.workflowId));
+      expect(run.status).toBe('COMPLETED');
+      const names = starts.names();
+      expect(names).toHaveLength(2);
+      expect(new Set(names).size).toBe(2);
+    } finally {
+      starts.stop();
+      execFileSync('docker', ['rm', '-f', orphan], { stdio: 'ignore' });
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+      await client?.connection.close();
+      await s.client.connection.close().catch(() => undefined);
+      await server.stop();
+    }
+  });
+});
+
+describe('a lost host that comes back after its jobs moved to another host', () => {
+  it('removes the containers and DinD storage those jobs left on it, and leaves the jobs running on their new host alone', { timeout: 300_000 }, async () => {
+    const s = await stack('moved');
+    // Each machine has its own home (and so its own dind/); host-a's is kept across its restart.
+    const homeA = { BENCHROUTER_HOME: path.join(scratch, 'moved-host-a') };
+    const a = await worker(s, 'host-mv-a', homeA);
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 30), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, FAST_FAILURE);
+    let client: Client | undefined;
+    try {
+      const handle = await submitRun(s.client, s.settings, spec);
+      await waitFor('4 running containers on host-mv-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-a').length === 4);
+      const leftBehind = runningContainersOf(handle.workflowId).map((c) => c.name);
+      // The sleepers are plain tasks; a storage directory per container stands in for a DinD task's.
+      const storageDirs = leftBehind.map((name) => path.join(homeA.BENCHROUTER_HOME, 'dind', name));
+      for (const dir of storageDirs) mkdirSync(path.join(dir, 'overlay2'), { recursive: true });
+      await worker(s, 'host-mv-b');
+      // host-a drops off the network: its worker is gone, its containers run on.
+      await a.kill9();
+      await waitFor('4 running containers on host-mv-b', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-b').length === 4, 90_000);
+      expect(runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-a').map((c) => c.name).sort()).toEqual([...leftBehind].sort());
+
+      const back = await worker(s, 'host-mv-a', homeA);
+      for (const name of leftBehind) expect(back.output()).toMatch(new RegExp(`removed orphaned container ${name} \\(job \\S+ moved to host-mv-b`));
+      expect(dockerLines(['ps', '-aq', '--filter', `label=benchrouter.run=${handle.workflowId}`, '--filter', 'label=benchrouter.host=host-mv-a'])).toEqual([]);
+      for (const dir of storageDirs) expect(existsSync(dir)).toBe(false);
+      expect(runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-b')).toHaveLength(4);
+
+      client = await connectClient(s.settings);
+      const run = await followRun(client.workflow.getHandle(handle.workflowId));
+      expect(run.status).toBe('COMPLETED');
+      for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-mv-b', hostsTried: ['host-mv-a', 'host-mv-b'] });
+    } finally {
+      await client?.connection.close();
       await s.client.connection.close();
     }
   });

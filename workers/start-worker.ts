@@ -11,6 +11,7 @@ import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
+import { connectPatiently } from './connect-patiently.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 import { installTaskFirewall } from '../activities/task-firewall.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
@@ -40,7 +41,8 @@ export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', impo
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { settings, hostId } = options;
   const docker = options.docker ?? new DockerEngine();
-  const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls));
+  const say = options.say ?? (() => undefined);
+  const connection = await connectPatiently(() => NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls)), settings.temporalAddress, say);
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
 
@@ -62,9 +64,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       : `warning: task network ${TASK_NETWORK}: ${firewall.problem}; tasks can reach every port this host listens on outside loopback`,
   );
 
-  const client = await connectClient(settings);
+  const client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say);
   try {
-    await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say: options.say ?? (() => undefined) });
+    await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say });
   } finally {
     await client.connection.close();
   }

@@ -2,7 +2,7 @@
 // containers whose job is no longer running here (the job ended, or moved to another host), and
 // DinD storage directories that no container uses any more.
 
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LABELS } from '../activities/container-spec.js';
@@ -16,13 +16,22 @@ export interface SweepInput {
   say: (line: string) => void;
 }
 
-/** True when the job still runs and its current host is this one: its container will be reattached. */
-async function jobStillHere(client: Client, jobId: string, hostId: string): Promise<boolean> {
+/**
+ * Where the job's workflow says the job is. `here`: it runs on this host, its container will be
+ * reattached. `gone`: it is closed, not found, or runs on another host now. `unknown`: the server
+ * did not answer, so nothing is known and nothing may be removed.
+ */
+type JobWhereabouts = { kind: 'here' } | { kind: 'gone'; why: string } | { kind: 'unknown'; why: string };
+
+async function whereIsJob(client: Client, jobId: string, hostId: string): Promise<JobWhereabouts> {
   try {
     const { status, memo } = await client.workflow.getHandle(jobId).describe();
-    return status.name === 'RUNNING' && memo?.host === hostId;
-  } catch {
-    return false; // not found: the workflow's history is gone, so is any use for the container
+    if (status.name !== 'RUNNING') return { kind: 'gone', why: `job ${jobId} is ${status.name}` };
+    if (memo?.host !== hostId) return { kind: 'gone', why: `job ${jobId} moved to ${typeof memo?.host === 'string' ? memo.host : 'another host'}` };
+    return { kind: 'here' };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return { kind: 'gone', why: `job ${jobId} has no workflow on the server` };
+    return { kind: 'unknown', why: error instanceof Error ? error.message : String(error) };
   }
 }
 
@@ -32,13 +41,20 @@ export async function sweepOrphans({ docker, client, hostId, dindStorageRoot, sa
   const kept = new Set<string>();
   for (const container of containers) {
     const jobId = container.labels[LABELS.job];
-    if (jobId && (await jobStillHere(client, jobId, hostId))) {
+    const where: JobWhereabouts = jobId ? await whereIsJob(client, jobId, hostId) : { kind: 'gone', why: 'it has no job label' };
+    if (where.kind === 'here') {
       kept.add(container.name);
+      continue;
+    }
+    if (where.kind === 'unknown') {
+      // A transient error must never cost a live job its container: the next start sweeps again.
+      kept.add(container.name);
+      say(`kept container ${container.name}: cannot tell whether job ${jobId} still runs on ${hostId} (${where.why})`);
       continue;
     }
     await docker.remove(container.id);
     removed.push(container.name);
-    say(`removed orphaned container ${container.name} (job ${jobId ?? 'unknown'} no longer runs on ${hostId})`);
+    say(`removed orphaned container ${container.name} (${where.why}; not on ${hostId} any more)`);
   }
   if (existsSync(dindStorageRoot)) {
     for (const entry of readdirSync(dindStorageRoot)) {

@@ -4,13 +4,14 @@
 import type { Client } from '@temporalio/client';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun, type RunExtras } from '../../client/runs.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
+import type { Benchmark } from '../../contract/benchmark.js';
 import type { RunOptions, RunResult } from '../../runs/run-spec.js';
 import { settingsFrom, type Settings } from '../../config/settings.js';
 import { startReferenceModel, type ReferenceModelServer } from '../../reference-model/reference-model-server.js';
@@ -77,6 +78,16 @@ export function copyFixture(name: string, into: string): string {
   const target = path.join(into, name);
   cpSync(path.join(fixturesDir, 'benchmarks', name), target, { recursive: true });
   return target;
+}
+
+/** The sleepers fixture with every task sleeping `seconds`, in a scratch copy under `into`. */
+export function sleepersOf(into: string, seconds: number): Benchmark {
+  const dir = copyFixture('sleepers', into);
+  for (const task of readdirSync(path.join(dir, 'tasks'))) {
+    const file = path.join(dir, 'tasks', task, 'task.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
+  }
+  return loadBenchmark(dir);
 }
 
 export function dockerLines(args: string[]): string[] {

@@ -11,6 +11,8 @@ export interface WorkerProcess {
   child: ChildProcess;
   /** Everything the worker printed, stdout and stderr. */
   output(): string;
+  /** Resolves once the worker has printed `text`; rejects if it exits first or after `timeoutMs`. */
+  printed(text: string, timeoutMs?: number): Promise<void>;
   kill9(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -18,7 +20,11 @@ export interface WorkerProcess {
 /** One gateway port per host id, kept across restarts: running containers keep their gateway address. */
 const gatewayPorts = new Map<string, number>();
 
-export async function spawnWorker(env: Record<string, string>, hostId: string): Promise<WorkerProcess> {
+/**
+ * A `br worker` process. By default resolves once it polls; `{ untilPolling: false }` resolves as soon
+ * as it is spawned, for a worker that starts while its server is down.
+ */
+export async function spawnWorker(env: Record<string, string>, hostId: string, { untilPolling = true }: { untilPolling?: boolean } = {}): Promise<WorkerProcess> {
   if (!gatewayPorts.has(hostId)) gatewayPorts.set(hostId, await freePort());
   const child = spawn(path.join(repoRoot, 'br'), ['worker'], {
     env: {
@@ -33,23 +39,27 @@ export async function spawnWorker(env: Record<string, string>, hostId: string): 
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker ${hostId} did not start: ${output}`)), 60_000);
-    const check = () => {
-      if (output.includes('polling')) {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const printed = (text: string, timeoutMs = 60_000) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`worker ${hostId} did not print "${text}" within ${timeoutMs} ms: ${output}`)), timeoutMs);
+      const check = () => {
+        if (!output.includes(text)) return;
         clearTimeout(timer);
         resolve();
-      }
-    };
-    child.stdout!.on('data', check);
-    child.stderr!.on('data', check);
-    child.on('exit', (code) => reject(new Error(`worker ${hostId} exited with ${code}: ${output}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      };
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+      child.once('exit', (code) => reject(new Error(`worker ${hostId} exited with ${code}: ${output}`)));
+      check();
+    });
+  if (untilPolling) await printed('polling');
   return {
     child,
     output: () => output,
+    printed,
     async kill9() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGKILL');
       await exited;
     },
@@ -66,6 +76,8 @@ export interface DevServer {
   address: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** A crash: SIGKILL, no chance to flush or say goodbye to its clients. */
+  kill9(): Promise<void>;
 }
 
 /** A dev server of the test's own, persisted to `dbFile`, that can be stopped and started again. */
@@ -79,9 +91,15 @@ export function devServer(port: number, dbFile: string): DevServer {
       if (!(await waitUntilReachable(address))) throw new Error(`dev server did not start on ${address}`);
     },
     async stop() {
-      if (!child || child.exitCode !== null) return;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child!.once('exit', r));
       child.kill('SIGTERM');
+      await exited;
+    },
+    async kill9() {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
       await exited;
     },
   };

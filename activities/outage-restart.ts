@@ -1,0 +1,36 @@
+// A job's container that an outage killed (the Docker daemon stopped without --live-restore, the
+// machine rebooted) is started again, once, instead of being reported as the benchmark's own exit.
+
+import type { ContainerState, DockerEngine } from './docker-engine.js';
+
+/** Set on a container started in place of one an outage killed, so that it is not restarted twice. */
+export const OUTAGE_RESTART_LABEL = 'benchrouter.outage-restart';
+
+/** 128 + SIGKILL, 128 + SIGTERM: what a daemon shutting its containers down, or a host going down, leaves. */
+const KILLED_BY_SIGNAL = new Set([137, 143]);
+
+/**
+ * True when a container that an attempt finds already stopped was ended by the infrastructure
+ * rather than by its benchmark or by BenchRouter: killed by a signal, not by the OOM killer, before
+ * the task's deadline (BenchRouter's timeout kill comes after it), and not already a restart. Only
+ * an attempt that lost sight of its container (daemon or worker gone), or one that saw it killed
+ * from outside, leaves a stopped container for the next attempt to judge.
+ */
+export function killedByOutage(state: ContainerState, timeoutSeconds: number): boolean {
+  if (state.running || state.labels[OUTAGE_RESTART_LABEL] !== undefined) return false;
+  const started = Date.parse(state.startedAt);
+  const finished = Date.parse(state.finishedAt);
+  if (!Number.isFinite(started) || !Number.isFinite(finished)) return false;
+  return KILLED_BY_SIGNAL.has(state.exitCode) && !state.oomKilled && finished < started + timeoutSeconds * 1000;
+}
+
+/**
+ * For the attempt that watched its container exit: true when the exit was a kill that did not come
+ * from BenchRouter (which kills only at the deadline or on the run's cancel, and reports those
+ * itself), such as the daemon stopping its containers on the way down. A benchmark whose own child
+ * was killed can exit 137 too, but then the daemon recorded no kill event for the container.
+ */
+export async function killedFromOutside(docker: DockerEngine, state: ContainerState, timeoutSeconds: number): Promise<boolean> {
+  if (!killedByOutage(state, timeoutSeconds)) return false;
+  return (await docker.killSignals(state.id, state.startedAt)).length > 0;
+}
