@@ -6,6 +6,9 @@ import { startReplayModel, type ReplayModelServer } from '../reference-model/rep
 import { builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { startHarness, type Harness } from './support/harness.js';
 
+// On a new machine the first run builds the image (about 2.5 minutes on 2 loaded cores).
+const COLD_BUILD_MS = 10 * 60_000;
+
 let h: Harness;
 let replay: ReplayModelServer;
 beforeAll(async () => {
@@ -18,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('mcp', () => {
-  it('scores the end state the canned tool calls leave: 4 of 5, the edit that drops a final newline fails its check', async () => {
+  it('scores the end state the canned tool calls leave: 4 of 5, the edit that drops a final newline fails its check', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('mcp'), { endpoint: replay.url });
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
