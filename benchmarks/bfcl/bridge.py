@@ -10,6 +10,8 @@ from pathlib import Path
 parser = argparse.ArgumentParser()
 parser.add_argument("--category", required=True, help="a BFCL test category, e.g. simple_python")
 category = parser.parse_args().category
+# BFCL prints its per-request errors to stdout; line-buffered, they come before the bridge's own last word.
+sys.stdout.reconfigure(line_buffering=True)
 out = Path(os.environ["BENCHROUTER_OUTPUT_DIR"])
 root = Path("/tmp/bfcl")
 # BFCL reads these at import time: where it writes results and scores, and the OpenAI-compatible endpoint.
