@@ -4,6 +4,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { registerAnalyzeCommand } from './analyze-command.js';
+import { registerBenchmarksCommand } from './benchmarks-command.js';
 import { entryNames, loadSuites, selectEntries, type Suite, type SuiteEntry } from '../runs/suites.js';
 import { followSuite, newSuiteId, submitSuite } from '../client/suites.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
@@ -463,6 +464,7 @@ export function buildProgram(): Command {
     });
 
   registerArtifactCommands(program, { artifactsRoot: () => settings.artifactsRoot });
+  registerBenchmarksCommand(program, { benchmarksDir: path.join(repoRoot, 'benchmarks'), stdout: write });
   registerAnalyzeCommand(program, {
     stdout: write,
     say,
