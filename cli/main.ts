@@ -8,6 +8,7 @@ import { InputError } from '../contract/problems.js';
 import { processDeps, type CliDeps } from './cli-deps.js';
 import { registerAnalyzeCommand } from './commands/analyze.js';
 import { registerArtifactsCommand } from './commands/artifacts.js';
+import { registerBenchmarksCommand } from './commands/benchmarks.js';
 import { registerCancelCommand } from './commands/cancel.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerCompareCommand } from './commands/compare.js';
@@ -31,6 +32,7 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { ExitError } from './exit-error.js';
+import { builtinBenchmarksDir } from './run-definition.js';
 import { example } from './help-example.js';
 import { connectTemporal } from './temporal-access.js';
 
@@ -47,6 +49,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
     .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1'));
 
   registerValidateCommand(program, deps);
+  registerBenchmarksCommand(program, { ...deps, benchmarksDir: builtinBenchmarksDir });
   registerSubmitCommand(program, deps);
   registerRunCommand(program, deps);
   registerStatusCommand(program, deps);

@@ -13,6 +13,8 @@ import { loadSuites, type Suite, type SuiteEntry } from '../runs/suites.js';
 import { gatewayFrom, generationFrom, judgeFrom, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+/** The built-in benchmarks that ship with BenchRouter. */
+export const builtinBenchmarksDir = path.join(repoRoot, 'benchmarks');
 
 /** A benchmark argument is a directory, or the name of a built-in one under benchmarks/. */
 export function resolveBenchmarkDir(arg: string): string {

@@ -1,0 +1,37 @@
+// The built-in mcp benchmark: the model works through the official MCP filesystem server, and the
+// verifier checks the workspace's end state. The replay model's plan reaches 4 of 5 end states.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
+import { builtinDir, replayAnswers } from './support/benchmark-image.js';
+import { startHarness, type Harness } from './support/harness.js';
+
+// On a new machine the first run builds the image (about 2.5 minutes on 2 loaded cores).
+const COLD_BUILD_MS = 10 * 60_000;
+
+let h: Harness;
+let replay: ReplayModelServer;
+beforeAll(async () => {
+  h = await startHarness('mcp');
+  replay = await startReplayModel({ answersFile: replayAnswers('mcp-filesystem.jsonl') });
+});
+afterAll(async () => {
+  await h?.close();
+  await replay?.close();
+});
+
+describe('mcp', () => {
+  it('scores the end state the canned tool calls leave: 4 of 5, the edit that drops a final newline fails its check', { timeout: COLD_BUILD_MS }, async () => {
+    const run = await h.run(builtinDir('mcp'), { endpoint: replay.url });
+    const job = run.jobs[0]!;
+    expect(job.status, job.message).toBe('SUCCEEDED');
+    expect(job.result).toEqual({ overall: 0.8, raw_metrics: { passed: 4, total: 5 } });
+    // Every step of every instance was answered: the server's tool results hashed as when recorded.
+    expect(replay.counts).toEqual({ answered: 14, unknown: 0 });
+  });
+
+  it('runs only the named instances under --instances', async () => {
+    const run = await h.run(builtinDir('mcp'), { endpoint: replay.url, options: { instances: ['fs-3', 'fs-5'] } });
+    expect(run.jobs[0]!.result).toEqual({ overall: 0.5, raw_metrics: { passed: 1, total: 2 } });
+  });
+});
