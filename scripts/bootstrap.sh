@@ -29,8 +29,9 @@ else
     say "installing Debian's docker.io"
     apt_install docker.io
   fi
-  say "starting dockerd (log: /var/log/benchrouter-dockerd.log)"
-  as_root bash -c 'nohup dockerd >/var/log/benchrouter-dockerd.log 2>&1 &'
+  # --live-restore: containers outlive a daemon restart, and a worker reattaches to them (docs/operations.md).
+  say "starting dockerd --live-restore (log: /var/log/benchrouter-dockerd.log)"
+  as_root bash -c 'nohup dockerd --live-restore >/var/log/benchrouter-dockerd.log 2>&1 &'
   for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
   docker info >/dev/null 2>&1 || { say "dockerd did not start; see /var/log/benchrouter-dockerd.log"; exit 1; }
   say "docker engine: started"
