@@ -138,6 +138,12 @@ export class DockerEngine {
     return { id };
   }
 
+  /** Bytes the container wrote to its own filesystem (its writable layer); the daemon computes it, so call it sparingly. */
+  async writableLayerBytes(nameOrId: string): Promise<number> {
+    const c = await this.call('container inspect', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).inspect({ size: true, abortSignal } as Docker.ContainerInspectOptions), [404]);
+    return (c as { SizeRw?: number } | undefined)?.SizeRw ?? 0;
+  }
+
   async containerState(nameOrId: string): Promise<ContainerState | undefined> {
     const c = await this.call('container inspect', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).inspect({ abortSignal }), [404]);
     if (!c) return undefined;

@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RecordsSummary } from '../contract/records.js';
+import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import type { FailureReason, JobSpec, JobStatus } from '../runs/run-spec.js';
 import { normalizeResult, type NormalizedResult } from '../contract/result-mapping.js';
 import { summarizeRecordsFile } from './records-file.js';
@@ -47,6 +48,14 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
   const jobDir = jobArtifactsDir(artifactsRoot, job);
   // Outcomes recorded before lastLogLine existed carry none.
   const lastLine = outcome.lastLogLine ?? '';
+  if (outcome.kind === 'disk_limit') {
+    const used = outcome.disk ? `${formatSize(outcome.disk.usedBytes)} measured` : 'over its limit';
+    return {
+      status: 'FAILED',
+      reason: 'DISK_LIMIT',
+      message: `wrote more than its disk limit of ${job.task.resources.disk ?? DEFAULT_RESOURCES.disk} (${used} across /app/results and its own filesystem); container killed${withLastLine(lastLine)}`,
+    };
+  }
   if (outcome.kind === 'timed_out') {
     return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withLastLine(lastLine)}` };
   }
@@ -88,4 +97,8 @@ function withOomReport(harvested: HarvestOutput, { job, outcome }: HarvestInput)
   const kills = Math.max(1, outcome.oomKills ?? 0);
   const report = `out of memory: ${kills} ${kills === 1 ? 'process' : 'processes'} of the task killed for exceeding its ${job.task.resources.memory} memory limit`;
   return { ...harvested, message: harvested.message ? `${report}; ${harvested.message}` : report };
+}
+
+function formatSize(bytes: number): string {
+  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 }

@@ -12,10 +12,12 @@ import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { summarizeUsage } from '../runs/usage.js';
 import type { ModelGateway } from '../gateway/model-gateway.js';
 import type { ModelAccess } from './container-spec.js';
-import { containerNameFor, endpointSeenFromBridge, LABELS, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { containerNameFor, endpointSeenFromBridge, LABELS, memoryBytes, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
 import { detectDindRuntime } from './dind-runtime.js';
+import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
 import { watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
@@ -31,7 +33,10 @@ export interface RunContainerInput {
 }
 
 export interface ContainerOutcome {
-  kind: 'exited' | 'timed_out';
+  /** `disk_limit`: killed for writing more than the task's `resources.disk`. */
+  kind: 'exited' | 'timed_out' | 'disk_limit';
+  /** With `disk_limit`: what the watchdog measured. */
+  disk?: DiskExceeded;
   exitCode: number;
   /** True when the kernel killed any process of the task for memory, the main one or another. */
   oomKilled: boolean;
@@ -142,10 +147,18 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   let log: LogCapture | undefined;
   let kind: ContainerOutcome['kind'] = 'exited';
   let oomKills = 0;
+  let disk: DiskExceeded | undefined;
+  const diskWatch = new AbortController();
   try {
     log = await captureContainerLog(docker, containerId, logFile);
-    if (state.running) kind = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal);
-    if (kind === 'timed_out') await docker.kill(containerId);
+    if (state.running) {
+      const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
+      const measure = async () => (await directoryBytes(resultsDir)) + (storageDir ? await directoryBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
+      const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal, watchDiskUse(measure, limitBytes, diskWatch.signal));
+      kind = ended.kind;
+      disk = ended.disk;
+    }
+    if (kind === 'timed_out' || kind === 'disk_limit') await docker.kill(containerId);
     await drained(log);
   } catch (error) {
     if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
@@ -166,6 +179,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
     await log?.stop().catch(() => undefined);
     oomKills = await oomWatch.stop(log !== undefined);
+    diskWatch.abort();
     clearInterval(heartbeat);
   }
 
@@ -178,6 +192,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const usage = closeAccess();
   return {
     kind,
+    ...(disk ? { disk } : {}),
     exitCode: final.exitCode,
     oomKilled: final.oomKilled || oomKills > 0,
     oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
@@ -263,17 +278,24 @@ async function removeContainerAndStorage(docker: DockerEngine, nameOrId: string,
   if (storageDir) rmSync(storageDir, { recursive: true, force: true });
 }
 
-async function waitUntilExitOrDeadline(docker: DockerEngine, containerId: string, deadlineMs: number, cancel: AbortSignal): Promise<'exited' | 'timed_out'> {
+async function waitUntilExitOrDeadline(
+  docker: DockerEngine,
+  containerId: string,
+  deadlineMs: number,
+  cancel: AbortSignal,
+  diskExceeded: Promise<DiskExceeded>,
+): Promise<{ kind: ContainerOutcome['kind']; disk?: DiskExceeded }> {
   const waiting = new AbortController();
   const onCancel = () => waiting.abort();
   cancel.addEventListener('abort', onCancel);
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      docker.wait(containerId, waiting.signal).then(() => 'exited' as const),
-      new Promise<'timed_out'>((resolve) => {
-        timer = setTimeout(() => resolve('timed_out'), Math.max(0, deadlineMs - Date.now()));
+      docker.wait(containerId, waiting.signal).then(() => ({ kind: 'exited' as const })),
+      new Promise<{ kind: 'timed_out' }>((resolve) => {
+        timer = setTimeout(() => resolve({ kind: 'timed_out' }), Math.max(0, deadlineMs - Date.now()));
       }),
+      diskExceeded.then((disk) => ({ kind: 'disk_limit' as const, disk })),
       new Promise<never>((_, reject) => {
         if (cancel.aborted) reject(new Error('cancelled'));
         cancel.addEventListener('abort', () => reject(new Error('cancelled')));

@@ -38,7 +38,7 @@ export const BenchmarkYamlSchema = z.strictObject(
 const MEMORY = /^\d+(\.\d+)?[kmgKMG]?[bB]?$/;
 const RESERVED_ENV = ['BENCHROUTER_MODEL_ENDPOINT', 'BENCHROUTER_MODEL_NAME', 'BENCHROUTER_API_KEY', 'BENCHROUTER_OUTPUT_DIR'];
 
-export const DEFAULT_RESOURCES = { memory: '2g', cpus: 1, pids: 512 } as const;
+export const DEFAULT_RESOURCES = { memory: '2g', cpus: 1, pids: 512, disk: '10g' } as const;
 /** dockerd and containerd alone run a few hundred threads, and the pids limit counts threads. */
 export const DEFAULT_DIND_PIDS = 4096;
 export const DEFAULT_TIMEOUT_SECONDS = 3600;
@@ -50,8 +50,10 @@ const ResourcesSchema = z.strictObject(
     cpus: z.number(expecting('a positive number of CPUs')).positive(expecting('a positive number of CPUs')).default(DEFAULT_RESOURCES.cpus),
     // No default here: a DinD task's own daemon needs more processes (see DEFAULT_DIND_PIDS).
     pids: z.number(expecting('a positive whole number')).int(expecting('a positive whole number')).positive(expecting('a positive whole number')).optional(),
+    // What the task may write: /app/results, the container's own filesystem and a DinD task's daemon storage.
+    disk: z.string(expecting('a disk size like "10g"')).regex(MEMORY, expecting('a disk size like "500m" or "10g"')).default(DEFAULT_RESOURCES.disk),
   },
-  expecting('a mapping of memory, cpus, pids'),
+  expecting('a mapping of memory, cpus, pids, disk'),
 );
 
 const ResultMappingSchema = z
@@ -85,7 +87,7 @@ export const TaskYamlSchema = z.strictObject(
         }
       })
       .default({}),
-    resources: ResourcesSchema.default({ memory: DEFAULT_RESOURCES.memory, cpus: DEFAULT_RESOURCES.cpus }),
+    resources: ResourcesSchema.default({ memory: DEFAULT_RESOURCES.memory, cpus: DEFAULT_RESOURCES.cpus, disk: DEFAULT_RESOURCES.disk }),
     // isolated: a bridge that reaches the model gateway and the outside, not the worker host's other
     // ports. host: the worker host's own network, every service it listens on (loopback included:
     // Temporal, databases, the gateway's admin paths) open to the task. Only for a task that needs it.

@@ -5,6 +5,8 @@ export interface TaskResources {
   memory: string;
   cpus: number;
   pids: number;
+  /** Bytes the task may write (results, its filesystem, a DinD daemon's storage); absent in runs pinned before it existed. */
+  disk?: string;
 }
 
 export interface TaskDefinition {

@@ -105,7 +105,7 @@ export interface JobUsage {
 }
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
-export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE';
+export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'DISK_LIMIT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE';
 export type RunStatus = 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED';
 
 export interface JobResult {

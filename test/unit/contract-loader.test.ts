@@ -257,7 +257,7 @@ describe('a valid benchmark', () => {
         docker: false,
         dockerImages: [],
         extraEnv: {},
-        resources: { memory: '2g', cpus: 1, pids: 512 },
+        resources: { memory: '2g', cpus: 1, pids: 512, disk: '10g' },
         network: 'isolated',
       },
     ]);

@@ -1,0 +1,54 @@
+// The disk a task may fill: its results directory, its container's writable layer and a DinD task's
+// daemon storage. The storage driver here cannot cap a container's layer, so a watchdog measures
+// them while the task runs and ends the task when they pass its `resources.disk`.
+
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+
+/** How often a running task's disk use is measured: each measure walks its files and asks the daemon. */
+export const DISK_CHECK_INTERVAL_MS = 5_000;
+
+/** Bytes under `dir`, links not followed; a file that vanishes mid-walk counts as nothing. */
+export async function directoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let entries;
+    try {
+      entries = await readdir(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const full = path.join(current, entry.name);
+      if (entry.isDirectory()) pending.push(full);
+      else total += await lstat(full).then((s) => s.size, () => 0);
+    }
+  }
+  return total;
+}
+
+export interface DiskExceeded {
+  usedBytes: number;
+  limitBytes: number;
+}
+
+/**
+ * Resolves when `measure` first reports more than `limitBytes`; never otherwise. Stops measuring when
+ * `signal` aborts. A failed measure is skipped: the next one decides.
+ */
+export function watchDiskUse(measure: () => Promise<number>, limitBytes: number, signal: AbortSignal, intervalMs = DISK_CHECK_INTERVAL_MS): Promise<DiskExceeded> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const tick = async () => {
+      if (signal.aborted) return;
+      const used = await measure().catch(() => 0);
+      if (signal.aborted) return;
+      if (used > limitBytes) resolve({ usedBytes: used, limitBytes });
+      else timer = setTimeout(() => void tick(), intervalMs);
+    };
+    signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    timer = setTimeout(() => void tick(), intervalMs);
+  });
+}
