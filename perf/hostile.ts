@@ -1,0 +1,80 @@
+// perf/hostile: what hostile neighbours cost a well-behaved job and the worker. One real `br worker`
+// runs a steady job alone (the baseline), then the same job beside a task that prints 1 GB to stdout
+// and one that writes a 1 GB records.jsonl. Prints the worker's peak RSS and the steady job's
+// slowdown. Targets: peak RSS under 400 MB; slowdown under 10%.
+// Usage: npm run perf:hostile -- [MiB per hostile task, default 1024]
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { repoRoot, run, sleep, startStack } from './perf-support.js';
+
+const mib = Number(process.argv[2] ?? 1024);
+if (!Number.isInteger(mib) || mib <= 0) throw new Error(`expected a positive whole number of MiB, got "${process.argv[2]}"`);
+
+/** A benchmark of the given tasks (name → shell command), in a scratch directory. */
+function writeBenchmark(root: string, name: string, tasks: Record<string, string>): string {
+  const dir = path.join(root, name);
+  mkdirSync(path.join(dir, 'environments', 'shell'), { recursive: true });
+  writeFileSync(path.join(dir, 'environments', 'shell', 'Dockerfile'), 'FROM benchrouter/base:bookworm\n');
+  writeFileSync(path.join(dir, 'benchmark.yaml'), `name: ${name}\ntasks:\n${Object.keys(tasks).map((t) => `  - {name: ${t}, environment: shell}`).join('\n')}\n`);
+  for (const [task, command] of Object.entries(tasks)) {
+    mkdirSync(path.join(dir, 'tasks', task), { recursive: true });
+    writeFileSync(path.join(dir, 'tasks', task, 'task.yaml'), `name: ${task}\ntimeout: 1800\nresources:\n  disk: 4g\ncommand: |\n${command.replace(/^/gm, '  ')}\n`);
+  }
+  return dir;
+}
+
+// The steady job does fixed work (hashing in Python) and writes records: what a real harness does.
+const steady = `python3 -c '
+import hashlib, json, os
+out = os.environ["BENCHROUTER_OUTPUT_DIR"]
+h = b"x"
+for i in range(3_000_000): h = hashlib.sha256(h).digest()
+with open(out + "/records.jsonl", "w") as f:
+    for i in range(1000): f.write(json.dumps({"index": i, "score": 1}) + "\\n")
+json.dump({"overall": 1.0}, open(out + "/result.json", "w"))
+'`;
+const printer = `yes 'a line a hostile task prints, over and over, to fill the log' | head -c ${mib}m\necho '{"overall": 0}' > "$BENCHROUTER_OUTPUT_DIR/result.json"`;
+const recordsWriter = `python3 -c '
+import json, os
+out = os.environ["BENCHROUTER_OUTPUT_DIR"]
+line = json.dumps({"index": 0, "score": 1, "prediction": "p" * 180}) + "\\n"
+with open(out + "/records.jsonl", "w") as f:
+    for i in range(${mib} * 1024 * 1024 // len(line)): f.write(line.replace("\\"index\\": 0", "\\"index\\": %d" % i, 1))
+json.dump({"overall": 0}, open(out + "/result.json", "w"))
+'`;
+
+function peakRssMiB(pid: number): number {
+  const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(hwm ?? 0) / 1024;
+}
+
+function jobSeconds(result: { jobs: Array<{ task: string; timings: { queuedAt: string; finishedAt: string } }> }, task: string): number {
+  const job = result.jobs.find((j) => j.task === task)!;
+  return (Date.parse(job.timings.finishedAt) - Date.parse(job.timings.queuedAt)) / 1000;
+}
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-hostile-'));
+const stack = await startStack('hostile');
+try {
+  const alone = writeBenchmark(scratch, 'steady-alone', { steady });
+  const crowded = writeBenchmark(scratch, 'steady-crowded', { steady, printer, 'records-writer': recordsWriter });
+  const br = (dir: string) => run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'none', '--endpoint', 'http://127.0.0.1:9/v1', '--json'], stack.env);
+  await br(alone); // builds the image; not measured
+  const baseline = JSON.parse((await br(alone)).stdout) as Parameters<typeof jobSeconds>[0];
+  const workerPid = stack.workers[0]!.pid!;
+  const rssBefore = peakRssMiB(workerPid);
+  const crowdedRun = await br(crowded);
+  await sleep(500);
+  const result = JSON.parse(crowdedRun.stdout) as Parameters<typeof jobSeconds>[0] & { jobs: Array<{ task: string; status: string; records?: { count: number } }> };
+  const base = jobSeconds(baseline, 'steady');
+  const beside = jobSeconds(result, 'steady');
+  console.log(`hostile neighbours: one prints ${mib} MiB to stdout, one writes a ${mib} MiB records.jsonl`);
+  for (const job of result.jobs) console.log(`  ${job.task.padEnd(15)} ${job.status.padEnd(10)} ${jobSeconds(result, job.task).toFixed(1)} s${job.records ? `, ${job.records.count} records` : ''}`);
+  console.log(`worker peak RSS: ${peakRssMiB(workerPid).toFixed(0)} MiB (before the hostile run ${rssBefore.toFixed(0)} MiB; target < 400 MiB)`);
+  console.log(`steady job: alone ${base.toFixed(2)} s, beside the hostile tasks ${beside.toFixed(2)} s; slowdown ${(((beside - base) / base) * 100).toFixed(1)}% (target < 10%)`);
+} finally {
+  await stack.stop();
+  rmSync(scratch, { recursive: true, force: true });
+}
