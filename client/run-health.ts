@@ -25,6 +25,8 @@ type DescribeWorkflowResponse = proto.temporal.api.workflowservice.v1.IDescribeW
 const POLLER_FRESH_MS = 90_000;
 /** Tasks waiting longer than this on a queue mean nobody is taking them (a healthy worker takes them in milliseconds). */
 const STALLED_BACKLOG_MS = 10_000;
+/** With no poller at all, a shorter wait already tells: a worker that is starting up polls within seconds. */
+const UNPOLLED_BACKLOG_MS = 3_000;
 /** At most this many running jobs are described per check: the check must stay cheap on big runs. */
 const JOBS_PER_CHECK = 16;
 
@@ -51,15 +53,15 @@ export async function queueState(client: Client, namespace: string, queue: strin
   };
 }
 
-function stalledQueueFinding(queue: string, type: 'workflow' | 'activity', state: QueueState, hint: string): HealthFinding | undefined {
-  const stalled = state.backlogCount > 0 && (state.backlogAgeMs > STALLED_BACKLOG_MS || state.pollers.length === 0);
+export function stalledQueueFinding(queue: string, type: 'workflow' | 'activity', state: QueueState, hint: string): HealthFinding | undefined {
+  const stalled = state.backlogCount > 0 && (state.backlogAgeMs > STALLED_BACKLOG_MS || (state.pollers.length === 0 && state.backlogAgeMs > UNPOLLED_BACKLOG_MS));
   if (!stalled) return undefined;
   const waited = state.backlogAgeMs > 0 ? ` for ${Math.round(state.backlogAgeMs / 1000)} s` : '';
   const seen = state.pollers.length === 0 ? 'no worker polls it' : `${state.pollers.length} worker(s) seen polling in the last ${POLLER_FRESH_MS / 1000} s (${state.pollers.map((p) => p.identity).join(', ')}), none taking tasks`;
   return { key: `stalled:${type}:${queue}`, message: `${state.backlogCount} ${type} task(s) have waited${waited} on queue "${queue}": ${seen}`, hint };
 }
 
-function workflowTaskFinding(id: string, what: string, raw: DescribeWorkflowResponse): HealthFinding | undefined {
+export function workflowTaskFinding(id: string, what: string, raw: DescribeWorkflowResponse): HealthFinding | undefined {
   const attempt = raw.pendingWorkflowTask?.attempt ?? 0;
   if (attempt < 2) return undefined;
   return {

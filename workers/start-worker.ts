@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../runs/host-queues.js';
+import { workerIdentity } from '../runs/worker-identity.js';
 import type { Settings } from '../config/settings.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
@@ -25,6 +26,8 @@ export interface StartWorkerOptions {
 
 export interface RunningWorker {
   hostId: string;
+  /** How both workers name themselves to Temporal (pollers, workflow task events). */
+  identity: string;
   hostQueue: string;
   gatewayPort: number;
   /** Resolves when both workers have stopped. */
@@ -40,6 +43,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
+  const identity = workerIdentity(hostId, process.pid);
 
   const gateway = new ModelGateway(gatewaySecret(settings.home));
   const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch((error: Error) => {
@@ -61,6 +65,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: settings.sharedQueue,
+    identity,
     dataConverter,
     ...workflowSource,
     activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
@@ -69,6 +74,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: hostQueue,
+    identity,
     dataConverter,
     activities: createHostActivities({
       docker,
@@ -92,6 +98,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   return {
     hostId,
+    identity,
     hostQueue,
     gatewayPort,
     done,

@@ -9,6 +9,7 @@ import { ExitError } from '../exit-error.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { runResultView } from '../results-view.js';
+import { waitWithProgress } from '../run-progress.js';
 import { renderRunResult } from '../run-text.js';
 import { existingRun } from '../temporal-access.js';
 
@@ -23,7 +24,7 @@ export function registerResultsCommand(program: Command, deps: CliDeps): Command
       const { status } = await handle.describe();
       if (status.name === 'RUNNING' && !flags.wait) throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
       if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
-      const result = await handle.result();
+      const result = status.name === 'RUNNING' ? await waitWithProgress(deps, handle) : await handle.result();
       const text = `${renderRunResult(result, runWebUiLink(deps.settings(), result.runId))}\n`;
       await emitOutput({ tables: [runResultView(result, 'results')], json: result, text }, flags, runId, deps);
       deps.setExitCode(exitCodeOf(result.status));

@@ -52,7 +52,7 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       const spec = specFromFlags(arg, flags);
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
       deps.say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
-      deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)}`);
+      deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)} (Ctrl-C stops waiting; the run keeps going)`);
       const result = await waitWithProgress(deps, handle);
       await printRun(deps, result, flags.json);
       if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) deps.say(`wrote ${file}`);
