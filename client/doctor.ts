@@ -7,7 +7,7 @@ import type { Settings } from '../config/settings.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { BASE_IMAGE, CA_DIGEST_LABEL } from './host-ca-trust.js';
-import { queueState } from './run-health.js';
+import { lastWorkflowTaskWorker, queueState } from './run-health.js';
 
 export type CheckLevel = 'ok' | 'info' | 'warn' | 'fail';
 
@@ -134,12 +134,6 @@ async function stuckRuns(client: Client, namespace: string, sharedQueue: string)
     });
   }
   return checks;
-}
-
-async function lastWorkflowTaskWorker(client: Client, namespace: string, workflowId: string, runId: string): Promise<string | undefined> {
-  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId, runId }, maximumPageSize: 20 });
-  // Newest first: the latest worker that started a workflow task is the one that never finished it.
-  return history?.events?.find((event) => event.workflowTaskStartedEventAttributes?.identity)?.workflowTaskStartedEventAttributes?.identity ?? undefined;
 }
 
 export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {

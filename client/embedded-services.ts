@@ -153,6 +153,17 @@ export function portTaken(host: string, port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Throws when no live background worker is recorded and yet the gateway's port is taken: a worker
+ * started now would die on it with only its log saying why (the port is fixed, see Settings).
+ */
+export async function refuseTakenGatewayPort(settings: Settings): Promise<void> {
+  if (backgroundWorkerPid(settings) || !(await portTaken(settings.gatewayHost, settings.gatewayPort))) return;
+  throw new Error(
+    `cannot start the background worker: the model gateway's port ${settings.gatewayHost}:${settings.gatewayPort} is taken by another process (a leftover worker? \`ss -ltnp 'sport = :${settings.gatewayPort}'\` names it); stop it or set BENCHROUTER_GATEWAY_PORT`,
+  );
+}
+
 /** How long a starting worker may take to poll: it bundles the workflows first, slow on a loaded machine. */
 export const WORKER_START_TIMEOUT_MS = 120_000;
 
@@ -164,12 +175,7 @@ export const WORKER_START_TIMEOUT_MS = 120_000;
 export async function ensureBackgroundWorker(settings: Settings, hostId: string, say: (line: string) => void, timeoutMs = WORKER_START_TIMEOUT_MS): Promise<number> {
   const running = backgroundWorkerPid(settings);
   if (running) return running;
-  // The worker would die on it with only its log saying why (the gateway port is fixed, see Settings).
-  if (await portTaken(settings.gatewayHost, settings.gatewayPort)) {
-    throw new Error(
-      `cannot start the background worker: the model gateway's port ${settings.gatewayHost}:${settings.gatewayPort} is taken by another process (a leftover worker? \`ss -ltnp 'sport = :${settings.gatewayPort}'\` names it); stop it or set BENCHROUTER_GATEWAY_PORT`,
-    );
-  }
+  await refuseTakenGatewayPort(settings);
   const worker = startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'worker'], say);
   say(`starting a background worker, pid ${worker.pid} (log ${worker.logFile}); waiting until it polls`);
   const identity = workerIdentity(hostId, worker.pid);

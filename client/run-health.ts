@@ -61,12 +61,13 @@ export function stalledQueueFinding(queue: string, type: 'workflow' | 'activity'
   return { key: `stalled:${type}:${queue}`, message: `${state.backlogCount} ${type} task(s) have waited${waited} on queue "${queue}": ${seen}`, hint };
 }
 
-export function workflowTaskFinding(id: string, what: string, raw: DescribeWorkflowResponse): HealthFinding | undefined {
+export function workflowTaskFinding(id: string, what: string, raw: DescribeWorkflowResponse, lastWorker?: string): HealthFinding | undefined {
   const attempt = raw.pendingWorkflowTask?.attempt ?? 0;
   if (attempt < 2) return undefined;
+  const who = lastWorker ? `the worker ${lastWorker} took it last` : 'a worker polls the queue';
   return {
     key: `wft:${id}`,
-    message: `${what}'s workflow task has failed or timed out ${attempt - 1} time(s): a worker polls the queue but cannot complete the task (a wedged worker, or workflow code that changed under a running run)`,
+    message: `${what}'s workflow task has failed or timed out ${attempt - 1} time(s): ${who} but cannot complete it (a wedged worker, or workflow code that changed under a running run)`,
     hint: 'br doctor; the worker log ($BENCHROUTER_HOME/worker.log for the embedded worker)',
   };
 }
@@ -80,7 +81,8 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     if (stalled) findings.push(stalled);
   }
   const run = await client.workflow.getHandle(runId).describe();
-  const runTask = workflowTaskFinding(runId, `run ${runId}`, run.raw);
+  const stuck = (run.raw.pendingWorkflowTask?.attempt ?? 0) >= 2;
+  const runTask = workflowTaskFinding(runId, `run ${runId}`, run.raw, stuck ? await lastWorkflowTaskWorker(client, namespace, runId, run.runId).catch(() => undefined) : undefined);
   if (runTask) findings.push(runTask);
 
   const hostsChecked = new Set<string>();
@@ -113,6 +115,13 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     }
   }
   return findings;
+}
+
+/** The identity of the worker that last started a workflow task of the execution (the one that never finished it). */
+export async function lastWorkflowTaskWorker(client: Client, namespace: string, workflowId: string, runId: string): Promise<string | undefined> {
+  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId, runId }, maximumPageSize: 20 });
+  // Newest first: the latest worker that started a workflow task is the one that never finished it.
+  return history?.events?.find((event) => event.workflowTaskStartedEventAttributes?.identity)?.workflowTaskStartedEventAttributes?.identity ?? undefined;
 }
 
 /** Calls `check` every `intervalMs` and hands each finding not seen before to `report`; stop() ends it. */

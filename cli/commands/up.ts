@@ -2,7 +2,7 @@
 // return only once the worker polls and its gateway listens; else say why (the worker's own log) and exit 1.
 
 import type { Command } from 'commander';
-import { ensureBackgroundWorker, startEmbeddedServer } from '../../client/embedded-services.js';
+import { ensureBackgroundWorker, refuseTakenGatewayPort, startEmbeddedServer } from '../../client/embedded-services.js';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
@@ -17,6 +17,7 @@ export function registerUpCommand(program: Command, deps: CliDeps): Command {
     .action(async () => {
       const settings = deps.settings();
       if (!settings.embedded) throw new ExitError(`TEMPORAL_ADDRESS is set (${settings.temporalAddress}): nothing embedded to start`, EXIT_CODES.BAD_INPUT);
+      await refuseTakenGatewayPort(settings); // before anything starts: nothing is left half up
       await startEmbeddedServer(settings, deps.say);
       const pid = await ensureBackgroundWorker(settings, resolveHostId(settings.home, deps.env), deps.say);
       deps.say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}, worker pid ${pid} polling ${settings.sharedQueue}, gateway on port ${settings.gatewayPort}`);
