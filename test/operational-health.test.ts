@@ -3,7 +3,7 @@
 // say about it; and `br up` refusing a gateway port another process holds.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,5 +105,23 @@ describe('operational health of an embedded setup', () => {
     } finally {
       await new Promise((r) => squatter.close(r));
     }
+  });
+
+  it('br up replaces a pid file whose worker is gone, and br down then stops the new worker gracefully', { timeout: 300_000 }, async () => {
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.once('exit', r));
+    writeFileSync(path.join(home, 'worker.pid'), String(dead.pid));
+    const up = await br(env, ['up']).done;
+    expect(up.code).toBe(0);
+    expect(up.stderr).toContain(`worker.pid named pid ${dead.pid}, which is not a running worker (stale): replacing it`);
+    const pid = Number(readFileSync(path.join(home, 'worker.pid'), 'utf8'));
+    expect(pid).not.toBe(dead.pid);
+    expect(up.stderr).toContain(`worker pid ${pid} polling`);
+
+    const down = await br(env, ['down']).done;
+    expect(down.code).toBe(0);
+    expect(down.stderr).toContain(`worker (pid ${pid}) stopped`);
+    expect(down.stderr).not.toContain('killed it with SIGKILL');
+    expect(processRuns(pid)).toBe(false);
   });
 });
