@@ -35,7 +35,7 @@ export function registerResultsCommand(program: Command, deps: CliDeps): Command
       const result = status.name === 'RUNNING' ? await waitWithProgress(deps, handle) : await handle.result();
       if (flags.task !== undefined) {
         const jobs = result.jobs.filter((job) => job.task === flags.task || job.jobId === flags.task);
-        if (!jobs.length) throw new InputError([{ file: '--task', field: '', message: `expected a task of run ${runId} (${[...new Set(result.jobs.map((j) => j.task))].join(', ')}), got "${flags.task}"` }]);
+        if (!jobs.length) throw new InputError([{ file: '--task', field: '', message: `expected a task of run ${runId} (${[...new Set(result.jobs.map((j) => j.task))].sort().join(', ')}), got "${flags.task}"` }]);
         const root = deps.settings().artifactsRoot;
         const detailed = jobs.map((job) => ({ job, logTail: jobLogTail(root, job.carriedFrom ?? runId, job.jobId) }));
         const table = { name: 'jobs', columns: ['job', 'task', 'status', 'reason', 'message', 'log tail'], rows: detailed.map(({ job, logTail }) => [job.jobId, job.task, job.status, job.reason ?? null, job.message ?? null, logTail ?? null]) };
