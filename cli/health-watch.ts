@@ -1,4 +1,4 @@
-// What a waiting command (`br run`, `br results --wait`, `br cancel`) says while it waits: Temporal's
+// What a waiting command (`br run` of a run or suite, `br results --wait`, `br cancel`) says while it waits: Temporal's
 // view of the run, checked every few seconds on a connection of its own, each new finding on a line of
 // its own on stderr; and Ctrl-C, which ends the wait and leaves the run as it is.
 
@@ -15,7 +15,8 @@ export function healthLine(finding: HealthFinding): string {
 }
 
 /** What Ctrl-C prints: the wait ends, the run does not. */
-export function interruptLine(runId: string, cancelling: boolean): string {
+export function interruptLine(runId: string, cancelling: boolean, suite = false): string {
+  if (suite) return `stopped waiting; suite ${runId} and its runs keep running (not cancelled): the Web UI link above follows them`;
   return cancelling
     ? `stopped waiting; the cancellation of ${runId} stays requested and its containers are stopped without you (\`br status ${runId}\`)`
     : `stopped waiting; run ${runId} keeps running (not cancelled): \`br status ${runId}\`, \`br results ${runId} --wait\`, or \`br cancel ${runId}\``;
@@ -31,7 +32,7 @@ export interface RunWait {
  * Starts checking the run's health and handling Ctrl-C until stop(). `newLine` is called before a
  * finding is printed, so that a progress bar redrawn in place on a TTY is not overwritten.
  */
-export function watchRunWhileWaiting(deps: CliDeps, runId: string, options: { cancelling?: boolean; newLine?: () => void; intervalMs?: number } = {}): RunWait {
+export function watchRunWhileWaiting(deps: CliDeps, runId: string, options: { cancelling?: boolean; suite?: boolean; newLine?: () => void; intervalMs?: number } = {}): RunWait {
   let latest: RunProgress | undefined;
   const settings = deps.settings();
   const client = connectClient(settings);
@@ -46,7 +47,7 @@ export function watchRunWhileWaiting(deps: CliDeps, runId: string, options: { ca
   );
   const onInterrupt = () => {
     options.newLine?.();
-    deps.say(interruptLine(runId, options.cancelling ?? false));
+    deps.say(interruptLine(runId, options.cancelling ?? false, options.suite));
     process.exit(INTERRUPTED_EXIT_CODE);
   };
   process.once('SIGINT', onInterrupt);

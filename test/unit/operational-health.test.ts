@@ -46,6 +46,7 @@ describe('health findings', () => {
   it('Ctrl-C says the run goes on, and for br cancel that the cancellation stands', () => {
     expect(interruptLine('br-1', false)).toContain('run br-1 keeps running (not cancelled)');
     expect(interruptLine('br-1', true)).toContain('the cancellation of br-1 stays requested');
+    expect(interruptLine('suite-1', false, true)).toContain('suite suite-1 and its runs keep running (not cancelled)');
   });
 });
 
