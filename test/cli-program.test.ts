@@ -52,7 +52,7 @@ async function br(captured: Captured, ...args: string[]): Promise<void> {
   await program.parseAsync(['node', 'br', ...args]);
 }
 
-const READ_COMMANDS = ['status', 'results', 'list', 'compare', 'leaderboard', 'records', 'artifacts', 'analyze'];
+const READ_COMMANDS = ['status', 'results', 'list', 'compare', 'leaderboard', 'records', 'artifacts', 'analyze', 'doctor'];
 
 describe('the br program', () => {
   it('is built without reading settings: a test hands in its own, and they are read when a command runs', async () => {
