@@ -144,11 +144,14 @@ export function backgroundWorkerPid(settings: Settings): number | undefined {
   return liveProcess(settings, 'worker');
 }
 
-/** Whether something already listens on the gateway's address (binding is the only sure test). */
+/**
+ * Whether something already listens on the address (binding is the only sure test). Other bind errors
+ * (an address this machine does not have) are the worker's to report, in its own words.
+ */
 export function portTaken(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', () => resolve(true));
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE'));
     server.listen(port, host, () => server.close(() => resolve(false)));
   });
 }

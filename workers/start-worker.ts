@@ -47,7 +47,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
   const gateway = new ModelGateway(gatewaySecret(settings.home));
   const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch((error: Error) => {
-    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port`);
+    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port, or BENCHROUTER_GATEWAY_HOST to an address of this machine`);
   });
   options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
 
