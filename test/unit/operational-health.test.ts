@@ -2,11 +2,11 @@
 // verdicts and exit code, the results table's DETAIL cut to the terminal, and a stop that escalates.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { processRuns, stopProcess } from '../../client/background-process.js';
+import { logTailSince, processRuns, stopProcess } from '../../client/background-process.js';
 import { doctorExitCode, runDoctor, type Check, type DoctorDeps } from '../../client/doctor.js';
 import { stalledQueueFinding, workflowTaskFinding } from '../../client/run-health.js';
 import { settingsFrom } from '../../config/settings.js';
@@ -149,5 +149,16 @@ describe('stopping a background process', () => {
     expect(await stopProcess('gone', pidFile, (l) => said.push(l))).toBe('not-running');
     expect(said).toEqual([`gone: ${pidFile} named pid ${child.pid}, which is not running (stale): removed it`]);
     expect(existsSync(pidFile)).toBe(false);
+  });
+});
+
+describe("a failed start's log", () => {
+  it('shows only what this start wrote, its last non-empty lines', () => {
+    const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'br-log-')), 'worker.log');
+    writeFileSync(log, 'an old start\nits error\n');
+    const from = statSync(log).size;
+    appendFileSync(log, 'model gateway on 0.0.0.0:1\n\nbr: the model gateway cannot listen\n');
+    expect(logTailSince(log, from)).toBe('model gateway on 0.0.0.0:1\nbr: the model gateway cannot listen');
+    expect(logTailSince(log, from, 1)).toBe('br: the model gateway cannot listen');
   });
 });
