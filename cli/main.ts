@@ -13,6 +13,7 @@ import { registerCancelCommand } from './commands/cancel.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerCompareCommand } from './commands/compare.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerDoctorCommand } from './commands/doctor.js';
 import { registerDownCommand } from './commands/down.js';
 import { registerImagesCommand } from './commands/images.js';
 import { registerLeaderboardCommand } from './commands/leaderboard.js';
@@ -62,6 +63,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerUpCommand(program, deps);
   registerDownCommand(program, deps);
   registerWorkerCommand(program, deps);
+  registerDoctorCommand(program, deps);
   registerCodecServerCommand(program, deps);
   registerReferenceModelCommand(program, deps);
   registerReplayModelCommand(program, deps);

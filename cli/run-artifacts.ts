@@ -2,8 +2,9 @@
 // records.jsonl, container.log and its tail, usage-*.json): the jobs and their files. `br artifacts`,
 // `br logs` and `br records` read through this.
 
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CONTAINER_TAIL_FILE } from '../activities/container-log-tail.js';
 import { InputError } from '../contract/problems.js';
 
 export interface ArtifactCommandDeps {
@@ -62,6 +63,12 @@ export function selectJobs(root: string, runId: string, jobArg: string | undefin
 }
 
 /** A job id without its run's prefix: `br-…-a1b2c3.000-addition` → `000-addition`. */
+/** A job's container-tail.log (its last log lines, secrets redacted) on this host; undefined before the job finished here. */
+export function jobLogTail(root: string, runId: string, jobId: string): string | undefined {
+  const file = path.join(root, runId, jobId, CONTAINER_TAIL_FILE);
+  return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+}
+
 export function shortJobId(runId: string, jobId: string): string {
   return jobId.startsWith(`${runId}.`) ? jobId.slice(runId.length + 1) : jobId;
 }

@@ -3,6 +3,7 @@
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
+import { cutTo, detailWidth, failureLine } from './failure-detail.js';
 import { textTable } from './table-export.js';
 
 export function formatScore(score: number | null | undefined): string {
@@ -13,24 +14,26 @@ function jobSeconds(job: JobResult): string {
   return job.timings.startedAt ? `${job.timings.containerSeconds.toFixed(1)}s` : '-';
 }
 
-function firstLine(text: string | undefined): string {
-  const line = (text ?? '').split('\n')[0] ?? '';
-  return line.length > 70 ? `${line.slice(0, 67)}...` : line;
-}
-
 /** "0.8000 ± 0.0120" with repeats to compare, else "0.8000". */
 export function formatMeanStd(mean: number | null | undefined, std: number | null | undefined): string {
   return std === null || std === undefined ? formatScore(mean) : `${formatScore(mean)} ± ${std.toFixed(4)}`;
 }
 
-export function renderRunResult(run: RunResult, webUiLink?: string): string {
+/** `terminalWidth`: the terminal's columns (stdout's), undefined when it is not a terminal. */
+export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidth?: number): string {
   const repeated = run.jobs.some((j) => (j.repeat ?? 0) > 0);
-  const rows = run.jobs.map((job) => [repeated ? `${job.task} #${job.repeat ?? 0}` : job.task, job.status, formatScore(job.result?.overall), jobSeconds(job), job.reason ?? '', firstLine(job.message)]);
+  const headers = [repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'];
+  const cells = run.jobs.map((job) => [repeated ? `${job.task} #${job.repeat ?? 0}` : job.task, job.status, formatScore(job.result?.overall), jobSeconds(job), job.reason ?? '']);
+  const width = detailWidth(
+    headers.slice(0, -1).map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length))),
+    terminalWidth,
+  );
+  const rows = run.jobs.map((job, i) => [...cells[i]!, cutTo(failureLine(job), width)]);
   const succeeded = run.jobs.filter((j) => j.status === 'SUCCEEDED').length;
   const lines = [
     `Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`,
     '',
-    textTable([repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'], rows),
+    textTable(headers, rows),
     '',
   ];
   if (repeated && run.tasks) {

@@ -2,7 +2,8 @@
 // configured; the others say how to reach one. A run is looked up by id, an unknown id is bad input.
 
 import type { Client } from '@temporalio/client';
-import { isReachable, startBackgroundWorker, startEmbeddedServer } from '../client/embedded-services.js';
+import { ensureBackgroundWorker, isReachable, startEmbeddedServer } from '../client/embedded-services.js';
+import { resolveHostId } from '../workers/host-id.js';
 import { connectClient, runExists, runHandle, type RunHandle } from '../client/runs.js';
 import type { CliDeps } from './cli-deps.js';
 import { EXIT_CODES } from './exit-codes.js';
@@ -12,7 +13,7 @@ export async function connectTemporal(deps: CliDeps, autoStart: boolean): Promis
   const settings = deps.settings();
   if (settings.embedded && autoStart) {
     await startEmbeddedServer(settings, deps.say);
-    startBackgroundWorker(settings, deps.say);
+    await ensureBackgroundWorker(settings, resolveHostId(settings.home, deps.env), deps.say);
   } else if (!(await isReachable(settings.temporalAddress))) {
     const hint = settings.embedded ? 'start the embedded server with `br up`' : 'check TEMPORAL_ADDRESS';
     throw new ExitError(`cannot reach Temporal at ${settings.temporalAddress}: ${hint}`, EXIT_CODES.ERROR);

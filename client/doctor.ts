@@ -6,7 +6,8 @@ import { statfsSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
-import { queueState } from './run-health.js';
+import { BASE_IMAGE, CA_DIGEST_LABEL } from './host-ca-trust.js';
+import { lastWorkflowTaskWorker, queueState } from './run-health.js';
 
 export type CheckLevel = 'ok' | 'info' | 'warn' | 'fail';
 
@@ -21,7 +22,8 @@ export interface Check {
 export interface DockerProbe {
   /** Server version, API version and the root of its storage. */
   info(): Promise<{ version: string; apiVersion: string; rootDir: string; storageDriver: string }>;
-  imageExists(image: string): Promise<boolean>;
+  /** An image's labels; undefined when the engine has no such image. */
+  imageLabels(image: string): Promise<Record<string, string> | undefined>;
 }
 
 export interface DoctorDeps {
@@ -35,8 +37,10 @@ export interface DoctorDeps {
   /** The embedded background worker's pid when its pid file names a live process. */
   backgroundWorkerPid(): number | undefined;
   requiredImages: string[];
-  /** Extra CA certificates the host trusts; builds must be handed them too. */
+  /** Extra CA certificates the host trusts (a TLS-intercepting proxy's); image builds must trust them too. */
   extraCaFiles: string[];
+  /** caTrustDigest() of extraCaFiles, compared with the base image's CA_DIGEST_LABEL. */
+  hostCaDigest: string;
   now?: number;
 }
 
@@ -100,17 +104,25 @@ async function temporalChecks(deps: DoctorDeps, client: Client): Promise<Check[]
       checks.push({ name, level: 'ok', detail: `${queue}: ${pollers.join(', ')}` });
     }
   }
-  checks.push(...(await stuckRuns(client, namespace)));
+  checks.push(...(await stuckRuns(client, namespace, settings.sharedQueue)));
   return checks;
 }
 
-/** Open runs whose workflow task keeps failing or timing out, naming the worker that last took it. */
-async function stuckRuns(client: Client, namespace: string): Promise<Check[]> {
+/**
+ * Open runs and jobs on this deployment's shared queue whose workflow task keeps failing or timing
+ * out, naming the worker that last took it. Other deployments sharing the namespace are not ours to judge.
+ */
+async function stuckRuns(client: Client, namespace: string, sharedQueue: string): Promise<Check[]> {
   const checks: Check[] = [];
   let looked = 0;
-  for await (const execution of client.workflow.list({ query: 'ExecutionStatus = "Running"' })) {
+  const query = `ExecutionStatus = 'Running' AND TaskQueue = '${sharedQueue.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  for await (const execution of client.workflow.list({ query })) {
     if (++looked > 50) break;
-    const described = await client.workflow.getHandle(execution.workflowId, execution.runId).describe();
+    const described = await client.workflow
+      .getHandle(execution.workflowId, execution.runId)
+      .describe()
+      .catch(() => undefined); // closed since it was listed
+    if (!described) continue;
     const attempt = described.raw.pendingWorkflowTask?.attempt ?? 0;
     if (attempt < 2) continue;
     const who = await lastWorkflowTaskWorker(client, namespace, execution.workflowId, execution.runId);
@@ -124,12 +136,6 @@ async function stuckRuns(client: Client, namespace: string): Promise<Check[]> {
   return checks;
 }
 
-async function lastWorkflowTaskWorker(client: Client, namespace: string, workflowId: string, runId: string): Promise<string | undefined> {
-  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId, runId }, maximumPageSize: 20 });
-  // Newest first: the latest worker that started a workflow task is the one that never finished it.
-  return history?.events?.find((event) => event.workflowTaskStartedEventAttributes?.identity)?.workflowTaskStartedEventAttributes?.identity ?? undefined;
-}
-
 export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
   const { settings } = deps;
   const checks: Check[] = [];
@@ -137,7 +143,9 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
     const info = await deps.docker.info();
     checks.push({ name: 'docker engine', level: 'ok', detail: `Docker ${info.version} (API ${info.apiVersion}), storage ${info.storageDriver}` });
     for (const image of deps.requiredImages) {
-      checks.push((await deps.docker.imageExists(image)) ? { name: `image ${image}`, level: 'ok', detail: 'present' } : { name: `image ${image}`, level: 'fail', detail: 'missing', fix: 'run scripts/bootstrap.sh (builds the base images without a registry)' });
+      const labels = await deps.docker.imageLabels(image);
+      checks.push(labels ? { name: `image ${image}`, level: 'ok', detail: 'present' } : { name: `image ${image}`, level: 'fail', detail: 'missing', fix: 'run scripts/bootstrap.sh (builds the base images without a registry)' });
+      if (labels && image === BASE_IMAGE) checks.push(caTrustCheck(deps, labels[CA_DIGEST_LABEL]));
     }
     checks.push(diskCheck('disk: docker root', info.rootDir));
   } catch (error) {
@@ -152,6 +160,8 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
     checks.push({ name: 'temporal', level: 'ok', detail: `${settings.temporalAddress}${settings.embedded ? ' (embedded dev server)' : ''}` });
     try {
       checks.push(...(await temporalChecks(deps, client)));
+    } catch (error) {
+      checks.push({ name: 'temporal', level: 'fail', detail: `a check stopped halfway: ${(error as Error).message}`, fix: 'check the server log; on the embedded server, $BENCHROUTER_HOME/temporal.log' });
     } finally {
       await client.connection.close();
     }
@@ -159,16 +169,27 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
 
   const workerPid = deps.backgroundWorkerPid();
   const listening = await deps.gatewayListening();
-  if (listening) checks.push({ name: 'model gateway', level: 'ok', detail: `listening on port ${settings.gatewayPort}${workerPid ? ` (embedded worker pid ${workerPid})` : ''}` });
+  if (listening && settings.embedded && !workerPid) {
+    // The issue that motivated this check: a wedged worker that outlived its pid file keeps the port.
+    checks.push({ name: 'model gateway', level: 'warn', detail: `port ${settings.gatewayPort} is taken, but not by the embedded worker (no live worker.pid): a leftover worker or another program holds it`, fix: `find it (\`ss -ltnp 'sport = :${settings.gatewayPort}'\`) and stop it, or set BENCHROUTER_GATEWAY_PORT; \`br up\` cannot start its worker meanwhile` });
+  } else if (listening) checks.push({ name: 'model gateway', level: 'ok', detail: `listening on port ${settings.gatewayPort}${workerPid ? ` (embedded worker pid ${workerPid})` : ''}` });
   else if (workerPid) checks.push({ name: 'model gateway', level: 'fail', detail: `the embedded worker (pid ${workerPid}) runs but nothing listens on port ${settings.gatewayPort}`, fix: `see ${settings.home}/worker.log` });
   else checks.push({ name: 'model gateway', level: 'info', detail: `port ${settings.gatewayPort} is free (no worker on this machine)` });
 
-  checks.push(
-    deps.extraCaFiles.length > 0
-      ? { name: 'CA trust for builds', level: 'info', detail: `the host trusts ${deps.extraCaFiles.length} extra CA certificate(s): ${deps.extraCaFiles.join(', ')}; image builds are handed the host's CA bundle` }
-      : { name: 'CA trust for builds', level: 'ok', detail: 'no extra CA certificates on this host' },
-  );
   return checks;
+}
+
+/** Builds start FROM the base image, so they trust what it was built trusting: the host's extra CAs at that time. */
+function caTrustCheck(deps: DoctorDeps, imageDigest: string | undefined): Check {
+  const name = 'CA trust for builds';
+  const cas = deps.extraCaFiles.length ? `${deps.extraCaFiles.length} extra CA certificate(s) (${deps.extraCaFiles.join(', ')})` : 'no extra CA certificates';
+  if (imageDigest === deps.hostCaDigest) return { name, level: 'ok', detail: `${BASE_IMAGE} trusts what this host trusts: ${cas}` };
+  return {
+    name,
+    level: 'warn',
+    detail: `${BASE_IMAGE} was built with other CA certificates than the host's ${cas}${imageDigest ? '' : ' (it carries no CA digest label)'}: builds behind a TLS-intercepting proxy may fail`,
+    fix: 'rebuild it: scripts/build-base-image.sh (one small layer)',
+  };
 }
 
 /** Exit status: 0 only when nothing is wrong (warnings count: a doctor that shrugs them off hides trouble). */

@@ -1,9 +1,9 @@
 // The embedded default (docs/operations.md): with no Temporal address configured, `br` runs a local
 // `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, and a
-// background worker. Both are detached processes tracked by pid files.
+// background worker. Both are detached processes tracked by pid files (client/background-process.ts).
 
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,10 @@ import { Connection } from '@temporalio/client';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
+import { workerIdentity } from '../runs/worker-identity.js';
+import { logTailSince, pidInFile, processRuns, stopProcess } from './background-process.js';
+import { queueState } from './run-health.js';
+import { connectClient } from './runs.js';
 
 /**
  * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
@@ -47,25 +51,34 @@ export function freePort(): Promise<number> {
   });
 }
 
-function pidAlive(pidFile: string): number | undefined {
-  if (!existsSync(pidFile)) return undefined;
-  const pid = Number(readFileSync(pidFile, 'utf8'));
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
+/** What /proc/<pid>/cmdline holds for each detached process, so a recycled pid is not taken for it. */
+const COMMAND_MARKERS = { worker: 'bin.ts\0worker', temporal: 'temporal' } as const;
+
+type Detached = keyof typeof COMMAND_MARKERS;
+
+function pidFileOf(settings: Settings, name: Detached): string {
+  return path.join(settings.home, `${name}.pid`);
 }
 
-function startDetached(settings: Settings, name: string, command: string, args: string[]): number {
+function liveProcess(settings: Settings, name: Detached): number | undefined {
+  const pid = pidInFile(pidFileOf(settings, name));
+  return pid !== undefined && processRuns(pid, COMMAND_MARKERS[name]) ? pid : undefined;
+}
+
+/** Starts a detached process logging to `<name>.log`; its pid, and where in the log its own lines begin. */
+function startDetached(settings: Settings, name: Detached, command: string, args: string[], say: (line: string) => void): { pid: number; logFile: string; logFrom: number } {
   mkdirSync(settings.home, { recursive: true });
-  const log = openSync(path.join(settings.home, `${name}.log`), 'a');
+  const pidFile = pidFileOf(settings, name);
+  const stale = pidInFile(pidFile);
+  if (stale !== undefined) say(`${pidFile} named pid ${stale}, which is not a running ${name} (stale): replacing it`);
+  const logFile = path.join(settings.home, `${name}.log`);
+  const logFrom = existsSync(logFile) ? statSync(logFile).size : 0;
+  const log = openSync(logFile, 'a');
   const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: repoRoot, env: process.env });
   closeSync(log);
   child.unref();
-  writeFileSync(path.join(settings.home, `${name}.pid`), String(child.pid));
-  return child.pid!;
+  writeFileSync(pidFile, String(child.pid));
+  return { pid: child.pid!, logFile, logFrom };
 }
 
 /**
@@ -119,7 +132,9 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
   if (await isReachable(settings.temporalAddress)) return;
   const db = path.join(settings.home, 'temporal.db');
   say(`starting Temporal dev server on ${settings.temporalAddress} (database ${db}, Web UI ${settings.webUiUrl})`);
-  startDetached(settings, 'temporal', 'temporal', devServerArgs(EMBEDDED_TEMPORAL_PORT, db, { uiPort: EMBEDDED_UI_PORT, logLevel: 'warn' }));
+  const port = Number(settings.temporalAddress.split(':')[1]) || EMBEDDED_TEMPORAL_PORT;
+  const uiPort = Number(new URL(settings.webUiUrl).port) || EMBEDDED_UI_PORT;
+  startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say);
   if (!(await waitUntilReachable(settings.temporalAddress))) {
     throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within 30 s; see ${path.join(settings.home, 'temporal.log')}`);
   }
@@ -127,24 +142,73 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
 }
 
 export function backgroundWorkerPid(settings: Settings): number | undefined {
-  return pidAlive(path.join(settings.home, 'worker.pid'));
+  return liveProcess(settings, 'worker');
 }
 
-export function startBackgroundWorker(settings: Settings, say: (line: string) => void): void {
-  if (backgroundWorkerPid(settings)) return;
-  say(`starting a background worker (log ${path.join(settings.home, 'worker.log')})`);
-  startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'worker']);
+/**
+ * Whether something already listens on the address (binding is the only sure test). Other bind errors
+ * (an address this machine does not have) are the worker's to report, in its own words.
+ */
+export function portTaken(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE'));
+    server.listen(port, host, () => server.close(() => resolve(false)));
+  });
 }
 
-export async function stopEmbedded(settings: Settings, say: (line: string) => void): Promise<void> {
-  for (const name of ['worker', 'temporal']) {
-    const pidFile = path.join(settings.home, `${name}.pid`);
-    const pid = pidAlive(pidFile);
-    if (pid) {
-      say(`stopping ${name} (pid ${pid})`);
-      process.kill(pid, 'SIGTERM');
-      for (let i = 0; i < 100 && pidAlive(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+/**
+ * Throws when no live background worker is recorded and yet the gateway's port is taken: a worker
+ * started now would die on it with only its log saying why (the port is fixed, see Settings).
+ */
+export async function refuseTakenGatewayPort(settings: Settings): Promise<void> {
+  if (backgroundWorkerPid(settings) || !(await portTaken(settings.gatewayHost, settings.gatewayPort))) return;
+  throw new Error(
+    `cannot start the background worker: the model gateway's port ${settings.gatewayHost}:${settings.gatewayPort} is taken by another process (a leftover worker? \`ss -ltnp 'sport = :${settings.gatewayPort}'\` names it); stop it or set BENCHROUTER_GATEWAY_PORT`,
+  );
+}
+
+/** How long a starting worker may take to poll: it bundles the workflows first, slow on a loaded machine. */
+export const WORKER_START_TIMEOUT_MS = 120_000;
+
+/**
+ * Starts the background worker unless a live one is recorded, and waits until it is really working:
+ * Temporal lists it (by its identity) polling the shared queue and its gateway accepts connections.
+ * Throws with the worker's own last log lines when it exits or does not get there in time.
+ */
+export async function ensureBackgroundWorker(settings: Settings, hostId: string, say: (line: string) => void, timeoutMs = WORKER_START_TIMEOUT_MS): Promise<number> {
+  const running = backgroundWorkerPid(settings);
+  if (running) return running;
+  await refuseTakenGatewayPort(settings);
+  const worker = startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'worker'], say);
+  say(`starting a background worker, pid ${worker.pid} (log ${worker.logFile}); waiting until it polls`);
+  const identity = workerIdentity(hostId, worker.pid);
+  const client = await connectClient(settings);
+  const failed = (why: string) => {
+    const tail = logTailSince(worker.logFile, worker.logFrom);
+    return new Error(`the background worker ${why}; the end of ${worker.logFile}:\n${tail || '(nothing)'}`);
+  };
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (!processRuns(worker.pid)) {
+        rmSync(pidFileOf(settings, 'worker'), { force: true });
+        throw failed(`(pid ${worker.pid}) exited before it polled`);
+      }
+      const { pollers } = await queueState(client, settings.temporalNamespace, settings.sharedQueue, 'workflow');
+      if (pollers.some((p) => p.identity === identity) && (await isReachable(`127.0.0.1:${settings.gatewayPort}`))) return worker.pid;
+      if (Date.now() > deadline) throw failed(`(pid ${worker.pid}) is not polling ${settings.sharedQueue} after ${Math.round(timeoutMs / 1000)} s; it keeps running, \`br down\` stops it`);
+      await new Promise((r) => setTimeout(r, 500));
     }
-    rmSync(pidFile, { force: true });
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** Stops the background worker, then the embedded server: each gracefully, else with SIGKILL, and says which. */
+export async function stopEmbedded(settings: Settings, say: (line: string) => void, graceMs?: number): Promise<void> {
+  for (const name of ['worker', 'temporal'] as const) {
+    const outcome = await stopProcess(name, pidFileOf(settings, name), say, { graceMs, commandMarker: COMMAND_MARKERS[name] });
+    if (outcome === 'not-running') say(`${name}: not running`);
   }
 }

@@ -25,6 +25,8 @@ type DescribeWorkflowResponse = proto.temporal.api.workflowservice.v1.IDescribeW
 const POLLER_FRESH_MS = 90_000;
 /** Tasks waiting longer than this on a queue mean nobody is taking them (a healthy worker takes them in milliseconds). */
 const STALLED_BACKLOG_MS = 10_000;
+/** With no poller at all, a shorter wait already tells: a worker that is starting up polls within seconds. */
+const UNPOLLED_BACKLOG_MS = 3_000;
 /** At most this many running jobs are described per check: the check must stay cheap on big runs. */
 const JOBS_PER_CHECK = 16;
 
@@ -51,20 +53,21 @@ export async function queueState(client: Client, namespace: string, queue: strin
   };
 }
 
-function stalledQueueFinding(queue: string, type: 'workflow' | 'activity', state: QueueState, hint: string): HealthFinding | undefined {
-  const stalled = state.backlogCount > 0 && (state.backlogAgeMs > STALLED_BACKLOG_MS || state.pollers.length === 0);
+export function stalledQueueFinding(queue: string, type: 'workflow' | 'activity', state: QueueState, hint: string): HealthFinding | undefined {
+  const stalled = state.backlogCount > 0 && (state.backlogAgeMs > STALLED_BACKLOG_MS || (state.pollers.length === 0 && state.backlogAgeMs > UNPOLLED_BACKLOG_MS));
   if (!stalled) return undefined;
   const waited = state.backlogAgeMs > 0 ? ` for ${Math.round(state.backlogAgeMs / 1000)} s` : '';
   const seen = state.pollers.length === 0 ? 'no worker polls it' : `${state.pollers.length} worker(s) seen polling in the last ${POLLER_FRESH_MS / 1000} s (${state.pollers.map((p) => p.identity).join(', ')}), none taking tasks`;
   return { key: `stalled:${type}:${queue}`, message: `${state.backlogCount} ${type} task(s) have waited${waited} on queue "${queue}": ${seen}`, hint };
 }
 
-function workflowTaskFinding(id: string, what: string, raw: DescribeWorkflowResponse): HealthFinding | undefined {
+export function workflowTaskFinding(id: string, what: string, raw: DescribeWorkflowResponse, lastWorker?: string): HealthFinding | undefined {
   const attempt = raw.pendingWorkflowTask?.attempt ?? 0;
   if (attempt < 2) return undefined;
+  const who = lastWorker ? `the worker ${lastWorker} took it last` : 'a worker polls the queue';
   return {
     key: `wft:${id}`,
-    message: `${what}'s workflow task has failed or timed out ${attempt - 1} time(s): a worker polls the queue but cannot complete the task (a wedged worker, or workflow code that changed under a running run)`,
+    message: `${what}'s workflow task has failed or timed out ${attempt - 1} time(s): ${who} but cannot complete it (a wedged worker, or workflow code that changed under a running run)`,
     hint: 'br doctor; the worker log ($BENCHROUTER_HOME/worker.log for the embedded worker)',
   };
 }
@@ -78,7 +81,8 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     if (stalled) findings.push(stalled);
   }
   const run = await client.workflow.getHandle(runId).describe();
-  const runTask = workflowTaskFinding(runId, `run ${runId}`, run.raw);
+  const stuck = (run.raw.pendingWorkflowTask?.attempt ?? 0) >= 2;
+  const runTask = workflowTaskFinding(runId, `run ${runId}`, run.raw, stuck ? await lastWorkflowTaskWorker(client, namespace, runId, run.runId).catch(() => undefined) : undefined);
   if (runTask) findings.push(runTask);
 
   const hostsChecked = new Set<string>();
@@ -111,6 +115,13 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     }
   }
   return findings;
+}
+
+/** The identity of the worker that last started a workflow task of the execution (the one that never finished it). */
+export async function lastWorkflowTaskWorker(client: Client, namespace: string, workflowId: string, runId: string): Promise<string | undefined> {
+  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId, runId }, maximumPageSize: 20 });
+  // Newest first: the latest worker that started a workflow task is the one that never finished it.
+  return history?.events?.find((event) => event.workflowTaskStartedEventAttributes?.identity)?.workflowTaskStartedEventAttributes?.identity ?? undefined;
 }
 
 /** Calls `check` every `intervalMs` and hands each finding not seen before to `report`; stop() ends it. */

@@ -42,11 +42,12 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
   const embedded = !env.TEMPORAL_ADDRESS;
   return {
     home,
-    temporalAddress: env.TEMPORAL_ADDRESS || `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`,
+    // BENCHROUTER_EMBEDDED_PORT / _UI_PORT move the embedded server off its defaults (a second embedded setup, tests).
+    temporalAddress: env.TEMPORAL_ADDRESS || `127.0.0.1:${env.BENCHROUTER_EMBEDDED_PORT || EMBEDDED_TEMPORAL_PORT}`,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalTls: temporalTlsFrom(env),
     embedded,
-    webUiUrl: (env.BENCHROUTER_WEB_UI || `http://localhost:${EMBEDDED_UI_PORT}`).replace(/\/$/, ''),
+    webUiUrl: (env.BENCHROUTER_WEB_UI || `http://localhost:${env.BENCHROUTER_EMBEDDED_UI_PORT || EMBEDDED_UI_PORT}`).replace(/\/$/, ''),
     sharedQueue: env.BENCHROUTER_TASK_QUEUE || DEFAULT_SHARED_QUEUE,
     artifactsRoot: env.BENCHROUTER_ARTIFACTS || `${home}/artifacts`,
     locksDir: `${home}/locks`,

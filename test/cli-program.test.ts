@@ -52,7 +52,7 @@ async function br(captured: Captured, ...args: string[]): Promise<void> {
   await program.parseAsync(['node', 'br', ...args]);
 }
 
-const READ_COMMANDS = ['status', 'results', 'list', 'compare', 'leaderboard', 'records', 'artifacts', 'analyze'];
+const READ_COMMANDS = ['status', 'results', 'list', 'compare', 'leaderboard', 'records', 'artifacts', 'analyze', 'doctor'];
 
 describe('the br program', () => {
   it('is built without reading settings: a test hands in its own, and they are read when a command runs', async () => {
@@ -203,5 +203,38 @@ describe('br compare against real runs', () => {
     expect(captured.exitCode()).toBe(2);
     expect(captured.notes).toEqual([`br: run br-20000101-000000-nope00 not found in namespace default`]);
     expect(captured.stdout()).toBe('');
+  });
+});
+
+describe('failure details against a real run', () => {
+  let h: Harness;
+  let runId: string;
+  beforeAll(async () => {
+    h = await startHarness('cli-failure');
+    runId = (await h.run(path.join(fixturesDir, 'benchmarks', 'outcomes'))).runId;
+  });
+  afterAll(async () => h?.close());
+
+  it("the table's DETAIL for a non-zero exit is its exit code and the task's last log line", async () => {
+    const captured = capture(h.env);
+    await br(captured, 'results', runId);
+    const row = captured.stdout().split('\n').find((line) => line.startsWith('exits-nonzero '));
+    expect(row).toMatch(/NON_ZERO_EXIT\s+exit 3: model endpoint refused us$/);
+  });
+
+  it('results --task prints the whole reason and the log tail kept beside container.log', async () => {
+    const captured = capture(h.env);
+    await br(captured, 'results', runId, '--task', 'exits-nonzero');
+    const text = captured.stdout();
+    expect(text).toContain('FAILED (NON_ZERO_EXIT)');
+    expect(text).toContain('reason:\n  command exited with code 3; last log line: model endpoint refused us');
+    expect(text).toMatch(/last log lines \(container-tail\.log, secrets redacted\):\nloading 10 problems\nmodel endpoint refused us/);
+  });
+
+  it('results --task with a task the run does not have is bad input naming its tasks', async () => {
+    const captured = capture(h.env);
+    await main(['node', 'br', 'results', runId, '--task', 'nope'], captured.deps);
+    expect(captured.exitCode()).toBe(2);
+    expect(captured.notes.join('\n')).toContain(`expected a task of run ${runId} (exits-nonzero, non-numeric, scores-half, writes-nothing), got "nope"`);
   });
 });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../runs/host-queues.js';
+import { workerIdentity } from '../runs/worker-identity.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
@@ -29,6 +30,8 @@ export interface StartWorkerOptions {
 
 export interface RunningWorker {
   hostId: string;
+  /** How both workers name themselves to Temporal (pollers, workflow task events). */
+  identity: string;
   hostQueue: string;
   gatewayPort: number;
   /** Resolves when both workers have stopped. */
@@ -45,10 +48,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const connection = await connectPatiently(() => NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls)), settings.temporalAddress, say);
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
+  const identity = workerIdentity(hostId, process.pid);
 
   const gateway = new ModelGateway(gatewaySecret(settings.home));
   const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch((error: Error) => {
-    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port`);
+    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port, or BENCHROUTER_GATEWAY_HOST to an address of this machine`);
   });
   options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
   if (/^(127\.|localhost$|::1$)/.test(settings.gatewayHost)) {
@@ -78,6 +82,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: settings.sharedQueue,
+    identity,
     dataConverter,
     ...workflowSource,
     activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
@@ -86,6 +91,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connection,
     namespace: settings.temporalNamespace,
     taskQueue: hostQueue,
+    identity,
     dataConverter,
     activities: createHostActivities({
       docker,
@@ -111,6 +117,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   return {
     hostId,
+    identity,
     hostQueue,
     gatewayPort,
     done,

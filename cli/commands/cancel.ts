@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
-import { printRun } from '../run-progress.js';
+import { printRun, waitWithProgress } from '../run-progress.js';
 import { existingRun } from '../temporal-access.js';
 
 export function registerCancelCommand(program: Command, deps: CliDeps): Command {
@@ -16,7 +16,7 @@ export function registerCancelCommand(program: Command, deps: CliDeps): Command 
     .action(async (runId: string, flags: { json?: boolean }) => {
       const handle = await existingRun(deps, runId);
       await handle.cancel();
-      deps.say(`cancellation requested for ${runId}; waiting for its containers to stop`);
-      await printRun(deps, await handle.result(), flags.json);
+      deps.say(`cancellation requested for ${runId}; waiting for its containers to stop (Ctrl-C stops waiting, the cancellation stands)`);
+      await printRun(deps, await waitWithProgress(deps, handle, { cancelling: true }), flags.json);
     });
 }

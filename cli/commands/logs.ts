@@ -2,12 +2,10 @@
 // (secrets redacted). A job's result shows only its last log line; this shows the rest.
 
 import type { Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { CONTAINER_TAIL_FILE } from '../../activities/container-log-tail.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
-import { selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
+import { jobLogTail, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
 
 export function registerLogsCommand(program: Command, deps: ArtifactCommandDeps): Command {
   const stdout = deps.stdout ?? writeStdout;
@@ -27,8 +25,7 @@ container.log. The whole log is container.log itself (see br artifacts).
       const root = deps.artifactsRoot();
       const jobs = selectJobs(root, runId, jobArg);
       for (const jobId of jobs) {
-        const file = path.join(root, runId, jobId, CONTAINER_TAIL_FILE);
-        const tail = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+        const tail = jobLogTail(root, runId, jobId);
         await stdout(`${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`);
       }
     });

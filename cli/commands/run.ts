@@ -13,6 +13,7 @@ import { example } from '../help-example.js';
 import { runResultView, suiteSummaryView } from '../results-view.js';
 import { commaList, findSuite, specFromFlags } from '../run-definition.js';
 import { addRunFlags, positiveInt, type RunFlags } from '../run-flags.js';
+import { watchRunWhileWaiting } from '../health-watch.js';
 import { printRun, progressReporter, waitWithProgress } from '../run-progress.js';
 import { renderSuiteResult } from '../run-text.js';
 import { writeOutputDir } from '../table-export.js';
@@ -52,7 +53,7 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       const spec = specFromFlags(arg, flags);
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
       deps.say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
-      deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)}`);
+      deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)} (Ctrl-C stops waiting; the run keeps going)`);
       const result = await waitWithProgress(deps, handle);
       await printRun(deps, result, flags.json);
       if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) deps.say(`wrote ${file}`);
@@ -67,10 +68,20 @@ async function runSuite(deps: CliDeps, flags: RunCommandFlags): Promise<void> {
   const spec = { suiteId: newSuiteId(suite.name), suite: suite.name, model: flags.model, runs, parallel: flags.suiteParallel };
   const handle = await submitSuite(await connectTemporal(deps, true), settings, spec);
   deps.say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${flags.model}`);
-  deps.say(`Web UI: ${runWebUiLink(settings, spec.suiteId)}`);
+  deps.say(`Web UI: ${runWebUiLink(settings, spec.suiteId)} (Ctrl-C stops waiting; the suite keeps going)`);
   const progress = progressReporter(deps);
-  const result = await followSuite(await connectTemporal(deps, false), handle, progress.show);
-  progress.done();
+  // The suite's own workflow task and its runs' jobs are checked the way a run's are.
+  const watch = watchRunWhileWaiting(deps, spec.suiteId, { suite: true, newLine: progress.newLine });
+  let result;
+  try {
+    result = await followSuite(await connectTemporal(deps, false), handle, (p) => {
+      watch.progress(p);
+      progress.show(p);
+    });
+  } finally {
+    watch.stop();
+    progress.done();
+  }
   await deps.stdout(flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderSuiteResult(result, runWebUiLink(settings, result.suiteId))}\n`);
   if (flags.output) {
     const views = [suiteSummaryView(result), ...result.runs.map((run) => runResultView(run, run.benchmark))];

@@ -1,7 +1,9 @@
-// `br up`: start the embedded Temporal dev server (with its Web UI) and a background worker.
+// `br up`: start the embedded Temporal dev server (with its Web UI) and a background worker, and
+// return only once the worker polls and its gateway listens; else say why (the worker's own log) and exit 1.
 
 import type { Command } from 'commander';
-import { startBackgroundWorker, startEmbeddedServer } from '../../client/embedded-services.js';
+import { ensureBackgroundWorker, refuseTakenGatewayPort, startEmbeddedServer } from '../../client/embedded-services.js';
+import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { ExitError } from '../exit-error.js';
@@ -10,13 +12,14 @@ import { example } from '../help-example.js';
 export function registerUpCommand(program: Command, deps: CliDeps): Command {
   return program
     .command('up')
-    .description('start the embedded Temporal dev server (with Web UI) and a background worker')
+    .description('start the embedded Temporal dev server (with Web UI) and a background worker; wait until the worker polls')
     .addHelpText('after', example('$ br up'))
     .action(async () => {
       const settings = deps.settings();
       if (!settings.embedded) throw new ExitError(`TEMPORAL_ADDRESS is set (${settings.temporalAddress}): nothing embedded to start`, EXIT_CODES.BAD_INPUT);
+      await refuseTakenGatewayPort(settings); // before anything starts: nothing is left half up
       await startEmbeddedServer(settings, deps.say);
-      startBackgroundWorker(settings, deps.say);
-      deps.say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}`);
+      const pid = await ensureBackgroundWorker(settings, resolveHostId(settings.home, deps.env), deps.say);
+      deps.say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}, worker pid ${pid} polling ${settings.sharedQueue}, gateway on port ${settings.gatewayPort}`);
     });
 }

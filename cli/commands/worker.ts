@@ -15,7 +15,10 @@ export function registerWorkerCommand(program: Command, deps: CliDeps): Command 
       const settings = deps.settings();
       const hostId = resolveHostId(settings.home);
       const worker = await startWorker({ settings, hostId, workflowBundlePath: deps.env.BENCHROUTER_WORKFLOW_BUNDLE, say: deps.say });
-      deps.say(`worker on host ${hostId}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
+      deps.say(`worker ${worker.identity}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
+      // The SDK's runtime shuts the workers down on SIGTERM/SIGINT: running activities are cancelled and
+      // `done` resolves. That needs a free event loop; `br down` escalates to SIGKILL for a worker whose loop is blocked.
       await worker.done;
+      deps.say(`worker ${worker.identity}: stopped`);
     });
 }
