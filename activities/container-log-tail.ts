@@ -2,10 +2,11 @@
 // one redacted line, in the job's message: workflow history gets no more of what a task printed.
 
 import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { JOB_FILES } from '../runs/job-artifacts.js';
 import path from 'node:path';
 import { redactSecrets } from './redact-secrets.js';
 
-export const CONTAINER_LOG_FILE = 'container.log';
+export const CONTAINER_LOG_FILE = JOB_FILES.containerLog;
 export const CONTAINER_TAIL_FILE = 'container-tail.log';
 
 const TAIL_LINES = 20;

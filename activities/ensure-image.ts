@@ -4,6 +4,7 @@
 // checks the image can host a daemon and readies the archives of the images to preload.
 
 import { Context } from '@temporalio/activity';
+import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -45,7 +46,7 @@ export function imageTagFor(benchmarkName: string, environment: string, contextD
 
 /** A failure no retry can fix: the job fails with reason IMAGE_BUILD at once. */
 function imageProblem(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'ImageProblem', nonRetryable: true, message });
+  return ApplicationFailure.create({ type: FAILURE_TYPES.imageProblem, nonRetryable: true, message });
 }
 
 export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Promise<EnsureImageOutput> {
@@ -118,7 +119,7 @@ async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string
       const message = `building image for environments/${input.environment} failed; build log ${logFile}:\n${tail}`;
       // The Dockerfile's own fault fails the job at once; a daemon or network fault is retried.
       if (isDockerfileFault(failure)) throw imageProblem(message);
-      throw ApplicationFailure.create({ type: 'ImageBuildError', message });
+      throw ApplicationFailure.create({ type: FAILURE_TYPES.imageBuild, message });
     }
     return true;
   });

@@ -10,11 +10,11 @@ import { normalizeResult, type NormalizedResult } from '../contract/result-mappi
 import { summarizeRecordsFile } from './records-file.js';
 import { redactDeep } from './redact-secrets.js';
 import type { ContainerOutcome } from './run-task-container.js';
-import { jobArtifactsDir } from './run-task-container.js';
+import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
 import { readTaskOutputText } from './task-output-file.js';
 
 export const RESULT_SIZE_CAP_BYTES = 10 * 1024 * 1024;
-const RESULT_FILE = 'result.json';
+const RESULT_FILE = JOB_FILES.result;
 /** The DinD entrypoint's exit code for "my daemon did not start" (runtime/dind/entrypoint.sh). */
 const DIND_SETUP_FAILED = 125;
 
@@ -38,7 +38,7 @@ export interface HarvestOutput {
  */
 export async function harvestResult(artifactsRoot: string, input: HarvestInput, secrets: readonly string[] = []): Promise<HarvestOutput> {
   const outcome = withOomReport(harvestOutcome(artifactsRoot, input), input);
-  const records = await summarizeRecordsFile(path.join(jobArtifactsDir(artifactsRoot, input.job), 'results'));
+  const records = await summarizeRecordsFile(jobResultsDir(artifactsRoot, input.job));
   if (!records) return redactDeep(outcome, secrets);
   const note = records.refused ? `${records.refused}; not read` : undefined;
   return redactDeep({ ...outcome, ...(note ? { message: outcome.message ? `${outcome.message}; ${note}` : note } : {}), records: records.summary }, secrets);
@@ -65,7 +65,7 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
   if (outcome.exitCode !== 0) {
     return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${withLastLine(lastLine)}` };
   }
-  const read = readTaskOutputText(path.join(jobDir, 'results'), RESULT_FILE, RESULT_SIZE_CAP_BYTES);
+  const read = readTaskOutputText(jobResultsDir(artifactsRoot, job), RESULT_FILE, RESULT_SIZE_CAP_BYTES);
   if (read.kind === 'missing') {
     return { status: 'FAILED', reason: 'NO_RESULT', message: `no result.json: the command exited 0 but wrote nothing to $BENCHROUTER_OUTPUT_DIR/result.json${withLastLine(lastLine)}` };
   }
@@ -80,7 +80,7 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
   }
   const normalized = normalizeResult(parsed, job.task.resultMapping);
   if (!normalized.ok) return { status: 'FAILED', reason: 'BAD_RESULT', message: `${RESULT_FILE}: ${normalized.error}` };
-  writeFileSync(path.join(jobDir, 'normalized.json'), JSON.stringify(normalized.result, null, 2));
+  writeFileSync(path.join(jobDir, JOB_FILES.normalized), JSON.stringify(normalized.result, null, 2));
   return { status: 'SUCCEEDED', result: normalized.result };
 }
 

@@ -3,7 +3,7 @@
 // workflow adds the counts up. passAtKByTask is the earlier whole-run read on one machine, kept for
 // runs that were already under way when the per-host counting came in.
 
-import path from 'node:path';
+import { jobResultsDir } from '../runs/job-artifacts.js';
 import { passAtKOfRepeats, type RepeatCounts } from '../runs/run-outcome.js';
 import { readRecordsFile } from './records-file.js';
 
@@ -14,7 +14,7 @@ export interface PassAtKInput {
 
 async function scoresOf(artifactsRoot: string, runId: string, job: PassAtKInput['jobs'][number]): Promise<Map<string, number> | undefined> {
   const scores = new Map<string, number>();
-  const read = await readRecordsFile(path.join(artifactsRoot, job.carriedFrom ?? runId, job.jobId, 'results'), (outcome) => {
+  const read = await readRecordsFile(jobResultsDir(artifactsRoot, { runId, ...job }), (outcome) => {
     if ('record' in outcome) scores.set(String(outcome.record.index), outcome.record.score);
   });
   // A repeat whose records.jsonl is missing or refused (a FIFO, a link) cannot count.

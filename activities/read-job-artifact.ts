@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { jobArtifactsDir } from './run-task-container.js';
+import { jobArtifactsDir } from '../runs/job-artifacts.js';
 
 /** Raw bytes per page; base64 makes it ~683 KiB, under Temporal's 2 MiB payload limit with room for a codec. */
 export const ARTIFACT_PAGE_BYTES = 512 * 1024;

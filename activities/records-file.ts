@@ -2,9 +2,10 @@
 // line length and total size, each line validated by the contract; used by harvest, pass@k and `br`.
 
 import { parseRecordLine, RecordsSummarizer, type InstanceRecord, type RecordsSummary } from '../contract/records.js';
+import { JOB_FILES } from '../runs/job-artifacts.js';
 import { linesOfTaskOutput, openTaskOutputFile } from './task-output-file.js';
 
-export const RECORDS_FILE = 'records.jsonl';
+export const RECORDS_FILE = JOB_FILES.records;
 /** Past this many bytes the rest of records.jsonl is not read (and the summary says so). */
 export const RECORDS_SIZE_CAP_BYTES = 512 * 1024 * 1024;
 /** A longer line is reported as bad, never buffered. */

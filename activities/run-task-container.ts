@@ -4,11 +4,13 @@
 // are returned, never thrown: they are final.
 
 import { CancelledFailure, Context } from '@temporalio/activity';
+import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { ApplicationFailure, type ActivityCancellationDetails } from '@temporalio/common';
 import { mkdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
+import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
 import { summarizeUsage } from '../runs/usage.js';
 import type { ModelGateway } from '../gateway/model-gateway.js';
 import type { ModelAccess } from './container-spec.js';
@@ -68,9 +70,6 @@ export interface ContainerDeps {
   firewall?: TaskFirewall;
 }
 
-export function jobArtifactsDir(artifactsRoot: string, job: Pick<JobSpec, 'runId' | 'jobId'>): string {
-  return path.join(artifactsRoot, job.runId, job.jobId);
-}
 
 const HEARTBEAT_MS = 2000;
 /** How long the log stream may take to close once the container stopped, before it is cut. */
@@ -81,14 +80,14 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const ctx = Context.current();
   const name = containerNameFor(job.jobId, deps.hostId);
   const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
-  const resultsDir = path.join(jobDir, 'results');
+  const resultsDir = jobResultsDir(deps.artifactsRoot, job);
   // A DinD task's daemon storage: its own host directory, removed with its container.
   const storageDir = job.task.docker ? path.join(deps.dindStorageRoot, name) : undefined;
 
   // Routes are (re)registered on every attempt: after a worker restart the same tokens come back.
   const { apiKey, access } = openModelAccess(deps, job, jobDir);
   const closeAccess = () => closeModelAccess(deps, job);
-  const logFile = path.join(jobDir, 'container.log');
+  const logFile = path.join(jobDir, JOB_FILES.containerLog);
   let hostAddress: string | undefined;
   if (job.task.docker || job.task.network !== 'host') {
     hostAddress = (await ensureTaskNetwork(docker)).gateway;
@@ -131,7 +130,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
         throw error;
       }
       state = await docker.containerState(name);
-      if (!state) throw ApplicationFailure.create({ type: 'InfrastructureError', message: `container ${name} vanished right after it was started` });
+      if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
     } catch (error) {
       await oomWatch.stop(false);
       throw error;
@@ -172,7 +171,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
       // was down, attempt superseded) or the worker is shutting down. The container keeps running and
       // its routes stay open, for the next attempt to reattach to; this one only steps aside.
-      throw ApplicationFailure.retryable(`attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`, 'AttemptAborted');
+      throw ApplicationFailure.retryable(`attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`, FAILURE_TYPES.attemptAborted);
     }
     throw error;
   } finally {
@@ -186,7 +185,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const final = (await docker.containerState(containerId)) ?? state;
   if (kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
     // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
-    throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`, 'ContainerKilled');
+    throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`, FAILURE_TYPES.containerKilled);
   }
   await removeContainerAndStorage(docker, containerId, storageDir);
   const usage = closeAccess();
@@ -313,7 +312,7 @@ function resolveApiKey(source: string | undefined, hostId: string): string {
   const key = process.env[source];
   if (!key) {
     throw ApplicationFailure.create({
-      type: 'MissingSecret',
+      type: FAILURE_TYPES.missingSecret,
       nonRetryable: true,
       message: `the run reads its API key from $${source}, which is not set on worker host ${hostId}`,
     });

@@ -6,6 +6,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CONTAINER_TAIL_FILE } from '../activities/container-log-tail.js';
 import { InputError } from '../contract/problems.js';
+import { JOB_FILES } from '../runs/job-artifacts.js';
 
 export interface ArtifactCommandDeps {
   /** The artifact root on this host (BENCHROUTER_ARTIFACTS). */
@@ -31,7 +32,7 @@ export interface JobArtifacts {
 
 /** Run-level directories beside the job directories (the gateway's answer cache). */
 const RUN_LEVEL_DIRS = new Set(['gateway-cache']);
-export const RECORDS_FILE = path.join('results', 'records.jsonl');
+export const RECORDS_FILE = path.join(JOB_FILES.results, JOB_FILES.records);
 
 /** The job ids of a run with artifacts on this host, or the ones `jobArg` names; bad input otherwise. */
 export function selectJobs(root: string, runId: string, jobArg: string | undefined): string[] {

@@ -8,6 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
@@ -92,8 +93,8 @@ export async function ensureSearchAttributes(settings: Settings): Promise<void> 
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => !(key.name in (customAttributes ?? {})));
     if (missing.length === 0) return;
-    // temporal.api.enums.v1.IndexedValueType: KEYWORD 2, DOUBLE 4.
-    const indexedType = (key: (typeof missing)[number]) => (key.type === 'DOUBLE' ? 4 : 2);
+    const { IndexedValueType } = proto.temporal.api.enums.v1;
+    const indexedType = (key: (typeof missing)[number]) => (key.type === 'DOUBLE' ? IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((key) => [key.name, indexedType(key)])) });
   } finally {
     await connection.close();

@@ -2,7 +2,7 @@
 // each job's records.jsonl becomes that run's model's outcomes on `<benchmark>/<task>`.
 
 import type { Client } from '@temporalio/client';
-import path from 'node:path';
+import { jobResultsDir } from '../runs/job-artifacts.js';
 import { readRecordsFile } from '../activities/records-file.js';
 import type { InstanceRecord } from '../analysis/instance-record.js';
 import { buildLeaderboard } from '../runs/leaderboard.js';
@@ -21,7 +21,7 @@ export async function recordsOfRuns(client: Client, artifactsRoot: string, runs:
     let bad = 0;
     // With repeats, the first repeat stands for the model: routing compares models, not seeds.
     for (const job of run.jobs.filter((j) => (j.repeat ?? 0) === 0)) {
-      const read = await readRecordsFile(path.join(artifactsRoot, job.carriedFrom ?? run.runId, job.jobId, 'results'), (outcome) => {
+      const read = await readRecordsFile(jobResultsDir(artifactsRoot, { runId: run.runId, jobId: job.jobId, ...(job.carriedFrom ? { carriedFrom: job.carriedFrom } : {}) }), (outcome) => {
         if ('problem' in outcome) {
           bad += 1;
           return;

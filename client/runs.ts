@@ -2,7 +2,8 @@
 
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { optionalTsToDate } from '@temporalio/common/lib/time.js';
+import { optionalTsToDate } from '@temporalio/common';
+import proto from '@temporalio/proto';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
@@ -197,7 +198,11 @@ export function runsQuery(filter: RunFilter = {}): string {
   return clauses.join(' AND ');
 }
 
-const EXECUTION_STATUS = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
+/** An execution's status as the SDK's enum names it, without its prefix: RUNNING, TERMINATED, TIMED_OUT... */
+function executionStatusName(status: number | null | undefined): string {
+  const name = proto.temporal.api.enums.v1.WorkflowExecutionStatus[status ?? 0] as string | undefined;
+  return name ? name.replace(/^WORKFLOW_EXECUTION_STATUS_/, '') : 'UNKNOWN';
+}
 
 /** Visibility's own names for the execution statuses a run's status attribute cannot tell. */
 const VISIBILITY_EXECUTION_STATUS: Record<string, string> = { RUNNING: 'Running', TERMINATED: 'Terminated', TIMED_OUT: 'TimedOut', FAILED: 'Failed', CANCELLED: 'Canceled' };
@@ -227,16 +232,17 @@ export function shownRunStatus(executionStatus: string, attribute: string | unde
 }
 
 /** A Keyword search attribute's value from a raw listing (search attributes are never encrypted). */
-function keywordOf(fields: Record<string, { data?: Uint8Array | null }> | null | undefined, name: string): string | undefined {
-  const data = fields?.[name]?.data;
-  if (!data) return undefined;
-  const value = JSON.parse(Buffer.from(data).toString('utf8')) as unknown;
+/** Search attribute payloads through the SDK's own converter; a keyword list reads as its first entry. */
+function keywordOf(fields: Record<string, proto.temporal.api.common.v1.IPayload> | null | undefined, name: string): string | undefined {
+  const payload = fields?.[name];
+  if (!payload?.data) return undefined;
+  const value = defaultPayloadConverter.fromPayload<unknown>(payload);
   return Array.isArray(value) ? String(value[0]) : String(value);
 }
 
-function doubleOf(fields: Record<string, { data?: Uint8Array | null }> | null | undefined, name: string): number | undefined {
-  const data = fields?.[name]?.data;
-  return data ? Number(JSON.parse(Buffer.from(data).toString('utf8'))) : undefined;
+function doubleOf(fields: Record<string, proto.temporal.api.common.v1.IPayload> | null | undefined, name: string): number | undefined {
+  const payload = fields?.[name];
+  return payload?.data ? Number(defaultPayloadConverter.fromPayload<unknown>(payload)) : undefined;
 }
 
 /** A memo field of a run from before search attributes, when it is plain JSON (not encrypted). */
@@ -262,11 +268,11 @@ export async function listRuns(client: Client, limit = 50, filter: RunFilter = {
       nextPageToken,
     });
     for (const execution of page.executions ?? []) {
-      const fields = execution.searchAttributes?.indexedFields as Record<string, { data?: Uint8Array | null }> | undefined;
+      const fields = execution.searchAttributes?.indexedFields;
       const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;
       runs.push({
         runId: execution.execution?.workflowId ?? '',
-        status: shownRunStatus(EXECUTION_STATUS[Number(execution.status ?? 0)] ?? 'UNKNOWN', keywordOf(fields, SEARCH_ATTRIBUTES.status.name)),
+        status: shownRunStatus(executionStatusName(execution.status), keywordOf(fields, SEARCH_ATTRIBUTES.status.name)),
         benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
         model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
         ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),

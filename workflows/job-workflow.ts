@@ -14,6 +14,7 @@ import {
   upsertMemo,
 } from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
+import { FAILURE_TYPES } from '../runs/failure-types.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
 import { afterHostLost, hostLostMessage, isHostLost } from './host-failover.js';
@@ -35,7 +36,7 @@ function hostActivities(host: ClaimedHost, job: JobSpec) {
     ...onHost,
     startToCloseTimeout: '60 minutes',
     heartbeatTimeout: '60s',
-    retry: { maximumAttempts: 3, initialInterval: '2s', backoffCoefficient: 2, nonRetryableErrorTypes: ['ImageProblem'] },
+    retry: { maximumAttempts: 3, initialInterval: '2s', backoffCoefficient: 2, nonRetryableErrorTypes: [FAILURE_TYPES.imageProblem] },
   });
   const { runTaskContainer } = proxyActivities<HostActivities>({
     ...onHost,
@@ -44,7 +45,7 @@ function hostActivities(host: ClaimedHost, job: JobSpec) {
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // Infrastructure faults (daemon unreachable, a worker killed mid-run) retry with backoff; the
     // retry finds the job's container by name and reattaches. Benchmark outcomes are return values.
-    retry: { maximumAttempts: 10, initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: ['MissingSecret'] },
+    retry: { maximumAttempts: 10, initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [FAILURE_TYPES.missingSecret] },
   });
   const { harvestResult } = proxyActivities<HostActivities>({ ...onHost, startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 5 } });
   return { ensureImage, runTaskContainer, harvestResult };

@@ -1,0 +1,16 @@
+// The types of the ApplicationFailures activities throw, named once: activities throw them, and the
+// job workflow's retry policies decide by them which faults no retry can fix.
+
+export const FAILURE_TYPES = {
+  /** The environment cannot be built for its own reasons (a step fails, a bad instruction, a non-DinD image): no retry. */
+  imageProblem: 'ImageProblem',
+  /** A build that failed for the daemon's or network's reasons: retried. */
+  imageBuild: 'ImageBuildError',
+  /** The run names an API-key variable the worker host does not have: no retry on this host. */
+  missingSecret: 'MissingSecret',
+  infrastructure: 'InfrastructureError',
+  /** The server stopped accepting this attempt (not a cancel): the container stays for the next attempt. */
+  attemptAborted: 'AttemptAborted',
+  /** Something outside BenchRouter (a stopping daemon) killed the container: the next attempt starts it again, once. */
+  containerKilled: 'ContainerKilled',
+} as const;

@@ -1,0 +1,29 @@
+// Where a job's artifacts live, the one place that spells it: `<artifacts root>/<run>/<job>/`, with
+// what the task wrote under `results/`. Workers write there, readers (harvest, pass@k, `br records`,
+// `br logs`, artifacts read through Temporal) find it here.
+
+import path from 'node:path';
+
+export const JOB_FILES = {
+  /** The task's own output directory, mounted at /app/results. */
+  results: 'results',
+  result: 'result.json',
+  records: 'records.jsonl',
+  normalized: 'normalized.json',
+  containerLog: 'container.log',
+} as const;
+
+export interface JobRef {
+  runId: string;
+  jobId: string;
+  /** Set for a job a retry carried over: its files stay under the run that produced them. */
+  carriedFrom?: string;
+}
+
+export function jobArtifactsDir(artifactsRoot: string, job: JobRef): string {
+  return path.join(artifactsRoot, job.carriedFrom ?? job.runId, job.jobId);
+}
+
+export function jobResultsDir(artifactsRoot: string, job: JobRef): string {
+  return path.join(jobArtifactsDir(artifactsRoot, job), JOB_FILES.results);
+}
