@@ -1,6 +1,6 @@
 // The embedded default (docs/operations.md): with no Temporal address configured, `br` runs a local
-// `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, and a
-// background worker. Both are detached processes tracked by pid files.
+// `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, a background
+// worker and (from `br up`) the API server. All are detached processes tracked by pid files.
 
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -135,8 +135,19 @@ export function startBackgroundWorker(settings: Settings, say: (line: string) =>
   startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'worker']);
 }
 
+export function apiServerPid(settings: Settings): number | undefined {
+  return pidAlive(path.join(settings.home, 'api.pid'));
+}
+
+/** `br serve` on the fixed API port, detached like the worker, so the dashboard link stays the same. */
+export function startApiServer(settings: Settings, say: (line: string) => void): void {
+  if (apiServerPid(settings)) return;
+  say(`starting the API server and dashboard on port ${settings.apiPort} (log ${path.join(settings.home, 'api.log')})`);
+  startDetached(settings, 'api', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'serve', '--port', String(settings.apiPort)]);
+}
+
 export async function stopEmbedded(settings: Settings, say: (line: string) => void): Promise<void> {
-  for (const name of ['worker', 'temporal']) {
+  for (const name of ['api', 'worker', 'temporal']) {
     const pidFile = path.join(settings.home, `${name}.pid`);
     const pid = pidAlive(pidFile);
     if (pid) {

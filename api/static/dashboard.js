@@ -1,0 +1,50 @@
+// The dashboard's live parts, plain JavaScript with no build step: progress bars fed by each run's
+// Server-Sent Events stream (the sign-in cookie authenticates it), and the submit form posting JSON.
+'use strict';
+/* global document, window, EventSource, FormData, fetch, CSS -- browser globals: this file runs in the page */
+
+function showProgress(element, progress) {
+  const done = progress.total - progress.pending - progress.running;
+  const percent = progress.total ? Math.round((100 * done) / progress.total) : 0;
+  element.querySelector('.bar').style.width = percent + '%';
+  element.querySelector('.label').textContent = percent + '% (' + done + '/' + progress.total + ')';
+  element.dataset.percent = String(percent);
+}
+
+function follow(element) {
+  const runId = element.dataset.run;
+  const events = new EventSource('/runs/' + encodeURIComponent(runId) + '/events');
+  events.addEventListener('progress', (event) => showProgress(element, JSON.parse(event.data)));
+  events.addEventListener('health', (event) => {
+    const finding = JSON.parse(event.data);
+    element.title = finding.message;
+  });
+  const end = () => {
+    events.close();
+    if (document.querySelector('[data-reload-on-result="' + CSS.escape(runId) + '"]')) window.location.reload();
+  };
+  events.addEventListener('result', end);
+  events.addEventListener('end', end);
+}
+
+document.querySelectorAll('.progress[data-run]').forEach(follow);
+
+const form = document.getElementById('submit-form');
+if (form) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = { benchmark: data.get('benchmark'), model: data.get('model'), endpoint: data.get('endpoint') };
+    if (data.get('apiKeyEnv')) body.apiKeyEnv = data.get('apiKeyEnv');
+    const tasks = String(data.get('tasks') || '').split(',').map((t) => t.trim()).filter(Boolean);
+    if (tasks.length) body.tasks = tasks;
+    for (const field of ['limit', 'repeats']) if (data.get(field)) body[field] = Number(data.get(field));
+    const response = await fetch('/evals/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (!response.ok) {
+      document.getElementById('submit-error').textContent = answer.error.message;
+      return;
+    }
+    window.location.href = '/ui/runs/' + encodeURIComponent(answer.runId);
+  });
+}
