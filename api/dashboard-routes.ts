@@ -95,7 +95,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     let body: string;
     try {
       const ids = runIdsOf(runs);
-      body = analysisPage(runs, ids.length ? routingReportTables((await routingReportOf(context, ids)).report).map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))) })) : undefined);
+      // Every α setting of every router is a long table: the API's /analysis has it, the plot shows it.
+      body = analysisPage(runs, ids.length ? routingReportTables((await routingReportOf(context, ids)).report).filter((t) => t.name !== 'Alpha sweeps').map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))) })) : undefined);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       body = analysisPage(runs, undefined, error.message);

@@ -21,7 +21,9 @@ function follow(element) {
   });
   const end = () => {
     events.close();
-    if (document.querySelector('[data-reload-on-result="' + CSS.escape(runId) + '"]')) window.location.reload();
+    element.dataset.ended = 'true';
+    // The run page shows its results once the run has them; the finished bar stays a moment first.
+    if (document.querySelector('[data-reload-on-result="' + CSS.escape(runId) + '"]')) setTimeout(() => window.location.reload(), 1000);
   };
   events.addEventListener('result', end);
   events.addEventListener('end', end);
