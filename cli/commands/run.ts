@@ -2,13 +2,13 @@
 // --output DIR also export the results as CSV and XLSX.
 
 import type { Command } from 'commander';
-import { isReachable } from '../../client/embedded-services.js';
 import { submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { runWebUiLink } from '../../config/settings.js';
 import { InputError } from '../../contract/problems.js';
 import { selectEntries } from '../../runs/suites.js';
 import type { CliDeps } from '../cli-deps.js';
+import { sayDashboardLink } from '../dashboard-link.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { runResultView, suiteSummaryView } from '../results-view.js';
@@ -54,17 +54,11 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
       deps.say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
       deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)}`);
-      if (await isReachable(hostPort(deps.settings().apiUrl))) deps.say(`dashboard: ${deps.settings().apiUrl}/ui/runs/${encodeURIComponent(spec.runId)}`);
+      await sayDashboardLink(deps, spec.runId);
       const result = await waitWithProgress(deps, handle);
       await printRun(deps, result, flags.json);
       if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) deps.say(`wrote ${file}`);
     });
-}
-
-/** `host:port` of a URL, with the scheme's default port spelled out. */
-function hostPort(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
 }
 
 async function runSuite(deps: CliDeps, flags: RunCommandFlags): Promise<void> {

@@ -2,9 +2,9 @@
 // server with its dashboard on a fixed port (signed in with a local token made on first use).
 
 import type { Command } from 'commander';
-import { ensureLocalToken } from '../../api/api-tokens.js';
-import { startApiServer, startBackgroundWorker, startEmbeddedServer } from '../../client/embedded-services.js';
+import { startBackgroundWorker, startEmbeddedServer } from '../../client/embedded-services.js';
 import type { CliDeps } from '../cli-deps.js';
+import { startEmbeddedApi } from '../dashboard-link.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { ExitError } from '../exit-error.js';
 import { example } from '../help-example.js';
@@ -19,9 +19,8 @@ export function registerUpCommand(program: Command, deps: CliDeps): Command {
       if (!settings.embedded) throw new ExitError(`TEMPORAL_ADDRESS is set (${settings.temporalAddress}): nothing embedded to start`, EXIT_CODES.BAD_INPUT);
       await startEmbeddedServer(settings, deps.say);
       startBackgroundWorker(settings, deps.say);
-      const token = ensureLocalToken(settings.home);
-      startApiServer(settings, deps.say);
+      const tokenFile = startEmbeddedApi(deps);
       deps.say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}`);
-      deps.say(`dashboard: ${settings.apiUrl}/ (sign in with the token in ${token.file}; API docs ${settings.apiUrl}/docs)`);
+      deps.say(`dashboard: ${settings.apiUrl}/ (sign in with the token in ${tokenFile}; API docs ${settings.apiUrl}/docs)`);
     });
 }
