@@ -17,7 +17,7 @@ import type { ApiContext } from './api-context.js';
 import type { TokenEntry } from './api-tokens.js';
 import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
 import { analysisPage, comparePage, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
-import { existingRunOr404, finishedResult } from './run-routes.js';
+import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
 
 export const SESSION_COOKIE = 'br_session';
 
@@ -59,8 +59,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
 
   api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }) } }, async (request, reply) => {
     const { handle, description } = await existingRunOr404(context, request.params.id);
-    const progress = await queryProgress(handle).catch(() => null);
     const result = description.status.name === 'COMPLETED' ? await handle.result() : undefined;
+    const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
     const run = {
       runId: request.params.id,
       status: result?.status ?? description.status.name,

@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { readRecordsFile } from '../activities/records-file.js';
 import { RunRequestSchema, runSpecFromRequest, type RunRequest } from '../client/run-request.js';
 import { createRetrySpec, listRunsPage, queryProgress, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
-import type { RunResult } from '../runs/run-spec.js';
+import { summarizeProgress } from '../runs/run-outcome.js';
+import type { JobState, JobStatus, RunProgress, RunResult } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import { runLinks, type ApiContext } from './api-context.js';
@@ -61,6 +62,12 @@ export async function finishedResult(context: ApiContext, runId: string): Promis
   if (description.status.name === 'RUNNING') throw new ApiError(409, `run ${runId} is still running: follow GET /runs/${runId}/events`);
   if (description.status.name !== 'COMPLETED') throw new ApiError(409, `run ${runId} ended as ${description.status.name} without a result`);
   return handle.result();
+}
+
+const JOB_STATE: Record<JobStatus, JobState> = { SUCCEEDED: 'succeeded', FAILED: 'failed', TIMED_OUT: 'timed_out', CANCELLED: 'cancelled' };
+
+export function progressOfResult(result: RunResult): RunProgress {
+  return summarizeProgress(result.jobs.map((job) => ({ jobId: job.jobId, task: job.task, state: JOB_STATE[job.status] })));
 }
 
 /** Run ids from an idempotency key: scoped per token, so two callers' keys never meet. */
@@ -142,8 +149,9 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
     async (request) => {
       const { handle, description } = await existingRunOr404(context, request.params.id);
       const workflowStatus = description.status.name;
-      const progress = await queryProgress(handle).catch(() => null);
       const result = workflowStatus === 'COMPLETED' ? await handle.result() : undefined;
+      // A finished run's progress follows from its result: querying a closed workflow makes a worker replay it.
+      const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
       return {
         runId: request.params.id,
         workflowStatus,
