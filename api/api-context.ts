@@ -5,10 +5,13 @@ import type { Client } from '@temporalio/client';
 import type { FastifyRequest } from 'fastify';
 import { runWebUiLink, type Settings } from '../config/settings.js';
 import type { TokenEntry } from './api-tokens.js';
+import type { createRunReads } from './run-routes.js';
 
 export interface ApiContext {
   client: Client;
   settings: Settings;
+  /** Finished results kept, running states shared between concurrent callers (run-read-cache.ts). */
+  reads: ReturnType<typeof createRunReads>;
 }
 
 declare module 'fastify' {

@@ -12,7 +12,7 @@ import type { TokenEntry } from './api-tokens.js';
 import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
 import { registerRunEvents } from './run-events.js';
-import { registerRunRoutes } from './run-routes.js';
+import { createRunReads, registerRunRoutes } from './run-routes.js';
 
 /** Run requests are a few hundred bytes; anything near this is a mistake or an attack. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -77,7 +77,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     request.caller = caller;
   });
 
-  const context = { client: options.client, settings: options.settings };
+  const context = { client: options.client, settings: options.settings, reads: createRunReads() };
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
   registerBoardRoutes(app, context);

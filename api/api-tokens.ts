@@ -66,10 +66,15 @@ export function removeToken(file: string, name: string): boolean {
   return true;
 }
 
-/** Looks tokens up in the file, re-reading it when it changes, so `br tokens add` needs no server restart. */
+/** Looks tokens up in the file, re-reading it when it changes, so `br tokens add` and `remove` need no server restart. */
 export function tokenVerifier(file: string): (token: string) => TokenEntry | undefined {
   let cached: { mtimeMs: number; size: number; byHash: Map<string, TokenEntry> } | undefined;
+  let checkedAt = 0;
   const current = () => {
+    // A stat per second at most: a revoked token stops working within a second, and reads stay cheap.
+    const now = Date.now();
+    if (cached && now - checkedAt < 1000) return cached.byHash;
+    checkedAt = now;
     const stat = existsSync(file) ? statSync(file) : undefined;
     if (!stat) return new Map<string, TokenEntry>();
     if (!cached || cached.mtimeMs !== stat.mtimeMs || cached.size !== stat.size) cached = { mtimeMs: stat.mtimeMs, size: stat.size, byHash: new Map(loadTokens(file).map((t) => [t.sha256, t])) };

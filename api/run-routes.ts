@@ -15,6 +15,7 @@ import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobState, JobStatus, RunProgress, RunResult } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
+import { FinishedResults, SingleFlight } from './run-read-cache.js';
 import { runLinks, type ApiContext } from './api-context.js';
 
 const RunIdParams = z.object({ id: z.string().min(1).max(200) });
@@ -56,12 +57,50 @@ export async function existingRunOr404(context: ApiContext, runId: string): Prom
   }
 }
 
+/** What one server keeps between requests. A state is reused for half a progress poll of the SSE stream: fresh enough for people, and one Temporal read for many callers. */
+export function createRunReads(): { finished: FinishedResults<RunResult>; states: SingleFlight<RunState> } {
+  return { finished: new FinishedResults<RunResult>(), states: new SingleFlight<RunState>(250) };
+}
+
 /** The finished run's result, or 409 saying why there is none yet. */
 export async function finishedResult(context: ApiContext, runId: string): Promise<RunResult> {
+  const cached = context.reads.finished.get(runId);
+  if (cached) return cached;
   const { handle, description } = await existingRunOr404(context, runId);
   if (description.status.name === 'RUNNING') throw new ApiError(409, `run ${runId} is still running: follow GET /runs/${runId}/events`);
   if (description.status.name !== 'COMPLETED') throw new ApiError(409, `run ${runId} ended as ${description.status.name} without a result`);
-  return handle.result();
+  const result = await handle.result();
+  context.reads.finished.set(runId, result);
+  return result;
+}
+
+export interface RunState {
+  workflowStatus: string;
+  benchmark: string;
+  model: string;
+  progress: RunProgress | null;
+  result?: RunResult;
+}
+
+/** A run's state: from the kept result once it finished, else read from Temporal (once per interval, for every caller). */
+export async function runState(context: ApiContext, runId: string): Promise<RunState> {
+  const cached = context.reads.finished.get(runId);
+  if (cached) return { workflowStatus: 'COMPLETED', benchmark: cached.benchmark, model: cached.model, progress: progressOfResult(cached), result: cached };
+  return context.reads.states.read(runId, async () => {
+    const { handle, description } = await existingRunOr404(context, runId);
+    const workflowStatus = description.status.name;
+    const result = workflowStatus === 'COMPLETED' ? await handle.result() : undefined;
+    if (result) context.reads.finished.set(runId, result);
+    // A finished run's progress follows from its result: querying a closed workflow makes a worker replay it.
+    const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
+    return {
+      workflowStatus,
+      benchmark: result?.benchmark ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.benchmark) ?? '',
+      model: result?.model ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model) ?? '',
+      progress,
+      ...(result ? { result } : {}),
+    };
+  });
 }
 
 const JOB_STATE: Record<JobStatus, JobState> = { SUCCEEDED: 'succeeded', FAILED: 'failed', TIMED_OUT: 'timed_out', CANCELLED: 'cancelled' };
@@ -147,19 +186,15 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
     '/runs/:id',
     { schema: { summary: "A run's state and per-job progress", tags: ['runs'], params: RunIdParams, response: { 200: RunStateSchema, ...errors } } },
     async (request) => {
-      const { handle, description } = await existingRunOr404(context, request.params.id);
-      const workflowStatus = description.status.name;
-      const result = workflowStatus === 'COMPLETED' ? await handle.result() : undefined;
-      // A finished run's progress follows from its result: querying a closed workflow makes a worker replay it.
-      const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
+      const state = await runState(context, request.params.id);
       return {
         runId: request.params.id,
-        workflowStatus,
-        status: result?.status ?? workflowStatus,
-        benchmark: result?.benchmark ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.benchmark) ?? '',
-        model: result?.model ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model) ?? '',
-        progress,
-        ...(result ? { overall: result.overall } : {}),
+        workflowStatus: state.workflowStatus,
+        status: state.result?.status ?? state.workflowStatus,
+        benchmark: state.benchmark,
+        model: state.model,
+        progress: state.progress,
+        ...(state.result ? { overall: state.result.overall } : {}),
         links: runLinks(request, context.settings, request.params.id),
       };
     },

@@ -8,6 +8,7 @@
 //   npm run perf:api -- [GET requests, default 2000]
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { addToken } from '../api/api-tokens.js';
 import { listRuns } from '../client/runs.js';
@@ -59,6 +60,11 @@ async function main(): Promise<void> {
     const submitted = (await (await fetch(`${serve.url}/evals/submit`, { method: 'POST', headers, body: JSON.stringify({ benchmark: 'arith', model: 'reference', endpoint: model.url, tasks: ['addition'], limit: 2 }) })).json()) as { runId: string };
     await (await fetch(`${serve.url}/runs/${submitted.runId}/events`, { headers })).text();
 
+    // One client first: the latency of a read alone, without queueing behind 49 others.
+    const aloneMs: number[] = [];
+    for (let i = 0; i < 200; i++) aloneMs.push((await timed(() => fetch(`${serve.url}/runs/${submitted.runId}`, { headers }).then((r) => r.text()))).ms);
+    aloneMs.sort((a, b) => a - b);
+
     const getMs: number[] = [];
     const getStart = performance.now();
     await pool(GETS, CLIENTS, async () => {
@@ -106,6 +112,7 @@ async function main(): Promise<void> {
 
     const p50 = percentile(getMs, 50);
     console.log(`GET /runs/{id}: ${GETS} requests at ${CLIENTS} concurrent clients in ${getSeconds.toFixed(1)} s: p50 ${p50.toFixed(1)} ms, p99 ${percentile(getMs, 99).toFixed(1)} ms (target p50 <= 10 ms)`);
+    console.log(`GET /runs/{id} from 1 client: p50 ${percentile(aloneMs, 50).toFixed(1)} ms, p99 ${percentile(aloneMs, 99).toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`);
     console.log(`br status --json: p50 ${percentile(statusMs, 50).toFixed(0)} ms over ${statusMs.length} runs; the API read is ${(percentile(statusMs, 50) / p50).toFixed(0)}x faster`);
   } finally {
     await client.connection.close();

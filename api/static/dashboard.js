@@ -1,7 +1,7 @@
 // The dashboard's live parts, plain JavaScript with no build step: progress bars fed by each run's
 // Server-Sent Events stream (the sign-in cookie authenticates it), and the submit form posting JSON.
 'use strict';
-/* global document, window, EventSource, FormData, fetch, CSS -- browser globals: this file runs in the page */
+/* global document, window, EventSource, FormData, fetch, CSS, setTimeout -- browser globals: this file runs in the page */
 
 function showProgress(element, progress) {
   const done = progress.total - progress.pending - progress.running;
