@@ -16,7 +16,18 @@ export const ErrorBodySchema = z.object({
 
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-const CODES: Record<number, string> = { 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 422: 'UNPROCESSABLE', 429: 'TOO_MANY_REQUESTS', 503: 'UNAVAILABLE' };
+const CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE',
+  429: 'TOO_MANY_REQUESTS',
+  503: 'UNAVAILABLE',
+};
 
 export class ApiError extends Error {
   constructor(

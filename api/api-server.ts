@@ -55,7 +55,11 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
 
   await app.register(fastifySwagger, {
     openapi: {
-      info: { title: 'BenchRouter API', version: '1', description: 'Submit evaluation runs, follow them, read results, leaderboards and routing analyses. See docs/api.md.' },
+      info: {
+        title: 'BenchRouter API',
+        version: '1',
+        description: 'Submit evaluation runs, follow them, read results, leaderboards and routing analyses. See docs/api.md.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
@@ -70,10 +74,15 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     const caller = token ? options.verifyToken(token) : undefined;
     if (!caller) {
       // A person opening a page is sent to sign in; a program gets the JSON error.
-      if (request.method === 'GET' && (request.url === '/' || request.url.startsWith('/ui')) && !request.headers.authorization) return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`);
-      throw new ApiError(401, token ? 'unknown or revoked token' : 'missing bearer token: send `Authorization: Bearer <token>` (tokens: `br tokens add <name>`)');
+      if (request.method === 'GET' && (request.url === '/' || request.url.startsWith('/ui')) && !request.headers.authorization)
+        return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`);
+      throw new ApiError(
+        401,
+        token ? 'unknown or revoked token' : 'missing bearer token: send `Authorization: Bearer <token>` (tokens: `br tokens add <name>`)',
+      );
     }
-    if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw new ApiError(403, `token "${caller.name}" is read-only: it may only GET`);
+    if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD')
+      throw new ApiError(403, `token "${caller.name}" is read-only: it may only GET`);
     request.caller = caller;
   });
 

@@ -52,7 +52,8 @@ function saveTokens(file: string, tokens: TokenEntry[]): void {
 /** Makes a token named `name`, stores its hash and returns the token (the only time it is seen). */
 export function addToken(file: string, name: string, readOnly: boolean): string {
   const tokens = loadTokens(file);
-  if (tokens.some((t) => t.name === name)) throw new InputError([{ file, field: 'tokens', message: `a token named "${name}" exists already: remove it first or pick another name` }]);
+  if (tokens.some((t) => t.name === name))
+    throw new InputError([{ file, field: 'tokens', message: `a token named "${name}" exists already: remove it first or pick another name` }]);
   const token = `br_${randomBytes(24).toString('base64url')}`;
   saveTokens(file, [...tokens, { name, sha256: hashToken(token), readOnly, createdAt: new Date().toISOString() }]);
   return token;
@@ -77,7 +78,8 @@ export function tokenVerifier(file: string): (token: string) => TokenEntry | und
     checkedAt = now;
     const stat = existsSync(file) ? statSync(file) : undefined;
     if (!stat) return new Map<string, TokenEntry>();
-    if (!cached || cached.mtimeMs !== stat.mtimeMs || cached.size !== stat.size) cached = { mtimeMs: stat.mtimeMs, size: stat.size, byHash: new Map(loadTokens(file).map((t) => [t.sha256, t])) };
+    if (!cached || cached.mtimeMs !== stat.mtimeMs || cached.size !== stat.size)
+      cached = { mtimeMs: stat.mtimeMs, size: stat.size, byHash: new Map(loadTokens(file).map((t) => [t.sha256, t])) };
     return cached.byHash;
   };
   return (token) => {

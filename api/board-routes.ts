@@ -21,11 +21,22 @@ import type { ApiContext } from './api-context.js';
 import { finishedResult } from './run-routes.js';
 
 const RunList = z.string().min(1).describe('comma-separated run ids');
-const ViewSchema = z.object({ name: z.string(), columns: z.array(z.string()), rows: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))) });
+const ViewSchema = z.object({
+  name: z.string(),
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))),
+});
 const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 422: ErrorBodySchema, 503: ErrorBodySchema };
 
 export function runIdsOf(list: string): string[] {
-  return [...new Set(list.split(',').map((r) => r.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      list
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 /** The built-in benchmarks: each directory under benchmarks/ that loads. */
@@ -58,9 +69,19 @@ export async function routingReportOf(context: ApiContext, runIds: string[]): Pr
 export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
-  api.get('/benchmarks', { schema: { summary: 'The built-in benchmarks', tags: ['benchmarks'], response: { 200: z.object({ benchmarks: z.array(z.object({ name: z.string(), description: z.string(), tasks: z.array(z.string()) })) }) } } }, async () => ({
-    benchmarks: builtInBenchmarks(),
-  }));
+  api.get(
+    '/benchmarks',
+    {
+      schema: {
+        summary: 'The built-in benchmarks',
+        tags: ['benchmarks'],
+        response: { 200: z.object({ benchmarks: z.array(z.object({ name: z.string(), description: z.string(), tasks: z.array(z.string()) })) }) },
+      },
+    },
+    async () => ({
+      benchmarks: builtInBenchmarks(),
+    }),
+  );
 
   api.get(
     '/leaderboard',
@@ -69,7 +90,15 @@ export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): 
         summary: 'The latest (or best) finished result per model and benchmark',
         tags: ['leaderboard'],
         querystring: z.object({ benchmark: z.string().optional(), model: z.string().optional(), pick: z.enum(['latest', 'best']).default('latest') }),
-        response: { 200: z.object({ pick: z.string(), models: z.array(z.string()), benchmarks: z.array(z.string()), cells: z.record(z.string(), z.record(z.string(), z.object({ score: z.number(), runId: z.string(), partial: z.boolean() }))) }), ...errors },
+        response: {
+          200: z.object({
+            pick: z.string(),
+            models: z.array(z.string()),
+            benchmarks: z.array(z.string()),
+            cells: z.record(z.string(), z.record(z.string(), z.object({ score: z.number(), runId: z.string(), partial: z.boolean() }))),
+          }),
+          ...errors,
+        },
       },
     },
     async (request) => {
@@ -80,7 +109,14 @@ export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): 
 
   api.get(
     '/compare',
-    { schema: { summary: 'Chosen runs side by side: benchmarks and tasks as rows, one column per run', tags: ['leaderboard'], querystring: z.object({ runs: RunList }), response: { 200: z.object({ view: ViewSchema }), ...errors } } },
+    {
+      schema: {
+        summary: 'Chosen runs side by side: benchmarks and tasks as rows, one column per run',
+        tags: ['leaderboard'],
+        querystring: z.object({ runs: RunList }),
+        response: { 200: z.object({ view: ViewSchema }), ...errors },
+      },
+    },
     async (request) => {
       const runIds = runIdsOf(request.query.runs);
       for (const runId of runIds) await finishedResult(context, runId);
@@ -90,16 +126,37 @@ export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): 
 
   api.get(
     '/analysis',
-    { schema: { summary: "Routing analysis of chosen runs' records: methods, cost setting, Pareto frontier", tags: ['analysis'], querystring: z.object({ runs: RunList }), response: { 200: z.object({ tables: z.array(ViewSchema), notes: z.array(z.string()) }), ...errors } } },
+    {
+      schema: {
+        summary: "Routing analysis of chosen runs' records: methods, cost setting, Pareto frontier",
+        tags: ['analysis'],
+        querystring: z.object({ runs: RunList }),
+        response: { 200: z.object({ tables: z.array(ViewSchema), notes: z.array(z.string()) }), ...errors },
+      },
+    },
     async (request) => {
       const { report, notes } = await routingReportOf(context, runIdsOf(request.query.runs));
-      return { tables: routingReportTables(report).map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((row) => row.map((cell) => (cell === undefined ? null : cell))) })), notes };
+      return {
+        tables: routingReportTables(report).map((t) => ({
+          name: t.name,
+          columns: t.columns,
+          rows: t.rows.map((row) => row.map((cell) => (cell === undefined ? null : cell))),
+        })),
+        notes,
+      };
     },
   );
 
   api.get(
     '/analysis/plot.svg',
-    { schema: { summary: 'The accuracy-cost plot with the Pareto frontier, as SVG', tags: ['analysis'], querystring: z.object({ runs: RunList }), produces: ['image/svg+xml'] } },
+    {
+      schema: {
+        summary: 'The accuracy-cost plot with the Pareto frontier, as SVG',
+        tags: ['analysis'],
+        querystring: z.object({ runs: RunList }),
+        produces: ['image/svg+xml'],
+      },
+    },
     async (request, reply) => {
       const { report } = await routingReportOf(context, runIdsOf(request.query.runs));
       return reply.type('image/svg+xml').send(renderAccuracyCostSvg(report));

@@ -34,7 +34,9 @@ function localPath(next: string | undefined): string {
 export function registerDashboardRoutes(app: FastifyInstance, context: ApiContext, verifyToken: (token: string) => TokenEntry | undefined): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const hidden = { hide: true };
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
 
   for (const [name, asset] of Object.entries(STATIC)) {
     const text = readFileSync(fileURLToPath(new URL(asset.file, import.meta.url)), 'utf8');
@@ -48,14 +50,20 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     const next = localPath(request.body.next);
     if (!verifyToken(request.body.token.trim())) return reply.redirect(`/login?failed=1&next=${encodeURIComponent(next)}`, 303);
     const secure = request.protocol === 'https' ? '; Secure' : '';
-    return reply.header('set-cookie', `${SESSION_COOKIE}=${encodeURIComponent(request.body.token.trim())}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000${secure}`).redirect(next, 303);
+    return reply
+      .header('set-cookie', `${SESSION_COOKIE}=${encodeURIComponent(request.body.token.trim())}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000${secure}`)
+      .redirect(next, 303);
   });
 
   const htmlPage = (text: string) => text;
-  api.get('/', { schema: { ...hidden, querystring: z.object({ model: z.string().optional(), benchmark: z.string().optional(), status: z.string().optional() }) } }, async (request, reply) => {
-    const filter = { model: request.query.model || undefined, benchmark: request.query.benchmark || undefined, status: request.query.status || undefined };
-    return reply.type('text/html; charset=utf-8').send(htmlPage(runsPage(await listRuns(context.client, 100, filter), filter)));
-  });
+  api.get(
+    '/',
+    { schema: { ...hidden, querystring: z.object({ model: z.string().optional(), benchmark: z.string().optional(), status: z.string().optional() }) } },
+    async (request, reply) => {
+      const filter = { model: request.query.model || undefined, benchmark: request.query.benchmark || undefined, status: request.query.status || undefined };
+      return reply.type('text/html; charset=utf-8').send(htmlPage(runsPage(await listRuns(context.client, 100, filter), filter)));
+    },
+  );
 
   api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }) } }, async (request, reply) => {
     const { handle, description } = await existingRunOr404(context, request.params.id);
@@ -96,7 +104,18 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     try {
       const ids = runIdsOf(runs);
       // Every α setting of every router is a long table: the API's /analysis has it, the plot shows it.
-      body = analysisPage(runs, ids.length ? routingReportTables((await routingReportOf(context, ids)).report).filter((t) => t.name !== 'Alpha sweeps').map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))) })) : undefined);
+      body = analysisPage(
+        runs,
+        ids.length
+          ? routingReportTables((await routingReportOf(context, ids)).report)
+              .filter((t) => t.name !== 'Alpha sweeps')
+              .map((t) => ({
+                name: t.name,
+                columns: t.columns,
+                rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))),
+              }))
+          : undefined,
+      );
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       body = analysisPage(runs, undefined, error.message);

@@ -33,7 +33,12 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
       const { handle } = await existingRunOr404(context, runId);
       reply.hijack();
       const out = reply.raw;
-      out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      out.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
       let open = true;
       const send = (event: string, data: unknown) => {
         if (open) out.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -78,7 +83,11 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
           send('result', settled.result);
         } else {
           const description = await handle.describe().catch(() => undefined);
-          send('end', { runId, workflowStatus: description?.status.name ?? 'UNKNOWN', message: settled.error instanceof Error ? settled.error.message : String(settled.error) });
+          send('end', {
+            runId,
+            workflowStatus: description?.status.name ?? 'UNKNOWN',
+            message: settled.error instanceof Error ? settled.error.message : String(settled.error),
+          });
         }
         break;
       }

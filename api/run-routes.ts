@@ -20,7 +20,12 @@ import { runLinks, type ApiContext } from './api-context.js';
 
 const RunIdParams = z.object({ id: z.string().min(1).max(200) });
 const LinksSchema = z.object({ api: z.string(), dashboard: z.string(), webUi: z.string() });
-const SubmittedSchema = z.object({ runId: z.string(), created: z.boolean().describe('false when an Idempotency-Key named a run submitted before'), jobs: z.number().int(), links: LinksSchema });
+const SubmittedSchema = z.object({
+  runId: z.string(),
+  created: z.boolean().describe('false when an Idempotency-Key named a run submitted before'),
+  jobs: z.number().int(),
+  links: LinksSchema,
+});
 const ProgressSchema = z.object({
   total: z.number(),
   pending: z.number(),
@@ -31,7 +36,15 @@ const ProgressSchema = z.object({
   cancelled: z.number(),
   jobs: z.array(z.object({ jobId: z.string(), task: z.string(), state: z.string() })),
 });
-const RunSummarySchema = z.object({ runId: z.string(), status: z.string(), benchmark: z.string(), model: z.string(), startTime: z.string(), closeTime: z.string().optional(), score: z.number().optional() });
+const RunSummarySchema = z.object({
+  runId: z.string(),
+  status: z.string(),
+  benchmark: z.string(),
+  model: z.string(),
+  startTime: z.string(),
+  closeTime: z.string().optional(),
+  score: z.number().optional(),
+});
 const RunStateSchema = z.object({
   runId: z.string(),
   workflowStatus: z.string().describe("Temporal's execution status"),
@@ -42,12 +55,22 @@ const RunStateSchema = z.object({
   overall: z.number().nullable().optional(),
   links: LinksSchema,
 });
-const RunResultSchema = z.looseObject({ runId: z.string(), benchmark: z.string(), model: z.string(), status: z.string(), overall: z.number().nullable(), jobs: z.array(z.looseObject({ jobId: z.string(), task: z.string(), status: z.string() })) });
+const RunResultSchema = z.looseObject({
+  runId: z.string(),
+  benchmark: z.string(),
+  model: z.string(),
+  status: z.string(),
+  overall: z.number().nullable(),
+  jobs: z.array(z.looseObject({ jobId: z.string(), task: z.string(), status: z.string() })),
+});
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 422: ErrorBodySchema, 503: ErrorBodySchema };
 
 /** A run's handle, or 404 naming the id. */
-export async function existingRunOr404(context: ApiContext, runId: string): Promise<{ handle: RunHandle; description: Awaited<ReturnType<RunHandle['describe']>> }> {
+export async function existingRunOr404(
+  context: ApiContext,
+  runId: string,
+): Promise<{ handle: RunHandle; description: Awaited<ReturnType<RunHandle['describe']>> }> {
   const handle = runHandle(context.client, runId);
   try {
     return { handle, description: await handle.describe() };
@@ -128,7 +151,8 @@ async function submitOnce(context: ApiContext, request: FastifyRequest, body: Ru
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     const described = await runHandle(context.client, runId).describe();
-    if (described.memo?.requestDigest !== digest) throw new ApiError(422, `Idempotency-Key "${key}" was used before for a different request body`, 'header.idempotency-key');
+    if (described.memo?.requestDigest !== digest)
+      throw new ApiError(422, `Idempotency-Key "${key}" was used before for a different request body`, 'header.idempotency-key');
     return { runId, created: false, jobs: spec.tasks.length * spec.options.repeats };
   }
 }
@@ -155,7 +179,9 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
       }
       const spec = runSpecFromRequest(request.body, { file: 'body' });
       await submitRun(context.client, context.settings, spec);
-      return reply.status(201).send({ runId: spec.runId, created: true, jobs: spec.tasks.length * spec.options.repeats, links: runLinks(request, context.settings, spec.runId) });
+      return reply
+        .status(201)
+        .send({ runId: spec.runId, created: true, jobs: spec.tasks.length * spec.options.repeats, links: runLinks(request, context.settings, spec.runId) });
     },
   );
 
@@ -177,7 +203,12 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
     },
     async (request) => {
       const { model, benchmark, status, limit, pageToken } = request.query;
-      const page = await listRunsPage(context.client, limit, { model, benchmark, status: status?.toUpperCase() }, pageToken ? Buffer.from(pageToken, 'base64url') : undefined);
+      const page = await listRunsPage(
+        context.client,
+        limit,
+        { model, benchmark, status: status?.toUpperCase() },
+        pageToken ? Buffer.from(pageToken, 'base64url') : undefined,
+      );
       return { runs: page.runs, ...(page.nextPageToken ? { nextPageToken: Buffer.from(page.nextPageToken).toString('base64url') } : {}) };
     },
   );
@@ -214,8 +245,15 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
         summary: "A finished run's per-instance records (records.jsonl of each job), paged",
         tags: ['runs'],
         params: RunIdParams,
-        querystring: z.object({ offset: z.coerce.number().int().min(0).default(0), limit: z.coerce.number().int().min(1).max(1000).default(100), job: z.string().optional() }),
-        response: { 200: z.object({ records: z.array(z.looseObject({ jobId: z.string(), task: z.string() })), offset: z.number(), nextOffset: z.number().optional() }), ...errors },
+        querystring: z.object({
+          offset: z.coerce.number().int().min(0).default(0),
+          limit: z.coerce.number().int().min(1).max(1000).default(100),
+          job: z.string().optional(),
+        }),
+        response: {
+          200: z.object({ records: z.array(z.looseObject({ jobId: z.string(), task: z.string() })), offset: z.number(), nextOffset: z.number().optional() }),
+          ...errors,
+        },
       },
     },
     async (request) => {
@@ -237,10 +275,18 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
 
   api.post(
     '/runs/:id/cancel',
-    { schema: { summary: 'Cancel a run: its containers stop, harvested results are kept', tags: ['runs'], params: RunIdParams, response: { 202: z.object({ runId: z.string(), status: z.literal('CANCELLING') }), ...errors } } },
+    {
+      schema: {
+        summary: 'Cancel a run: its containers stop, harvested results are kept',
+        tags: ['runs'],
+        params: RunIdParams,
+        response: { 202: z.object({ runId: z.string(), status: z.literal('CANCELLING') }), ...errors },
+      },
+    },
     async (request, reply) => {
       const { handle, description } = await existingRunOr404(context, request.params.id);
-      if (description.status.name !== 'RUNNING') throw new ApiError(409, `run ${request.params.id} is ${description.status.name}: only a running run can be cancelled`);
+      if (description.status.name !== 'RUNNING')
+        throw new ApiError(409, `run ${request.params.id} is ${description.status.name}: only a running run can be cancelled`);
       await handle.cancel();
       return reply.status(202).send({ runId: request.params.id, status: 'CANCELLING' as const });
     },
@@ -248,24 +294,48 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
 
   api.post(
     '/runs/:id/retry',
-    { schema: { summary: "A new run of a finished run's jobs that did not succeed; succeeded ones are carried over", tags: ['runs'], params: RunIdParams, response: { 201: SubmittedSchema.extend({ retryOf: z.string(), carried: z.number() }), ...errors } } },
+    {
+      schema: {
+        summary: "A new run of a finished run's jobs that did not succeed; succeeded ones are carried over",
+        tags: ['runs'],
+        params: RunIdParams,
+        response: { 201: SubmittedSchema.extend({ retryOf: z.string(), carried: z.number() }), ...errors },
+      },
+    },
     async (request, reply) => {
       const result = await finishedResult(context, request.params.id);
       const spec = createRetrySpec(await runSpecOf(runHandle(context.client, request.params.id)), result);
       if (spec.tasks.length === 0) throw new ApiError(409, `run ${request.params.id}: every job succeeded; nothing to retry`);
       await submitRun(context.client, context.settings, spec);
-      return reply.status(201).send({ runId: spec.runId, created: true, jobs: spec.tasks.length * spec.options.repeats, retryOf: request.params.id, carried: spec.retryOf?.carried.length ?? 0, links: runLinks(request, context.settings, spec.runId) });
+      return reply
+        .status(201)
+        .send({
+          runId: spec.runId,
+          created: true,
+          jobs: spec.tasks.length * spec.options.repeats,
+          retryOf: request.params.id,
+          carried: spec.retryOf?.carried.length ?? 0,
+          links: runLinks(request, context.settings, spec.runId),
+        });
     },
   );
 
   api.get(
     '/runs/:id/jobs/:job/log',
-    { schema: { summary: "The tail of a job's container output (container-tail.log), as text", tags: ['runs'], params: RunIdParams.extend({ job: z.string().regex(/^[\w.-]+$/, 'expected a job id') }), produces: ['text/plain'] } },
+    {
+      schema: {
+        summary: "The tail of a job's container output (container-tail.log), as text",
+        tags: ['runs'],
+        params: RunIdParams.extend({ job: z.string().regex(/^[\w.-]+$/, 'expected a job id') }),
+        produces: ['text/plain'],
+      },
+    },
     async (request, reply) => {
       const { id, job } = request.params;
       if (!job.startsWith(id) || job.includes('..')) throw new ApiError(404, `run ${id} has no job ${job}`, 'path.job');
       const file = path.join(context.settings.artifactsRoot, id, job, 'container-tail.log');
-      if (!existsSync(file)) throw new ApiError(404, `no container-tail.log for job ${job} on this server: the job has not finished, or ran on another host`, 'path.job');
+      if (!existsSync(file))
+        throw new ApiError(404, `no container-tail.log for job ${job} on this server: the job has not finished, or ran on another host`, 'path.job');
       return reply.type('text/plain; charset=utf-8').send(readFileSync(file, 'utf8'));
     },
   );

@@ -26,13 +26,24 @@ export const GenerationRequestSchema = z.strictObject({
 export const RunRequestSchema = z.strictObject({
   benchmark: z.string().min(1).describe('a built-in benchmark name (see GET /benchmarks) or a benchmark directory on the server'),
   model: z.string().min(1).describe('model name sent to the endpoint'),
-  endpoint: z.string().regex(/^https?:\/\//, 'expected an http(s) URL ending in /v1').describe('OpenAI-compatible base URL, ending in /v1'),
+  endpoint: z
+    .string()
+    .regex(/^https?:\/\//, 'expected an http(s) URL ending in /v1')
+    .describe('OpenAI-compatible base URL, ending in /v1'),
   apiKeyEnv: z.string().min(1).optional().describe('environment variable on the worker host that holds the API key'),
   tasks: z.array(z.string().min(1)).optional().describe('subset of task names (default: all)'),
   repeats: positiveInt.optional(),
   seed: z.number().int().optional(),
   limit: positiveInt.optional().describe("run only each task's first n instances"),
-  instances: z.array(z.string().min(1).regex(/^[^,]*$/, 'instance ids cannot contain a comma')).min(1).optional(),
+  instances: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .regex(/^[^,]*$/, 'instance ids cannot contain a comma'),
+    )
+    .min(1)
+    .optional(),
   concurrency: positiveInt.optional(),
   hostTimeoutSeconds: positiveInt.optional(),
   heartbeatTimeoutSeconds: positiveInt.optional(),
@@ -43,8 +54,13 @@ export const RunRequestSchema = z.strictObject({
   modelRate: z.number().positive().optional(),
   modelRetries: z.number().int().nonnegative().optional(),
   generation: GenerationRequestSchema.optional(),
-  judge: z.strictObject({ model: z.string().min(1), endpoint: z.string().regex(/^https?:\/\//, 'expected an http(s) URL'), apiKeyEnv: z.string().min(1).optional() }).optional(),
-  prices: z.record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() })).optional().describe('$ per 1M tokens, over the built-in table'),
+  judge: z
+    .strictObject({ model: z.string().min(1), endpoint: z.string().regex(/^https?:\/\//, 'expected an http(s) URL'), apiKeyEnv: z.string().min(1).optional() })
+    .optional(),
+  prices: z
+    .record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }))
+    .optional()
+    .describe('$ per 1M tokens, over the built-in table'),
 });
 
 export type RunRequest = z.infer<typeof RunRequestSchema>;
@@ -67,9 +83,18 @@ export function runSpecFromRequest(request: RunRequest, where: { file?: string; 
   const benchmark = loadBenchmark(resolveBenchmarkDir(request.benchmark, where.file ? 'benchmark' : ''));
   const unknown = (request.tasks ?? []).filter((t) => !benchmark.tasks.some((task) => task.name === t));
   if (unknown.length) {
-    throw new InputError([{ file: where.file ?? path.join(benchmark.dir, 'benchmark.yaml'), field: 'tasks', message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})` }]);
+    throw new InputError([
+      {
+        file: where.file ?? path.join(benchmark.dir, 'benchmark.yaml'),
+        field: 'tasks',
+        message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})`,
+      },
+    ]);
   }
-  if (!/^https?:\/\//.test(request.endpoint)) throw new InputError([{ file: where.file ?? '--endpoint', field: where.file ? 'endpoint' : '', message: `expected an http(s) URL ending in /v1, got "${request.endpoint}"` }]);
+  if (!/^https?:\/\//.test(request.endpoint))
+    throw new InputError([
+      { file: where.file ?? '--endpoint', field: where.file ? 'endpoint' : '', message: `expected an http(s) URL ending in /v1, got "${request.endpoint}"` },
+    ]);
   const options = {
     concurrency: request.concurrency ?? DEFAULT_RUN_OPTIONS.concurrency,
     hostTimeoutSeconds: request.hostTimeoutSeconds ?? DEFAULT_RUN_OPTIONS.hostTimeoutSeconds,
@@ -80,17 +105,25 @@ export function runSpecFromRequest(request: RunRequest, where: { file?: string; 
     ...(request.limit !== undefined ? { limit: request.limit } : {}),
     ...(request.instances !== undefined ? { instances: [...new Set(request.instances)] } : {}),
   };
-  const spec = createRunSpec(benchmark, { name: request.model, endpoint: request.endpoint, ...(request.apiKeyEnv ? { apiKeyEnv: request.apiKeyEnv } : {}) }, options, request.tasks, {
-    gateway: {
-      enabled: request.gateway ?? true,
-      cache: request.cache === true,
-      concurrency: request.modelConcurrency ?? DEFAULT_GATEWAY.concurrency,
-      maxRetries: request.modelRetries ?? DEFAULT_GATEWAY.maxRetries,
-      ...(request.modelRate !== undefined ? { ratePerSecond: request.modelRate } : {}),
+  const spec = createRunSpec(
+    benchmark,
+    { name: request.model, endpoint: request.endpoint, ...(request.apiKeyEnv ? { apiKeyEnv: request.apiKeyEnv } : {}) },
+    options,
+    request.tasks,
+    {
+      gateway: {
+        enabled: request.gateway ?? true,
+        cache: request.cache === true,
+        concurrency: request.modelConcurrency ?? DEFAULT_GATEWAY.concurrency,
+        maxRetries: request.modelRetries ?? DEFAULT_GATEWAY.maxRetries,
+        ...(request.modelRate !== undefined ? { ratePerSecond: request.modelRate } : {}),
+      },
+      generation: mergeGeneration(request.generation ? { ...request.generation, set: request.generation.set ?? {} } : undefined),
+      ...(request.judge
+        ? { judge: { name: request.judge.model, endpoint: request.judge.endpoint, ...(request.judge.apiKeyEnv ? { apiKeyEnv: request.judge.apiKeyEnv } : {}) } }
+        : {}),
+      ...(request.prices ? { prices: request.prices } : {}),
     },
-    generation: mergeGeneration(request.generation ? { ...request.generation, set: request.generation.set ?? {} } : undefined),
-    ...(request.judge ? { judge: { name: request.judge.model, endpoint: request.judge.endpoint, ...(request.judge.apiKeyEnv ? { apiKeyEnv: request.judge.apiKeyEnv } : {}) } } : {}),
-    ...(request.prices ? { prices: request.prices } : {}),
-  });
+  );
   return where.runId ? { ...spec, runId: where.runId } : spec;
 }

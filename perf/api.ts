@@ -23,7 +23,10 @@ const SUBMITS = 200;
 
 async function startServe(env: Record<string, string>, tokensFile: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -57,7 +60,13 @@ async function main(): Promise<void> {
   const client = await connectClient(settingsFrom(unpolledEnv, '/root'));
   try {
     // A finished run to read.
-    const submitted = (await (await fetch(`${serve.url}/evals/submit`, { method: 'POST', headers, body: JSON.stringify({ benchmark: 'arith', model: 'reference', endpoint: model.url, tasks: ['addition'], limit: 2 }) })).json()) as { runId: string };
+    const submitted = (await (
+      await fetch(`${serve.url}/evals/submit`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ benchmark: 'arith', model: 'reference', endpoint: model.url, tasks: ['addition'], limit: 2 }),
+      })
+    ).json()) as { runId: string };
     await (await fetch(`${serve.url}/runs/${submitted.runId}/events`, { headers })).text();
 
     // One client first: the latency of a read alone, without queueing behind 49 others.
@@ -98,7 +107,9 @@ async function main(): Promise<void> {
       });
       submitMs.sort((a, b) => a - b);
       const errors = answers.filter((a) => a.status >= 300).length;
-      console.log(`submit round ${round}: ${SUBMITS} concurrent, ${errors} errors, ${answers.filter((a) => a.created).length} created, ${new Set(answers.map((a) => a.runId)).size} distinct run ids, p50 ${percentile(submitMs, 50).toFixed(0)} ms, p99 ${percentile(submitMs, 99).toFixed(0)} ms`);
+      console.log(
+        `submit round ${round}: ${SUBMITS} concurrent, ${errors} errors, ${answers.filter((a) => a.created).length} created, ${new Set(answers.map((a) => a.runId)).size} distinct run ids, p50 ${percentile(submitMs, 50).toFixed(0)} ms, p99 ${percentile(submitMs, 99).toFixed(0)} ms`,
+      );
     };
     await submitOnce(1);
     // The same keys again: every answer names the run made the first time.
@@ -111,9 +122,15 @@ async function main(): Promise<void> {
     console.log(`visibility lists ${listed} runs of ${tag} (expected ${SUBMITS}: none duplicated)`);
 
     const p50 = percentile(getMs, 50);
-    console.log(`GET /runs/{id}: ${GETS} requests at ${CLIENTS} concurrent clients in ${getSeconds.toFixed(1)} s: p50 ${p50.toFixed(1)} ms, p99 ${percentile(getMs, 99).toFixed(1)} ms (target p50 <= 10 ms)`);
-    console.log(`GET /runs/{id} from 1 client: p50 ${percentile(aloneMs, 50).toFixed(1)} ms, p99 ${percentile(aloneMs, 99).toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`);
-    console.log(`br status --json: p50 ${percentile(statusMs, 50).toFixed(0)} ms over ${statusMs.length} runs; the API read is ${(percentile(statusMs, 50) / p50).toFixed(0)}x faster`);
+    console.log(
+      `GET /runs/{id}: ${GETS} requests at ${CLIENTS} concurrent clients in ${getSeconds.toFixed(1)} s: p50 ${p50.toFixed(1)} ms, p99 ${percentile(getMs, 99).toFixed(1)} ms (target p50 <= 10 ms)`,
+    );
+    console.log(
+      `GET /runs/{id} from 1 client: p50 ${percentile(aloneMs, 50).toFixed(1)} ms, p99 ${percentile(aloneMs, 99).toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
+    );
+    console.log(
+      `br status --json: p50 ${percentile(statusMs, 50).toFixed(0)} ms over ${statusMs.length} runs; the API read is ${(percentile(statusMs, 50) / p50).toFixed(0)}x faster`,
+    );
   } finally {
     await client.connection.close();
     await stopProcess(serve.child);

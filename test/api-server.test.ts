@@ -50,7 +50,9 @@ describe('br serve: auth and errors', () => {
     const badUrl = await callApi<ErrorBody>(api, 'POST', '/evals/submit', { body: { benchmark: 'arith', model, endpoint: 'ftp://x' } });
     expect(badUrl.status).toBe(400);
     expect(badUrl.body.error.message).toContain('http(s) URL');
-    const unknownTask = await callApi<ErrorBody>(api, 'POST', '/evals/submit', { body: { benchmark: 'arith', model, endpoint: h.model.url, tasks: ['division'] } });
+    const unknownTask = await callApi<ErrorBody>(api, 'POST', '/evals/submit', {
+      body: { benchmark: 'arith', model, endpoint: h.model.url, tasks: ['division'] },
+    });
     expect(unknownTask.status).toBe(422);
     expect(unknownTask.body.error).toMatchObject({ code: 'UNPROCESSABLE', field: 'body.tasks' });
     expect(unknownTask.body.error.message).toContain('no task named "division"');
@@ -61,23 +63,49 @@ describe('br serve: auth and errors', () => {
     expect(run.status).toBe(404);
     expect(run.body.error.message).toContain('br-20000101-000000-000000 not found');
     expect((await callApi(api, 'GET', '/no-such-route')).status).toBe(404);
-    const huge = await callApi<ErrorBody>(api, 'POST', '/evals/submit', { body: { benchmark: 'arith', model, endpoint: h.model.url, prices: { x: { input: 1, output: 1 } }, pad: 'x'.repeat(100 * 1024) } });
+    const huge = await callApi<ErrorBody>(api, 'POST', '/evals/submit', {
+      body: { benchmark: 'arith', model, endpoint: h.model.url, prices: { x: { input: 1, output: 1 } }, pad: 'x'.repeat(100 * 1024) },
+    });
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('serves an OpenAPI document generated from the zod schemas without a token', async () => {
-    const doc = await callApi<{ openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>> }>(api, 'GET', '/openapi.json', { token: null });
+    const doc = await callApi<{
+      openapi: string;
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+    }>(api, 'GET', '/openapi.json', { token: null });
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toMatch(/^3\./);
-    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/evals/submit', '/runs', '/runs/{id}', '/runs/{id}/events', '/runs/{id}/results', '/runs/{id}/records', '/runs/{id}/cancel', '/runs/{id}/retry', '/leaderboard', '/compare', '/benchmarks']));
-    expect(Object.keys(doc.body.paths['/evals/submit']!.post!.requestBody!.content['application/json']!.schema.properties)).toEqual(expect.arrayContaining(['benchmark', 'model', 'endpoint', 'tasks', 'repeats', 'seed', 'limit', 'generation']));
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/evals/submit',
+        '/runs',
+        '/runs/{id}',
+        '/runs/{id}/events',
+        '/runs/{id}/results',
+        '/runs/{id}/records',
+        '/runs/{id}/cancel',
+        '/runs/{id}/retry',
+        '/leaderboard',
+        '/compare',
+        '/benchmarks',
+      ]),
+    );
+    expect(Object.keys(doc.body.paths['/evals/submit']!.post!.requestBody!.content['application/json']!.schema.properties)).toEqual(
+      expect.arrayContaining(['benchmark', 'model', 'endpoint', 'tasks', 'repeats', 'seed', 'limit', 'generation']),
+    );
   });
 });
 
 describe('br serve: runs', () => {
   it('runs the built-in arith benchmark submitted over HTTP, streams progress over SSE and ends with the reference score', async () => {
-    const submitted = await callApi<{ runId: string; created: boolean; jobs: number; links: { dashboard: string; webUi: string } }>(api, 'POST', '/evals/submit', { body: { benchmark: 'arith', model, endpoint: h.model.url } });
+    const submitted = await callApi<{ runId: string; created: boolean; jobs: number; links: { dashboard: string; webUi: string } }>(
+      api,
+      'POST',
+      '/evals/submit',
+      { body: { benchmark: 'arith', model, endpoint: h.model.url } },
+    );
     expect(submitted.status).toBe(201);
     expect(submitted.body).toMatchObject({ created: true, jobs: 2 });
     expect(submitted.body.links.dashboard).toBe(`${api.url}/ui/runs/${submitted.body.runId}`);
@@ -99,7 +127,11 @@ describe('br serve: runs', () => {
   });
 
   it('pages the records of a finished run', async () => {
-    const first = await callApi<{ records: Array<{ index: number; task: string }>; nextOffset?: number }>(api, 'GET', `/runs/${finished.runId}/records?limit=3`);
+    const first = await callApi<{ records: Array<{ index: number; task: string }>; nextOffset?: number }>(
+      api,
+      'GET',
+      `/runs/${finished.runId}/records?limit=3`,
+    );
     expect(first.status).toBe(200);
     expect(first.body.records).toHaveLength(3);
     expect(first.body.nextOffset).toBe(3);
@@ -112,10 +144,16 @@ describe('br serve: runs', () => {
   });
 
   it('shows the finished run on the leaderboard with its score', async () => {
-    await waitFor('the score to reach visibility', async () => {
-      const board = await callApi<{ cells: Record<string, Record<string, { runId: string; score: number }>> }>(api, 'GET', '/leaderboard?benchmark=arith', { token: api.readToken });
-      return board.body.cells[model]?.arith?.runId === finished.runId;
-    }, 30_000);
+    await waitFor(
+      'the score to reach visibility',
+      async () => {
+        const board = await callApi<{ cells: Record<string, Record<string, { runId: string; score: number }>> }>(api, 'GET', '/leaderboard?benchmark=arith', {
+          token: api.readToken,
+        });
+        return board.body.cells[model]?.arith?.runId === finished.runId;
+      },
+      30_000,
+    );
     const board = await callApi<{ cells: Record<string, Record<string, { score: number }>> }>(api, 'GET', '/leaderboard?benchmark=arith');
     expect(board.body.cells[model]!.arith!.score).toBe(finished.overall);
   });
@@ -137,10 +175,16 @@ describe('br serve: runs', () => {
   });
 
   it('cancels a running run (CANCELLED, 409 once it ended), then retries it as a new run of its unfinished job', async () => {
-    const submitted = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', { body: { benchmark: path.join(fixturesDir, 'benchmarks', 'sleeper'), model, endpoint: h.model.url } });
+    const submitted = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', {
+      body: { benchmark: path.join(fixturesDir, 'benchmarks', 'sleeper'), model, endpoint: h.model.url },
+    });
     expect(submitted.status).toBe(201);
     const runId = submitted.body.runId;
-    await waitFor('the sleeper job to run', async () => (await callApi<{ progress: RunProgress | null }>(api, 'GET', `/runs/${runId}`)).body.progress?.running === 1, 60_000);
+    await waitFor(
+      'the sleeper job to run',
+      async () => (await callApi<{ progress: RunProgress | null }>(api, 'GET', `/runs/${runId}`)).body.progress?.running === 1,
+      60_000,
+    );
     const cancel = await callApi(api, 'POST', `/runs/${runId}/cancel`);
     expect(cancel).toMatchObject({ status: 202, body: { runId, status: 'CANCELLING' } });
     const events = await readEvents(api, runId);

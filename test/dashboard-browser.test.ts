@@ -30,10 +30,13 @@ async function startSlowModel(target: string): Promise<void> {
   const upstream = new URL(target);
   slowModel = http.createServer((request, response) => {
     setTimeout(() => {
-      const forward = http.request({ host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers: request.headers }, (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      });
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers: request.headers },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
       forward.on('error', () => response.destroy());
       request.pipe(forward);
     }, MODEL_DELAY_MS);
@@ -112,23 +115,32 @@ describe('the dashboard in Chromium', () => {
     const row = page.locator('#runs tr', { hasText: runId });
     expect(await row.locator('.status').getAttribute('class')).toContain('status-completed');
     await screenshot('06-runs-list');
-    await waitFor('the score to reach visibility', async () => {
-      await page.goto(`${api.url}/ui/leaderboard`);
-      return (await page.locator('#leaderboard tr', { hasText: 'reference-acc80' }).count()) === 1;
-    }, 30_000);
+    await waitFor(
+      'the score to reach visibility',
+      async () => {
+        await page.goto(`${api.url}/ui/leaderboard`);
+        return (await page.locator('#leaderboard tr', { hasText: 'reference-acc80' }).count()) === 1;
+      },
+      30_000,
+    );
     const results = await callApi<RunResult>(api, 'GET', `/runs/${runId}/results`);
     expect(await page.locator('#leaderboard tr', { hasText: 'reference-acc80' }).locator('a').textContent()).toBe(results.body.overall!.toFixed(4));
     await screenshot('07-leaderboard');
   });
 
   it("shows the routing analysis of two models' runs with the accuracy-cost plot", async () => {
-    const other = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', { body: { benchmark: 'arith', model: 'reference-acc50', endpoint: h.model.url } });
+    const other = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', {
+      body: { benchmark: 'arith', model: 'reference-acc50', endpoint: h.model.url },
+    });
     expect(other.status).toBe(201);
     await readEvents(api, other.body.runId);
     await page.goto(`${api.url}/ui/analysis?runs=${encodeURIComponent(`${runId},${other.body.runId}`)}`);
     await page.waitForSelector('#plot');
     // The SVG loaded and has a size: an img whose source failed (401, 422) has naturalWidth 0.
-    const plot = await page.$eval('#plot', (img) => ({ complete: (img as unknown as { complete: boolean }).complete, width: (img as unknown as { naturalWidth: number }).naturalWidth }));
+    const plot = await page.$eval('#plot', (img) => ({
+      complete: (img as unknown as { complete: boolean }).complete,
+      width: (img as unknown as { naturalWidth: number }).naturalWidth,
+    }));
     expect(plot.complete).toBe(true);
     expect(plot.width).toBeGreaterThan(100);
     expect(await page.locator('h2', { hasText: 'Pareto frontier' }).count()).toBe(1);

@@ -40,7 +40,10 @@ if (form) {
     const data = new FormData(form);
     const body = { benchmark: data.get('benchmark'), model: data.get('model'), endpoint: data.get('endpoint') };
     if (data.get('apiKeyEnv')) body.apiKeyEnv = data.get('apiKeyEnv');
-    const tasks = String(data.get('tasks') || '').split(',').map((t) => t.trim()).filter(Boolean);
+    const tasks = String(data.get('tasks') || '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
     if (tasks.length) body.tasks = tasks;
     for (const field of ['limit', 'repeats']) if (data.get(field)) body[field] = Number(data.get(field));
     const response = await fetch('/evals/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

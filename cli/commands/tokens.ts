@@ -27,7 +27,11 @@ export function registerTokensCommand(program: Command, deps: CliDeps): Command 
     .description('list token names and kinds (never the tokens)')
     .option('--tokens <file>', 'the tokens file')
     .action(async (flags: { tokens?: string }) => {
-      await deps.stdout(loadTokens(fileOf(flags)).map((t) => `${t.name}\t${t.readOnly ? 'read-only' : 'full'}\t${t.createdAt}\n`).join(''));
+      await deps.stdout(
+        loadTokens(fileOf(flags))
+          .map((t) => `${t.name}\t${t.readOnly ? 'read-only' : 'full'}\t${t.createdAt}\n`)
+          .join(''),
+      );
     });
   tokens
     .command('remove')

@@ -20,7 +20,10 @@ export async function startApiProcess(env: Record<string, string>, home: string)
   const fullToken = addToken(tokensFile, 'test-full', false);
   const readToken = addToken(tokensFile, 'test-reader', true);
   const port = await freePort();
-  const child: ChildProcess = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -54,11 +57,20 @@ export interface ApiAnswer<T = unknown> {
   body: T;
 }
 
-export async function callApi<T = Record<string, unknown>>(api: ApiProcess, method: string, route: string, options: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<ApiAnswer<T>> {
+export async function callApi<T = Record<string, unknown>>(
+  api: ApiProcess,
+  method: string,
+  route: string,
+  options: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiAnswer<T>> {
   const token = options.token === undefined ? api.fullToken : options.token;
   const response = await fetch(`${api.url}${route}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
     ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
   });
   const text = await response.text();

@@ -16,14 +16,26 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('dashboard HTML', () => {
   it('escapes every interpolated value, so a model name or failure message cannot inject markup', () => {
-    expect(html`<td>${'<script>alert(1)</script>'}</td><a href="${'" onclick="x'}">`.text).toBe('<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><a href="&quot; onclick=&quot;x">');
+    expect(
+      html`<td>${'<script>alert(1)</script>'}</td>
+        <a href="${'" onclick="x'}"></a>`.text,
+    ).toBe('<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><a href="&quot; onclick=&quot;x">');
     const result: RunResult = {
       runId: 'br-1',
       benchmark: 'b<i>',
       model: '<img src=x onerror=alert(1)>',
       status: 'PARTIAL',
       overall: 0.5,
-      jobs: [{ jobId: 'br-1.000-t', task: 't', status: 'FAILED', reason: 'NON_ZERO_EXIT', message: '</td><script>steal()</script>', timings: { queuedAt: '', finishedAt: '', containerSeconds: 0 } }],
+      jobs: [
+        {
+          jobId: 'br-1.000-t',
+          task: 't',
+          status: 'FAILED',
+          reason: 'NON_ZERO_EXIT',
+          message: '</td><script>steal()</script>',
+          timings: { queuedAt: '', finishedAt: '', containerSeconds: 0 },
+        },
+      ],
       startedAt: '',
       finishedAt: '',
     };
