@@ -135,7 +135,7 @@ export function runPage(
         : ''
     }`;
   if (!result) {
-    const jobs = run.progress?.jobs.map((j) => [j.task, j.jobId, j.state]) ?? [];
+    const jobs = run.progress?.jobs.map((j) => [j.task, j.jobId, html`<span class="job-state" data-job="${j.jobId}">${j.state}</span>`]) ?? [];
     return page(`Run ${run.runId}`, html`${head}${table(['Task', 'Job', 'State'], jobs, 'jobs')}`);
   }
   const u = result.usage?.model;

@@ -94,6 +94,7 @@ describe('the dashboard in Chromium', () => {
     await screenshot('03-run-in-progress');
     await page.waitForSelector('.progress[data-percent="100"]', { timeout: 120_000 });
     expect(await page.textContent('.progress .label')).toBe('100% (2/2)');
+    expect(await page.locator('.job-state').allTextContents()).toEqual(['succeeded', 'succeeded']);
     await screenshot('04-run-at-100');
     await page.waitForSelector('#overall', { timeout: 30_000 });
     await screenshot('05-run-results');
@@ -128,7 +129,7 @@ describe('the dashboard in Chromium', () => {
     await screenshot('07-leaderboard');
   });
 
-  it("shows the routing analysis of two models' runs with the accuracy-cost plot", async () => {
+  it("shows the routing analysis of two models' runs with the accuracy-cost plot, and compares them", async () => {
     const other = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', {
       body: { benchmark: 'arith', model: 'reference-acc50', endpoint: h.model.url },
     });
@@ -145,5 +146,10 @@ describe('the dashboard in Chromium', () => {
     expect(plot.width).toBeGreaterThan(100);
     expect(await page.locator('h2', { hasText: 'Pareto frontier' }).count()).toBe(1);
     await screenshot('08-routing-analysis', false);
+
+    await page.goto(`${api.url}/ui/compare?runs=${encodeURIComponent(`${runId},${other.body.runId}`)}`);
+    const compare = await callApi<{ view: { columns: string[] } }>(api, 'GET', `/compare?runs=${runId},${other.body.runId}`);
+    expect(await page.locator('#compare th').allTextContents()).toEqual(compare.body.view.columns);
+    await screenshot('09-compare');
   });
 });

@@ -9,6 +9,10 @@ function showProgress(element, progress) {
   element.querySelector('.bar').style.width = percent + '%';
   element.querySelector('.label').textContent = percent + '% (' + done + '/' + progress.total + ')';
   element.dataset.percent = String(percent);
+  for (const job of progress.jobs) {
+    const state = document.querySelector('.job-state[data-job="' + CSS.escape(job.jobId) + '"]');
+    if (state) state.textContent = job.state;
+  }
 }
 
 function follow(element) {
