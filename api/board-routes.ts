@@ -1,0 +1,165 @@
+// Cross-run routes: the benchmarks a run can name, the leaderboard, a comparison of chosen runs and
+// the routing analysis of chosen runs (its tables as JSON and the accuracy-cost plot as SVG).
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { renderAccuracyCostSvg } from '../analysis/accuracy-cost-plot.js';
+import { hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
+import { buildQueryPool } from '../analysis/query-pool.js';
+import { analyzeRouting, UnanalysableInputError, type RoutingReport } from '../analysis/routing-analysis.js';
+import { finishedRuns, runResults } from '../client/leaderboard.js';
+import { builtInBenchmarkDir } from '../client/run-request.js';
+import { recordsOfRuns } from '../client/run-records.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
+import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
+import { routingReportTables } from '../cli/routing-report-tables.js';
+import { ApiError, ErrorBodySchema } from './api-error.js';
+import type { ApiContext } from './api-context.js';
+import { finishedResult } from './run-routes.js';
+
+const RunList = z.string().min(1).describe('comma-separated run ids');
+const ViewSchema = z.object({
+  name: z.string(),
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))),
+});
+const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 422: ErrorBodySchema, 503: ErrorBodySchema };
+
+export function runIdsOf(list: string): string[] {
+  return [
+    ...new Set(
+      list
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean),
+    ),
+  ];
+}
+
+/** The built-in benchmarks: each directory under benchmarks/ that loads. */
+export function builtInBenchmarks(): Array<{ name: string; description: string; tasks: string[] }> {
+  const root = builtInBenchmarkDir();
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(path.join(root, entry.name, 'benchmark.yaml')))
+    .flatMap((entry) => {
+      try {
+        const benchmark = loadBenchmark(path.join(root, entry.name));
+        return [{ name: entry.name, description: benchmark.description ?? '', tasks: benchmark.tasks.map((t) => t.name) }];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** The routing analysis of finished runs' records, with the default options and the offline embedder. */
+export async function routingReportOf(context: ApiContext, runIds: string[]): Promise<{ report: RoutingReport; notes: string[] }> {
+  for (const runId of runIds) await finishedResult(context, runId);
+  const { records, notes } = await recordsOfRuns(context.client, context.settings.artifactsRoot, runIds);
+  try {
+    return { report: await analyzeRouting(buildQueryPool(records), {}, hashedTfidfEmbedder({})), notes };
+  } catch (error) {
+    if (error instanceof UnanalysableInputError) throw new ApiError(422, `${error.message} (${notes.join('; ')})`, 'query.runs');
+    throw error;
+  }
+}
+
+export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): void {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get(
+    '/benchmarks',
+    {
+      schema: {
+        summary: 'The built-in benchmarks',
+        tags: ['benchmarks'],
+        response: { 200: z.object({ benchmarks: z.array(z.object({ name: z.string(), description: z.string(), tasks: z.array(z.string()) })) }) },
+      },
+    },
+    async () => ({
+      benchmarks: builtInBenchmarks(),
+    }),
+  );
+
+  api.get(
+    '/leaderboard',
+    {
+      schema: {
+        summary: 'The latest (or best) finished result per model and benchmark',
+        tags: ['leaderboard'],
+        querystring: z.object({ benchmark: z.string().optional(), model: z.string().optional(), pick: z.enum(['latest', 'best']).default('latest') }),
+        response: {
+          200: z.object({
+            pick: z.string(),
+            models: z.array(z.string()),
+            benchmarks: z.array(z.string()),
+            cells: z.record(z.string(), z.record(z.string(), z.object({ score: z.number(), runId: z.string(), partial: z.boolean() }))),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { benchmark, model, pick } = request.query;
+      return { pick, ...buildLeaderboard(await finishedRuns(context.client, { benchmark, model }), pick) };
+    },
+  );
+
+  api.get(
+    '/compare',
+    {
+      schema: {
+        summary: 'Chosen runs side by side: benchmarks and tasks as rows, one column per run',
+        tags: ['leaderboard'],
+        querystring: z.object({ runs: RunList }),
+        response: { 200: z.object({ view: ViewSchema }), ...errors },
+      },
+    },
+    async (request) => {
+      const runIds = runIdsOf(request.query.runs);
+      for (const runId of runIds) await finishedResult(context, runId);
+      return { view: compareView(await runResults(context.client, runIds)) };
+    },
+  );
+
+  api.get(
+    '/analysis',
+    {
+      schema: {
+        summary: "Routing analysis of chosen runs' records: methods, cost setting, Pareto frontier",
+        tags: ['analysis'],
+        querystring: z.object({ runs: RunList }),
+        response: { 200: z.object({ tables: z.array(ViewSchema), notes: z.array(z.string()) }), ...errors },
+      },
+    },
+    async (request) => {
+      const { report, notes } = await routingReportOf(context, runIdsOf(request.query.runs));
+      return {
+        tables: routingReportTables(report).map((t) => ({
+          name: t.name,
+          columns: t.columns,
+          rows: t.rows.map((row) => row.map((cell) => (cell === undefined ? null : cell))),
+        })),
+        notes,
+      };
+    },
+  );
+
+  api.get(
+    '/analysis/plot.svg',
+    {
+      schema: {
+        summary: 'The accuracy-cost plot with the Pareto frontier, as SVG',
+        tags: ['analysis'],
+        querystring: z.object({ runs: RunList }),
+        produces: ['image/svg+xml'],
+      },
+    },
+    async (request, reply) => {
+      const { report } = await routingReportOf(context, runIdsOf(request.query.runs));
+      return reply.type('image/svg+xml').send(renderAccuracyCostSvg(report));
+    },
+  );
+}

@@ -1,0 +1,223 @@
+// The dashboard's pages as server-rendered HTML: runs list, run page, leaderboard, comparison,
+// routing analysis and the submit form. Live progress comes from static/dashboard.js over the SSE stream.
+
+import type { RunSummary } from '../client/runs.js';
+import type { Leaderboard, View } from '../runs/leaderboard.js';
+import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
+import type { UsageSummary } from '../runs/usage.js';
+import { html, type SafeHtml } from './html-text.js';
+
+export function page(title: string, body: SafeHtml): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · BenchRouter</title>
+        <link rel="stylesheet" href="/static/dashboard.css" />
+      </head>
+      <body>
+        <nav>
+          <strong>BenchRouter</strong> <a href="/">Runs</a> <a href="/ui/submit">Submit</a> <a href="/ui/leaderboard">Leaderboard</a>
+          <a href="/ui/compare">Compare</a> <a href="/ui/analysis">Routing analysis</a> <a href="/docs">API</a>
+        </nav>
+        <main>
+          <h1>${title}</h1>
+          ${body}
+        </main>
+        <script src="/static/dashboard.js"></script>
+      </body>
+    </html>`.text;
+}
+
+const score = (value: number | null | undefined) => (value === null || value === undefined ? '–' : value.toFixed(4));
+
+function table(columns: string[], rows: Array<Array<SafeHtml | string | number | null>>, id?: string): SafeHtml {
+  return html`<table${id ? html` id="${id}"` : ''}><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>${rows.map(
+    (row) =>
+      html`<tr>
+        ${row.map((cell) => html`<td>${cell}</td>`)}
+      </tr>`,
+  )}</tbody></table>`;
+}
+
+function viewTable(view: View, id?: string): SafeHtml {
+  return table(
+    view.columns,
+    view.rows.map((row) => row.map((cell) => (typeof cell === 'number' ? Number(cell.toFixed(4)) : cell))),
+    id,
+  );
+}
+
+function status(value: string): SafeHtml {
+  return html`<span class="status status-${value.toLowerCase()}">${value}</span>`;
+}
+
+function progressBar(runId: string, running: boolean): SafeHtml {
+  return running ? html`<span class="progress" data-run="${runId}"><span class="bar"></span><span class="label">…</span></span>` : html``;
+}
+
+export function loginPage(next: string, failed: boolean): string {
+  return page(
+    'Sign in',
+    html`${failed ? html`<p class="error">Unknown token.</p>` : ''}
+      <form method="post" action="/login" class="card">
+        <input type="hidden" name="next" value="${next}" /><label
+          >API token <input type="password" name="token" autocomplete="current-password" required /></label
+        ><button type="submit">Sign in</button>
+      </form>
+      <p>
+        A token comes from <code>br tokens add &lt;name&gt;</code> (or <code>$BENCHROUTER_HOME/api-token</code> after <code>br up</code>). It is kept in an
+        HttpOnly cookie for this site.
+      </p>`,
+  );
+}
+
+export function runsPage(runs: RunSummary[], filter: { model?: string; benchmark?: string; status?: string }): string {
+  const rows = runs.map((r) => [
+    html`<a href="/ui/runs/${encodeURIComponent(r.runId)}">${r.runId}</a>`,
+    status(r.status),
+    r.benchmark,
+    r.model,
+    score(r.score),
+    html`${progressBar(r.runId, r.status === 'RUNNING')}`,
+    r.startTime,
+  ]);
+  const statuses = ['', 'RUNNING', 'COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED', 'TERMINATED'];
+  return page(
+    'Runs',
+    html`<form method="get" action="/" class="filters">
+        <label>Model <input name="model" value="${filter.model ?? ''}" /></label
+        ><label>Benchmark <input name="benchmark" value="${filter.benchmark ?? ''}" /></label
+        ><label
+          >Status
+          <select name="status">
+            ${statuses.map((s) => html`<option value="${s}" ${s === (filter.status ?? '') ? ' selected' : ''}>${s || 'any'}</option>`)}
+          </select></label
+        ><button type="submit">Filter</button>
+      </form>
+      ${table(['Run', 'Status', 'Benchmark', 'Model', 'Score', 'Progress', 'Started'], rows, 'runs')}`,
+  );
+}
+
+function usageCells(usage: UsageSummary | undefined): Array<string | number> {
+  if (!usage) return ['–', '–', '–'];
+  return [`${usage.promptTokens} / ${usage.completionTokens}`, usage.latencyMs ? `${Math.round(usage.latencyMs.p50)} ms` : '–', `$${usage.cost.toFixed(6)}`];
+}
+
+function jobRow(runId: string, job: JobResult): Array<SafeHtml | string | number | null> {
+  const logRun = job.carriedFrom ?? runId;
+  return [
+    job.task,
+    job.repeat ?? 0,
+    status(job.status),
+    html`<span class="score" data-task="${job.task}">${score(job.result?.overall)}</span>`,
+    job.reason ? `${job.reason}${job.message ? `: ${job.message}` : ''}` : '',
+    ...usageCells(job.usage?.model),
+    html`<a href="/runs/${encodeURIComponent(logRun)}/jobs/${encodeURIComponent(job.jobId)}/log">log</a>`,
+  ];
+}
+
+export function runPage(
+  run: { runId: string; status: string; benchmark: string; model: string; progress: RunProgress | null; webUi: string },
+  result: RunResult | undefined,
+): string {
+  const running = run.status === 'RUNNING';
+  const head = html`<p>
+      ${status(run.status)} <strong>${run.benchmark}</strong> against <strong>${run.model}</strong> · <a href="${run.webUi}">Temporal Web UI</a> ·
+      <a href="/runs/${encodeURIComponent(run.runId)}">JSON</a>
+    </p>
+    <p class="run-id">${run.runId}</p>
+    ${
+      running
+        ? html`<p>${progressBar(run.runId, true)}</p>
+            <p class="live" data-reload-on-result="${run.runId}">Following the run live…</p>`
+        : ''
+    }`;
+  if (!result) {
+    const jobs = run.progress?.jobs.map((j) => [j.task, j.jobId, html`<span class="job-state" data-job="${j.jobId}">${j.state}</span>`]) ?? [];
+    return page(`Run ${run.runId}`, html`${head}${table(['Task', 'Job', 'State'], jobs, 'jobs')}`);
+  }
+  const u = result.usage?.model;
+  return page(
+    `Run ${run.runId}`,
+    html`${head}
+      <p class="overall">
+        Overall score:
+        <strong id="overall">${score(result.overall)}</strong
+        >${result.overallStd !== undefined && result.overallStd !== null ? ` ± ${result.overallStd.toFixed(4)}` : ''}
+      </p>
+      ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
+      ${table(
+        ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Log'],
+        result.jobs.map((j) => jobRow(result.runId, j)),
+        'jobs',
+      )}`,
+  );
+}
+
+export function leaderboardPage(board: Leaderboard, pick: string): string {
+  const rows = board.models.map((model) => [
+    model,
+    ...board.benchmarks.map((b) => {
+      const cell = board.cells[model]?.[b];
+      return cell ? html`<a href="/ui/runs/${encodeURIComponent(cell.runId)}">${cell.score.toFixed(4)}</a>${cell.partial ? ' (partial)' : ''}` : '–';
+    }),
+  ]);
+  return page(
+    'Leaderboard',
+    html`<p>
+        Showing the <a href="/ui/leaderboard?pick=latest">latest</a> / <a href="/ui/leaderboard?pick=best">best</a> finished run per cell (now: ${pick}).
+      </p>
+      ${table(['Model', ...board.benchmarks], rows, 'leaderboard')}`,
+  );
+}
+
+function runsForm(action: string, runs: string): SafeHtml {
+  return html`<form method="get" action="${action}" class="filters">
+    <label>Runs (comma-separated ids) <input name="runs" size="80" value="${runs}" /></label><button type="submit">Show</button>
+  </form>`;
+}
+
+export function comparePage(runs: string, view: View | undefined, error?: string): string {
+  return page(
+    'Compare runs',
+    html`${runsForm('/ui/compare', runs)}${error ? html`<p class="error">${error}</p>` : ''}${view ? viewTable(view, 'compare') : ''}`,
+  );
+}
+
+export function analysisPage(runs: string, tables: View[] | undefined, error?: string): string {
+  const plot = tables
+    ? html`<figure><img id="plot" alt="accuracy-cost plot with the Pareto frontier" src="/analysis/plot.svg?runs=${encodeURIComponent(runs)}" /></figure>`
+    : '';
+  return page(
+    'Routing analysis',
+    html`${runsForm('/ui/analysis', runs)}${error ? html`<p class="error">${error}</p>` : ''}${plot}${(tables ?? []).map(
+      (t) =>
+        html`<h2>${t.name}</h2>
+          ${viewTable(t)}`,
+    )}`,
+  );
+}
+
+export function submitPage(benchmarks: Array<{ name: string; tasks: string[] }>): string {
+  return page(
+    'Submit a run',
+    html`<form id="submit-form" class="card">
+      <label
+        >Benchmark
+        <select name="benchmark">
+          ${benchmarks.map((b) => html`<option value="${b.name}">${b.name} (${b.tasks.join(', ')})</option>`)}
+        </select></label
+      >
+      <label>Model <input name="model" required /></label>
+      <label>Endpoint <input name="endpoint" required placeholder="http://127.0.0.1:8399/v1" /></label>
+      <label>API key variable (on the worker host) <input name="apiKeyEnv" /></label>
+      <label>Tasks (comma-separated, empty: all) <input name="tasks" /></label>
+      <label>Limit (instances per task) <input name="limit" type="number" min="1" /></label>
+      <label>Repeats <input name="repeats" type="number" min="1" value="1" /></label>
+      <button type="submit">Submit</button>
+      <p class="error" id="submit-error"></p>
+    </form>`,
+  );
+}

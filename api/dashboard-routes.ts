@@ -1,0 +1,127 @@
+// The dashboard's routes: sign-in (the token kept in an HttpOnly, SameSite=Strict cookie), the pages
+// under / and /ui, and the static script and style sheet (files in api/static, no build step).
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { finishedRuns, runResults } from '../client/leaderboard.js';
+import { listRuns, queryProgress } from '../client/runs.js';
+import { runWebUiLink } from '../config/settings.js';
+import { routingReportTables } from '../cli/routing-report-tables.js';
+import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { ApiError } from './api-error.js';
+import type { ApiContext } from './api-context.js';
+import type { TokenEntry } from './api-tokens.js';
+import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
+import { analysisPage, comparePage, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
+import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
+
+export const SESSION_COOKIE = 'br_session';
+
+const STATIC: Record<string, { file: string; type: string }> = {
+  'dashboard.js': { file: 'static/dashboard.js', type: 'text/javascript; charset=utf-8' },
+  'dashboard.css': { file: 'static/dashboard.css', type: 'text/css; charset=utf-8' },
+};
+
+/** Only paths on this site: a `next` of `//evil.example` would leave it. */
+function localPath(next: string | undefined): string {
+  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+export function registerDashboardRoutes(app: FastifyInstance, context: ApiContext, verifyToken: (token: string) => TokenEntry | undefined): void {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const hidden = { hide: true };
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+
+  for (const [name, asset] of Object.entries(STATIC)) {
+    const text = readFileSync(fileURLToPath(new URL(asset.file, import.meta.url)), 'utf8');
+    app.get(`/static/${name}`, { schema: hidden }, async (_request, reply) => reply.type(asset.type).header('cache-control', 'no-cache').send(text));
+  }
+
+  api.get('/login', { schema: { ...hidden, querystring: z.object({ next: z.string().optional(), failed: z.string().optional() }) } }, async (request, reply) =>
+    reply.type('text/html; charset=utf-8').send(loginPage(localPath(request.query.next), request.query.failed !== undefined)),
+  );
+  api.post('/login', { schema: { ...hidden, body: z.object({ token: z.string(), next: z.string().optional() }) } }, async (request, reply) => {
+    const next = localPath(request.body.next);
+    if (!verifyToken(request.body.token.trim())) return reply.redirect(`/login?failed=1&next=${encodeURIComponent(next)}`, 303);
+    const secure = request.protocol === 'https' ? '; Secure' : '';
+    return reply
+      .header('set-cookie', `${SESSION_COOKIE}=${encodeURIComponent(request.body.token.trim())}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000${secure}`)
+      .redirect(next, 303);
+  });
+
+  const htmlPage = (text: string) => text;
+  api.get(
+    '/',
+    { schema: { ...hidden, querystring: z.object({ model: z.string().optional(), benchmark: z.string().optional(), status: z.string().optional() }) } },
+    async (request, reply) => {
+      const filter = { model: request.query.model || undefined, benchmark: request.query.benchmark || undefined, status: request.query.status || undefined };
+      return reply.type('text/html; charset=utf-8').send(htmlPage(runsPage(await listRuns(context.client, 100, filter), filter)));
+    },
+  );
+
+  api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }) } }, async (request, reply) => {
+    const { handle, description } = await existingRunOr404(context, request.params.id);
+    const result = description.status.name === 'COMPLETED' ? await handle.result() : undefined;
+    const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
+    const run = {
+      runId: request.params.id,
+      status: result?.status ?? description.status.name,
+      benchmark: result?.benchmark ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.benchmark) ?? '',
+      model: result?.model ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model) ?? '',
+      progress,
+      webUi: runWebUiLink(context.settings, request.params.id),
+    };
+    return reply.type('text/html; charset=utf-8').send(runPage(run, result));
+  });
+
+  api.get('/ui/leaderboard', { schema: { ...hidden, querystring: z.object({ pick: z.enum(['latest', 'best']).default('latest') }) } }, async (request, reply) =>
+    reply.type('text/html; charset=utf-8').send(leaderboardPage(buildLeaderboard(await finishedRuns(context.client), request.query.pick), request.query.pick)),
+  );
+
+  api.get('/ui/compare', { schema: { ...hidden, querystring: z.object({ runs: z.string().default('') }) } }, async (request, reply) => {
+    const runs = request.query.runs;
+    let body: string;
+    try {
+      const ids = runIdsOf(runs);
+      for (const id of ids) await finishedResult(context, id);
+      body = comparePage(runs, ids.length ? compareView(await runResults(context.client, ids)) : undefined);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      body = comparePage(runs, undefined, error.message);
+    }
+    return reply.type('text/html; charset=utf-8').send(body);
+  });
+
+  api.get('/ui/analysis', { schema: { ...hidden, querystring: z.object({ runs: z.string().default('') }) } }, async (request, reply) => {
+    const runs = request.query.runs;
+    let body: string;
+    try {
+      const ids = runIdsOf(runs);
+      // Every α setting of every router is a long table: the API's /analysis has it, the plot shows it.
+      body = analysisPage(
+        runs,
+        ids.length
+          ? routingReportTables((await routingReportOf(context, ids)).report)
+              .filter((t) => t.name !== 'Alpha sweeps')
+              .map((t) => ({
+                name: t.name,
+                columns: t.columns,
+                rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))),
+              }))
+          : undefined,
+      );
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      body = analysisPage(runs, undefined, error.message);
+    }
+    return reply.type('text/html; charset=utf-8').send(body);
+  });
+
+  api.get('/ui/submit', { schema: hidden }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(submitPage(builtInBenchmarks())));
+}

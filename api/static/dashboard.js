@@ -1,0 +1,61 @@
+// The dashboard's live parts, plain JavaScript with no build step: progress bars fed by each run's
+// Server-Sent Events stream (the sign-in cookie authenticates it), and the submit form posting JSON.
+'use strict';
+/* global document, window, EventSource, FormData, fetch, CSS, setTimeout -- browser globals: this file runs in the page */
+
+function showProgress(element, progress) {
+  const done = progress.total - progress.pending - progress.running;
+  const percent = progress.total ? Math.round((100 * done) / progress.total) : 0;
+  element.querySelector('.bar').style.width = percent + '%';
+  element.querySelector('.label').textContent = percent + '% (' + done + '/' + progress.total + ')';
+  element.dataset.percent = String(percent);
+  for (const job of progress.jobs) {
+    const state = document.querySelector('.job-state[data-job="' + CSS.escape(job.jobId) + '"]');
+    if (state) state.textContent = job.state;
+  }
+}
+
+function follow(element) {
+  const runId = element.dataset.run;
+  const events = new EventSource('/runs/' + encodeURIComponent(runId) + '/events');
+  events.addEventListener('progress', (event) => showProgress(element, JSON.parse(event.data)));
+  events.addEventListener('health', (event) => {
+    const finding = JSON.parse(event.data);
+    element.title = finding.message;
+  });
+  const end = () => {
+    events.close();
+    element.dataset.ended = 'true';
+    // The run page shows its results once the run has them; the finished bar stays a moment first.
+    if (document.querySelector('[data-reload-on-result="' + CSS.escape(runId) + '"]')) setTimeout(() => window.location.reload(), 1000);
+  };
+  events.addEventListener('result', end);
+  events.addEventListener('end', end);
+}
+
+// A browser keeps at most 6 connections per site over HTTP/1.1; streams beyond a few would stall the page's own requests.
+const MAX_STREAMS = 4;
+Array.from(document.querySelectorAll('.progress[data-run]')).slice(0, MAX_STREAMS).forEach(follow);
+
+const form = document.getElementById('submit-form');
+if (form) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = { benchmark: data.get('benchmark'), model: data.get('model'), endpoint: data.get('endpoint') };
+    if (data.get('apiKeyEnv')) body.apiKeyEnv = data.get('apiKeyEnv');
+    const tasks = String(data.get('tasks') || '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    if (tasks.length) body.tasks = tasks;
+    for (const field of ['limit', 'repeats']) if (data.get(field)) body[field] = Number(data.get(field));
+    const response = await fetch('/evals/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (!response.ok) {
+      document.getElementById('submit-error').textContent = answer.error.message;
+      return;
+    }
+    window.location.href = '/ui/runs/' + encodeURIComponent(answer.runId);
+  });
+}

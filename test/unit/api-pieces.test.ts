@@ -1,0 +1,90 @@
+// The API's pure pieces: HTML escaping of user text on dashboard pages, the tokens file (hashed at
+// rest, read-only kind, revocation seen without a restart), and the read cache's single flight.
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { addToken, hashToken, removeToken, tokenVerifier } from '../../api/api-tokens.js';
+import { runPage } from '../../api/dashboard-pages.js';
+import { html } from '../../api/html-text.js';
+import { FinishedResults, SingleFlight } from '../../api/run-read-cache.js';
+import type { RunResult } from '../../runs/run-spec.js';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-api-pieces-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('dashboard HTML', () => {
+  it('escapes every interpolated value, so a model name or failure message cannot inject markup', () => {
+    expect(
+      html`<td>${'<script>alert(1)</script>'}</td>
+        <a href="${'" onclick="x'}"></a>`.text,
+    ).toBe('<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><a href="&quot; onclick=&quot;x">');
+    const result: RunResult = {
+      runId: 'br-1',
+      benchmark: 'b<i>',
+      model: '<img src=x onerror=alert(1)>',
+      status: 'PARTIAL',
+      overall: 0.5,
+      jobs: [
+        {
+          jobId: 'br-1.000-t',
+          task: 't',
+          status: 'FAILED',
+          reason: 'NON_ZERO_EXIT',
+          message: '</td><script>steal()</script>',
+          timings: { queuedAt: '', finishedAt: '', containerSeconds: 0 },
+        },
+      ],
+      startedAt: '',
+      finishedAt: '',
+    };
+    const page = runPage({ runId: 'br-1', status: 'PARTIAL', benchmark: result.benchmark, model: result.model, progress: null, webUi: 'http://ui' }, result);
+    expect(page).not.toContain('<script>steal');
+    expect(page).not.toContain('<img src=x');
+    expect(page).toContain('&lt;/td&gt;&lt;script&gt;steal()&lt;/script&gt;');
+  });
+});
+
+describe('the tokens file', () => {
+  it('keeps only the sha256 of each token, knows read-only tokens, and forgets a removed one without a restart', async () => {
+    const file = path.join(scratch, 'tokens.json');
+    const full = addToken(file, 'ci', false);
+    const reader = addToken(file, 'dash', true);
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain(full);
+    expect(text).toContain(hashToken(full));
+    const verify = tokenVerifier(file);
+    expect(verify(full)).toMatchObject({ name: 'ci', readOnly: false });
+    expect(verify(reader)).toMatchObject({ name: 'dash', readOnly: true });
+    expect(verify(`${full}x`)).toBeUndefined();
+    expect(() => addToken(file, 'ci', false)).toThrow(/exists already/);
+    removeToken(file, 'ci');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(verify(full)).toBeUndefined();
+    expect(verify(reader)).toBeDefined();
+  });
+});
+
+describe('the read cache', () => {
+  it('runs one load for concurrent callers, reuses it within its interval, and loads again after a failure', async () => {
+    const flight = new SingleFlight<number>(10_000);
+    let loads = 0;
+    const load = async () => ++loads;
+    expect(await Promise.all([flight.read('a', load), flight.read('a', load), flight.read('a', load)])).toEqual([1, 1, 1]);
+    expect(await flight.read('a', load)).toBe(1);
+    expect(await flight.read('b', load)).toBe(2);
+    const failing = new SingleFlight<number>(10_000);
+    await expect(failing.read('x', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await failing.read('x', load)).toBe(3);
+  });
+
+  it('keeps at most its capacity of finished results, dropping the oldest', () => {
+    const results = new FinishedResults<number>(2);
+    results.set('a', 1);
+    results.set('b', 2);
+    results.set('c', 3);
+    expect([results.get('a'), results.get('b'), results.get('c')]).toEqual([undefined, 2, 3]);
+  });
+});
