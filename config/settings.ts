@@ -26,6 +26,11 @@ export interface Settings {
   gatewayPort: number;
   /** Where the gateway listens: all interfaces by default, so DinD tasks reach it over the bridge. */
   gatewayHost: string;
+  /**
+   * A host directory of benchmark datasets (a local ModelScope or Hugging Face cache, say), mounted
+   * read-only into every task at /app/datasets: for machines that cannot download them (BENCHROUTER_DATASET_DIR).
+   */
+  datasetDir?: string;
 }
 
 export const DEFAULT_GATEWAY_PORT = 8390;
@@ -51,6 +56,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     dindStorageRoot: `${home}/dind`,
     gatewayPort: env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,
     gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',
+    ...(env.BENCHROUTER_DATASET_DIR ? { datasetDir: env.BENCHROUTER_DATASET_DIR } : {}),
   };
 }
 
