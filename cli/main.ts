@@ -14,6 +14,7 @@ import { registerCompareCommand } from './commands/compare.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDownCommand } from './commands/down.js';
 import { registerImagesCommand } from './commands/images.js';
+import { registerImportCommand } from './commands/import.js';
 import { registerLeaderboardCommand } from './commands/leaderboard.js';
 import { registerListCommand } from './commands/list.js';
 import { registerLogsCommand } from './commands/logs.js';
@@ -56,6 +57,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerRerunCommand(program, deps);
   registerCancelCommand(program, deps);
   registerImagesCommand(program, deps);
+  registerImportCommand(program, deps);
   registerUpCommand(program, deps);
   registerDownCommand(program, deps);
   registerWorkerCommand(program, deps);
