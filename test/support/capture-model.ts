@@ -11,7 +11,8 @@ export interface CaptureModel {
   close(): Promise<void>;
 }
 
-export async function startCaptureModel(reply: string, host = '127.0.0.1'): Promise<CaptureModel> {
+/** delayMs: how long each answer takes, so that a test can act while a benchmark is mid-run. */
+export async function startCaptureModel(reply: string, options: { host?: string; delayMs?: number } = {}): Promise<CaptureModel> {
   const requests: unknown[][] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -20,11 +21,13 @@ export async function startCaptureModel(reply: string, host = '127.0.0.1'): Prom
       const parsed = body ? (JSON.parse(body) as { messages?: unknown[] }) : {};
       if (Array.isArray(parsed.messages)) requests.push(parsed.messages);
       const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'capture', object: 'chat.completion', created: 0, model: 'capture', choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'capture', object: 'chat.completion', created: 0, model: 'capture', choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
+      }, options.delayMs ?? 0);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
