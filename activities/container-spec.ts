@@ -10,6 +10,8 @@ import { TASK_NETWORK } from './task-network.js';
 export const CONTAINER_BENCHMARK_DIR = '/app/benchmark';
 export const CONTAINER_RESULTS_DIR = '/app/results';
 export const CONTAINER_PRELOAD_DIR = '/app/preload';
+/** Where the worker's dataset directory (BENCHROUTER_DATASET_DIR on the host) appears, read-only. */
+export const CONTAINER_DATASET_DIR = '/app/datasets';
 export const DIND_ENTRYPOINT = '/usr/local/bin/benchrouter-dind-entrypoint';
 /** Label every DinD runtime image carries, and so every image built FROM it. */
 export const DIND_IMAGE_LABEL = 'benchrouter.dind.digest';
@@ -75,6 +77,8 @@ export interface ContainerSpecInput {
    * bridge (it sees no route to that subnet from the task network), hiding the host behind it.
    */
   hostAddress?: string;
+  /** The worker's dataset directory, when it has one: mounted read-only and named in BENCHROUTER_DATASET_DIR. */
+  datasetDir?: string;
 }
 
 /**
@@ -113,7 +117,7 @@ export interface ModelAccess {
  * only into Env, sent over the daemon's socket: it is in no label, argument or log line.
  */
 export function taskContainerBody(input: ContainerSpecInput, apiKey: string, access: ModelAccess = {}): ContainerCreateBody {
-  const { job, image, resultsDir, dind } = input;
+  const { job, image, resultsDir, dind, datasetDir } = input;
   const { task } = job;
   const onHostNetwork = !dind && task.network === 'host';
   const reachable = (endpoint: string) => (onHostNetwork ? endpoint : endpointSeenFromBridge(endpoint));
@@ -131,9 +135,14 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     ...(access.judge
       ? { BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint), BENCHROUTER_JUDGE_MODEL: access.judge.model, BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey }
       : {}),
+    ...(datasetDir ? { BENCHROUTER_DATASET_DIR: CONTAINER_DATASET_DIR } : {}),
   };
   const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });
-  const mounts = [bind(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true), bind(resultsDir, CONTAINER_RESULTS_DIR)];
+  const mounts = [
+    bind(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true),
+    bind(resultsDir, CONTAINER_RESULTS_DIR),
+    ...(datasetDir ? [bind(datasetDir, CONTAINER_DATASET_DIR, true)] : []),
+  ];
   const memory = memoryBytes(task.resources.memory);
   // MemorySwap equal to Memory: the limit is the task's memory, not memory plus as much swap again.
   const limits = { Memory: memory, MemorySwap: memory, NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };

@@ -64,6 +64,8 @@ export interface ContainerDeps {
   hostId: string;
   artifactsRoot: string;
   dindStorageRoot: string;
+  /** Host directory of datasets mounted read-only into every task (absent: none). */
+  datasetDir?: string;
   /** This host's model gateway, and the base URL containers reach it at (`http://127.0.0.1:PORT/v1`). */
   gateway?: { instance: ModelGateway; url: string };
   /** The host firewall of the task network, which opens a loopback model endpoint's port with --no-gateway. */
@@ -119,7 +121,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
         dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
         runtime = `dind:${detected.mode}`;
       }
-      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress }, apiKey, access);
+      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir }, apiKey, access);
       if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
       try {
         // 'conflict': another attempt won the race to create it; attach to that one below.

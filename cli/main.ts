@@ -16,6 +16,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerDownCommand } from './commands/down.js';
 import { registerImagesCommand } from './commands/images.js';
+import { registerImportCommand } from './commands/import.js';
 import { registerLeaderboardCommand } from './commands/leaderboard.js';
 import { registerListCommand } from './commands/list.js';
 import { registerLogsCommand } from './commands/logs.js';
@@ -62,6 +63,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerRerunCommand(program, deps);
   registerCancelCommand(program, deps);
   registerImagesCommand(program, deps);
+  registerImportCommand(program, deps);
   registerUpCommand(program, deps);
   registerDownCommand(program, deps);
   registerWorkerCommand(program, deps);

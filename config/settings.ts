@@ -33,6 +33,11 @@ export interface Settings {
   apiPort: number;
   /** The API's base URL as `br run` prints it (BENCHROUTER_API_URL for a server elsewhere). */
   apiUrl: string;
+  /**
+   * A host directory of benchmark datasets (a local ModelScope or Hugging Face cache, say), mounted
+   * read-only into every task at /app/datasets: for machines that cannot download them (BENCHROUTER_DATASET_DIR).
+   */
+  datasetDir?: string;
 }
 
 export const DEFAULT_GATEWAY_PORT = 8390;
@@ -64,6 +69,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',
     apiPort: env.BENCHROUTER_API_PORT ? Number(env.BENCHROUTER_API_PORT) : DEFAULT_API_PORT,
     apiUrl: (env.BENCHROUTER_API_URL || `http://127.0.0.1:${env.BENCHROUTER_API_PORT || DEFAULT_API_PORT}`).replace(/\/$/, ''),
+    ...(env.BENCHROUTER_DATASET_DIR ? { datasetDir: env.BENCHROUTER_DATASET_DIR } : {}),
   };
 }
 

@@ -45,6 +45,9 @@ interface LiveRoute extends GatewayRoute {
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const SNAPSHOT_MS = 2000;
+/** Longer than a heartbeat timeout plus a retried activity's start: by then every running job re-registered. */
+const RESTORE_GRACE_MS = 120_000;
+const JOB_TOKEN = /^brj-[0-9a-f]{40}$/;
 
 export class ModelGateway {
   private readonly routes = new Map<string, LiveRoute>();
@@ -53,9 +56,20 @@ export class ModelGateway {
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 256 });
   private server?: http.Server;
   private snapshots?: NodeJS.Timeout;
+  /** Tokens this gateway expired itself: those get 401 even while routes are being restored. */
+  private readonly ended = new Set<string>();
+  private listeningSince = 0;
 
-  /** `secret` makes tokens deterministic per job, so a restarted worker re-issues the same ones. */
-  constructor(private readonly secret: string) {}
+  /**
+   * `secret` makes tokens deterministic per job, so a restarted worker re-issues the same ones.
+   * `restoreGraceMs`: after a restart, a running container may call before its job's activity has
+   * re-registered the route (up to a heartbeat timeout later); for that long an unknown job token gets a
+   * retryable 503, not a 401 that clients such as EvalScope treat as fatal.
+   */
+  constructor(
+    private readonly secret: string,
+    private readonly restoreGraceMs = RESTORE_GRACE_MS,
+  ) {}
 
   async listen(port: number, host: string): Promise<number> {
     this.server = http.createServer({ keepAlive: true }, (req, res) => {
@@ -70,6 +84,7 @@ export class ModelGateway {
       this.server!.once('error', reject);
       this.server!.listen(port, host, () => resolve());
     });
+    this.listeningSince = Date.now();
     this.snapshots = setInterval(() => this.saveAll(), SNAPSHOT_MS);
     this.snapshots.unref();
     return (this.server.address() as AddressInfo).port;
@@ -85,6 +100,7 @@ export class ModelGateway {
   }
 
   tokenFor(jobId: string, role: string): string {
+    // JOB_TOKEN below matches this shape.
     return `brj-${createHmac('sha256', this.secret).update(`${jobId}\0${role}`).digest('hex').slice(0, 40)}`;
   }
 
@@ -104,6 +120,7 @@ export class ModelGateway {
     if (!route) return undefined;
     this.save(route);
     this.routes.delete(token);
+    this.ended.add(token);
     if (![...this.routes.values()].some((r) => r.runId === route.runId)) this.limiters.delete(route.runId);
     return route.counters;
   }
@@ -124,8 +141,15 @@ export class ModelGateway {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const auth = req.headers.authorization ?? '';
-    const route = this.routes.get(auth.replace(/^Bearer\s+/i, ''));
-    if (!route) return sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
+    const presented = auth.replace(/^Bearer\s+/i, '');
+    const route = this.routes.get(presented);
+    if (!route) {
+      if (JOB_TOKEN.test(presented) && !this.ended.has(presented) && Date.now() - this.listeningSince < this.restoreGraceMs) {
+        res.setHeader('retry-after', '5');
+        return sendError(res, 503, "the worker restarted and has not restored this job's route yet: retry in a few seconds", 'gateway_restoring');
+      }
+      return sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
+    }
     const arrived = performance.now();
     const method = req.method ?? 'GET';
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.

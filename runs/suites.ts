@@ -60,13 +60,32 @@ export function entryNames(entry: SuiteEntry): string[] {
   return [entry.benchmark, entry.benchmark.replace(/\/+$/, '').split('/').pop()!];
 }
 
-/** The suite's entries after --only and --exclude (benchmark names). */
+/** The names --only and --exclude know an entry's picked tasks by: `task` and `<benchmark>/task`. */
+function taskNames(entry: SuiteEntry): string[] {
+  return (entry.tasks ?? []).flatMap((task) => [task, ...entryNames(entry).map((name) => `${name}/${task}`)]);
+}
+
+/**
+ * The suite's entries after --only and --exclude. A name is a benchmark, or a task of an entry that picks
+ * tasks (`aime24` or `evalscope/aime24`): then only that task of the entry is kept, or dropped.
+ */
 export function selectEntries(suite: Suite, only: string[] = [], exclude: string[] = []): SuiteEntry[] {
   const names = new Set(suite.entries.flatMap(entryNames));
-  const unknown = [...only, ...exclude].filter((name) => !names.has(name));
+  const tasks = new Set(suite.entries.flatMap(taskNames));
+  const unknown = [...only, ...exclude].filter((name) => !names.has(name) && !tasks.has(name));
   if (unknown.length) {
-    throw new InputError([{ file: suite.file, field: `suites.${suite.name}`, message: `no benchmark ${unknown.map((n) => `"${n}"`).join(', ')} in this suite (it has ${[...names].join(', ')})` }]);
+    const taskList = [...new Set(suite.entries.flatMap((e) => e.tasks ?? []))];
+    const has = `${[...names].join(', ')}${taskList.length ? `; tasks ${taskList.join(', ')}` : ''}`;
+    throw new InputError([{ file: suite.file, field: `suites.${suite.name}`, message: `no benchmark ${unknown.map((n) => `"${n}"`).join(', ')} in this suite (it has ${has})` }]);
   }
-  const matches = (e: SuiteEntry, list: string[]) => entryNames(e).some((n) => list.includes(n));
-  return suite.entries.filter((e) => (only.length === 0 || matches(e, only)) && !matches(e, exclude));
+  const named = (names: string[], list: string[]) => names.some((n) => list.includes(n));
+  return suite.entries.flatMap((entry): SuiteEntry[] => {
+    if (named(entryNames(entry), exclude)) return [];
+    const wholeEntry = only.length === 0 || named(entryNames(entry), only);
+    if (!entry.tasks) return wholeEntry ? [entry] : [];
+    const taskNamed = (task: string, list: string[]) => named(taskNames({ ...entry, tasks: [task] }), list);
+    const kept = entry.tasks.filter((task) => (wholeEntry || taskNamed(task, only)) && !taskNamed(task, exclude));
+    if (kept.length === 0) return [];
+    return [kept.length === entry.tasks.length ? entry : { ...entry, tasks: kept }];
+  });
 }

@@ -192,6 +192,30 @@ describe('the gateway itself', () => {
     }
   });
 
+  it("answers a retryable 503 (Retry-After), not a 401, to a job's token before its route is restored after a restart, and 401 once the grace is over", async () => {
+    const question = { model: 'reference', messages: [{ role: 'user', content: 'What is 3 + 4?' }] };
+    const restarted = new ModelGateway('restore-secret');
+    const url = `http://127.0.0.1:${await restarted.listen(0, '127.0.0.1')}/v1`;
+    try {
+      const token = restarted.tokenFor('restoring-job', 'model');
+      const early = await chat(url, token, question);
+      expect(early.status).toBe(503);
+      expect(early.headers.get('retry-after')).toBe('5');
+      expect(((await early.json()) as { error: { type: string } }).error.type).toBe('gateway_restoring');
+      restarted.register(route('restoring-job'));
+      expect((await chat(url, token, question)).status).toBe(200);
+    } finally {
+      await restarted.close();
+    }
+    const graceOver = new ModelGateway('restore-secret', 0);
+    const lateUrl = `http://127.0.0.1:${await graceOver.listen(0, '127.0.0.1')}/v1`;
+    try {
+      expect((await chat(lateUrl, graceOver.tokenFor('never-restored-job', 'model'), question)).status).toBe(401);
+    } finally {
+      await graceOver.close();
+    }
+  });
+
   it('re-issues the same token for a job after a restart, and carries on counting', async () => {
     const first = new ModelGateway('host-secret');
     const token = first.register(route('restart-job'));

@@ -189,6 +189,6 @@ describe('br run --suite', () => {
     expect(unknown.stderr).toContain('no suite "nope" (have demo, lite, full');
     const only = await br(['run', '--suite', 'lite', '--only', 'mmlu', '--model', 'm', '--endpoint', h.model.url], h.env);
     expect(only.code).toBe(2);
-    expect(only.stderr).toContain('suites.yaml: suites.lite: no benchmark "mmlu" in this suite (it has arith');
+    expect(only.stderr).toContain('suites.yaml: suites.lite: no benchmark "mmlu" in this suite (it has evalscope');
   });
 });

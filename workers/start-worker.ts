@@ -101,6 +101,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       buildLogsDir: settings.buildLogsDir,
       imageCacheDir: settings.imageCacheDir,
       dindStorageRoot: settings.dindStorageRoot,
+      ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
       gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
       firewall,
     }),

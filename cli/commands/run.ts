@@ -34,8 +34,8 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
   return addRunFlags(program.command('run').description('start a run (or a suite of runs), follow its progress and print the results table'), 'optional')
     .option('--suite <name>', 'run every benchmark of a suite under one parent (see benchmarks/suites.yaml)')
     .option('--suites <file>', 'a suites YAML file of your own (default ~/.benchrouter/suites.yaml)')
-    .option('--only <benchmarks>', 'with --suite: only these benchmarks (comma-separated)')
-    .option('--exclude <benchmarks>', 'with --suite: all but these benchmarks (comma-separated)')
+    .option('--only <benchmarks>', 'with --suite: only these benchmarks, or tasks (aime24, evalscope/aime24) of entries that pick tasks (comma-separated)')
+    .option('--exclude <benchmarks>', 'with --suite: all but these benchmarks or tasks (comma-separated)')
     .option('--suite-parallel <n>', 'with --suite: benchmarks running at once', positiveInt, 2)
     .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
     .addHelpText(

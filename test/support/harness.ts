@@ -35,8 +35,9 @@ export interface Harness {
 /**
  * modelHost: where the reference model listens. DinD tasks have their own network namespace and
  * reach the host through the bridge, so their tests bind 0.0.0.0 rather than loopback.
+ * env: more worker settings, such as BENCHROUTER_DATASET_DIR.
  */
-export async function startHarness(name: string, options: { modelHost?: string } = {}): Promise<Harness> {
+export async function startHarness(name: string, options: { modelHost?: string; env?: Record<string, string> } = {}): Promise<Harness> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-test-${name}-`));
   const env = {
     BENCHROUTER_HOME: home,
@@ -44,6 +45,7 @@ export async function startHarness(name: string, options: { modelHost?: string }
     BENCHROUTER_TASK_QUEUE: `test-${name}-${randomBytes(3).toString('hex')}`,
     // Any free port: this in-process worker never restarts, so its gateway needs no fixed address.
     BENCHROUTER_GATEWAY_PORT: '0',
+    ...options.env,
   };
   const settings = settingsFrom(env, os.homedir());
   const worker = await startWorker({ settings, hostId: `host-${name}`, workflowBundlePath: inject('workflowBundlePath') });

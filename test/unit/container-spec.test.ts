@@ -227,6 +227,22 @@ describe('task container body in Simple mode', () => {
   });
 });
 
+describe("the worker's dataset directory", () => {
+  it('is bound read-only at /app/datasets and named in BENCHROUTER_DATASET_DIR, in Simple and DinD mode alike', () => {
+    for (const input of [sampleInput(), dindInput()]) {
+      const body = taskContainerBody({ ...input, datasetDir: '/srv/modelscope-cache' }, SECRET);
+      expect(mountsOf(body)).toContainEqual({ Type: 'bind', Source: '/srv/modelscope-cache', Target: '/app/datasets', ReadOnly: true });
+      expect(envOf(body).BENCHROUTER_DATASET_DIR).toBe('/app/datasets');
+    }
+  });
+
+  it('adds neither mount nor variable when the worker has none', () => {
+    const body = taskContainerBody(sampleInput(), SECRET);
+    expect(mountsOf(body).map((m) => m.Target)).not.toContain('/app/datasets');
+    expect(envOf(body)).not.toHaveProperty('BENCHROUTER_DATASET_DIR');
+  });
+});
+
 describe('the API key in the task container body', () => {
   for (const [mode, input] of [['Simple', () => sampleInput()], ['DinD', () => dindInput()]] as const) {
     it(`appears exactly once in the whole ${mode} body, as the Env entry BENCHROUTER_API_KEY=<key>`, () => {

@@ -128,6 +128,12 @@ describe('settingsFrom', () => {
     });
   });
 
+  it('reads the dataset directory from BENCHROUTER_DATASET_DIR, and has none when it is unset or empty', () => {
+    expect(settingsFrom({ BENCHROUTER_DATASET_DIR: '/srv/modelscope' }, '/home/ada').datasetDir).toBe('/srv/modelscope');
+    expect(settingsFrom({}, '/home/ada')).not.toHaveProperty('datasetDir');
+    expect(settingsFrom({ BENCHROUTER_DATASET_DIR: '' }, '/home/ada')).not.toHaveProperty('datasetDir');
+  });
+
   it('links a run to its workflow page in the Web UI, escaping the ids', () => {
     const settings = settingsFrom({ TEMPORAL_ADDRESS: 'x:7233', TEMPORAL_NAMESPACE: 'team a', BENCHROUTER_WEB_UI: 'https://ui.example.com/' }, '/home/ada');
     expect(runWebUiLink(settings, 'arith-2025/01')).toBe('https://ui.example.com/namespaces/team%20a/workflows/arith-2025%2F01');

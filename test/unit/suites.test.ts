@@ -134,4 +134,20 @@ describe('selecting entries', () => {
       'suites.yaml: suites.core: no benchmark "mmlu", "gsm8k" in this suite (it has arith, benchmarks/qa/, qa, /opt/bench/code, code)',
     );
   });
+
+  it('picks or drops single tasks of entries that pick tasks, by task name or benchmark/task', () => {
+    const evalscope: Suite = {
+      name: 'full',
+      description: '',
+      file: 'suites.yaml',
+      entries: [{ benchmark: 'evalscope', tasks: ['aime24', 'aime25'], repeats: 8 }, { benchmark: 'evalscope', tasks: ['hle', 'gsm8k'] }, { benchmark: 'arith' }],
+    };
+    expect(selectEntries(evalscope, ['aime25', 'evalscope/gsm8k'])).toEqual([
+      { benchmark: 'evalscope', tasks: ['aime25'], repeats: 8 },
+      { benchmark: 'evalscope', tasks: ['gsm8k'] },
+    ]);
+    expect(selectEntries(evalscope, [], ['hle', 'gsm8k', 'aime24'])).toEqual([{ benchmark: 'evalscope', tasks: ['aime25'], repeats: 8 }, { benchmark: 'arith' }]);
+    expect(selectEntries(evalscope, ['evalscope'], ['aime25'])).toEqual([{ benchmark: 'evalscope', tasks: ['aime24'], repeats: 8 }, { benchmark: 'evalscope', tasks: ['hle', 'gsm8k'] }]);
+    expect(() => selectEntries(evalscope, ['mmlu'])).toThrow('no benchmark "mmlu" in this suite (it has evalscope, arith; tasks aime24, aime25, hle, gsm8k)');
+  });
 });
