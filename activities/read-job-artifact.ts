@@ -37,7 +37,10 @@ export interface ArtifactPage {
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]*$/;
 
 function jobDirOf(artifactsRoot: string, ref: JobArtifactRef): string {
-  for (const [field, value] of [['runId', ref.runId], ['jobId', ref.jobId]] as const) {
+  for (const [field, value] of [
+    ['runId', ref.runId],
+    ['jobId', ref.jobId],
+  ] as const) {
     if (!SAFE_ID.test(value)) throw ApplicationFailure.nonRetryable(`${field}: expected a run or job id, got ${JSON.stringify(value)}`, 'BadArtifactRequest');
   }
   return path.resolve(jobArtifactsDir(artifactsRoot, ref));
@@ -45,7 +48,8 @@ function jobDirOf(artifactsRoot: string, ref: JobArtifactRef): string {
 
 export function listJobArtifacts(artifactsRoot: string, ref: JobArtifactRef): ArtifactFile[] {
   const root = jobDirOf(artifactsRoot, ref);
-  if (!existsSync(root)) throw ApplicationFailure.nonRetryable(`no artifacts of job ${ref.jobId} of run ${ref.runId} on this host (${root})`, 'ArtifactNotFound');
+  if (!existsSync(root))
+    throw ApplicationFailure.nonRetryable(`no artifacts of job ${ref.jobId} of run ${ref.runId} on this host (${root})`, 'ArtifactNotFound');
   const files: ArtifactFile[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -62,8 +66,13 @@ export function listJobArtifacts(artifactsRoot: string, ref: JobArtifactRef): Ar
 export function readJobArtifact(artifactsRoot: string, request: ArtifactPageRequest): ArtifactPage {
   const root = jobDirOf(artifactsRoot, request);
   const file = path.resolve(root, request.file);
-  if (!file.startsWith(root + path.sep)) throw ApplicationFailure.nonRetryable(`file: expected a path inside job ${request.jobId}'s artifacts, got ${JSON.stringify(request.file)}`, 'BadArtifactRequest');
-  if (!Number.isInteger(request.offset) || request.offset < 0) throw ApplicationFailure.nonRetryable(`offset: expected a non-negative integer, got ${request.offset}`, 'BadArtifactRequest');
+  if (!file.startsWith(root + path.sep))
+    throw ApplicationFailure.nonRetryable(
+      `file: expected a path inside job ${request.jobId}'s artifacts, got ${JSON.stringify(request.file)}`,
+      'BadArtifactRequest',
+    );
+  if (!Number.isInteger(request.offset) || request.offset < 0)
+    throw ApplicationFailure.nonRetryable(`offset: expected a non-negative integer, got ${request.offset}`, 'BadArtifactRequest');
   const { fd, size } = openArtifactFile(root, file, request);
   try {
     const buffer = Buffer.alloc(Math.min(ARTIFACT_PAGE_BYTES, Math.max(0, size - request.offset)));
@@ -86,8 +95,13 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * keys) or a FIFO, and the lexical check above does not see through either.
  */
 function openArtifactFile(root: string, file: string, request: ArtifactPageRequest): { fd: number; size: number } {
-  const notFound = () => ApplicationFailure.nonRetryable(`${request.file}: no such artifact of job ${request.jobId} of run ${request.runId} on this host`, 'ArtifactNotFound');
-  const refused = (why: string) => ApplicationFailure.nonRetryable(`file: expected a regular file inside job ${request.jobId}'s artifacts, got ${JSON.stringify(request.file)} (${why})`, 'BadArtifactRequest');
+  const notFound = () =>
+    ApplicationFailure.nonRetryable(`${request.file}: no such artifact of job ${request.jobId} of run ${request.runId} on this host`, 'ArtifactNotFound');
+  const refused = (why: string) =>
+    ApplicationFailure.nonRetryable(
+      `file: expected a regular file inside job ${request.jobId}'s artifacts, got ${JSON.stringify(request.file)} (${why})`,
+      'BadArtifactRequest',
+    );
   const parts = path.relative(root, file).split(path.sep);
   let dir = root;
   for (const part of parts.slice(0, -1)) {
