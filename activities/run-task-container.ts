@@ -264,10 +264,10 @@ async function removeContainerAndStorage(docker: DockerEngine, nameOrId: string,
 }
 
 async function waitUntilExitOrDeadline(docker: DockerEngine, containerId: string, deadlineMs: number, cancel: AbortSignal): Promise<'exited' | 'timed_out'> {
+  // Aborted on the way out, whichever way the race ends: the daemon's wait request is not left open.
   const waiting = new AbortController();
-  const onCancel = () => waiting.abort();
-  cancel.addEventListener('abort', onCancel);
   let timer: NodeJS.Timeout | undefined;
+  let onCancel: (() => void) | undefined;
   try {
     return await Promise.race([
       docker.wait(containerId, waiting.signal).then(() => 'exited' as const),
@@ -275,13 +275,14 @@ async function waitUntilExitOrDeadline(docker: DockerEngine, containerId: string
         timer = setTimeout(() => resolve('timed_out'), Math.max(0, deadlineMs - Date.now()));
       }),
       new Promise<never>((_, reject) => {
-        if (cancel.aborted) reject(new Error('cancelled'));
-        cancel.addEventListener('abort', () => reject(new Error('cancelled')));
+        onCancel = () => reject(new Error('cancelled'));
+        if (cancel.aborted) onCancel();
+        else cancel.addEventListener('abort', onCancel, { once: true });
       }),
     ]);
   } finally {
     clearTimeout(timer);
-    cancel.removeEventListener('abort', onCancel);
+    if (onCancel) cancel.removeEventListener('abort', onCancel);
     waiting.abort();
   }
 }
