@@ -4,7 +4,7 @@
 // host killed for good. The first run builds the Go binaries (minutes); later runs reuse them.
 
 import { Connection, type Client } from '@temporalio/client';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
