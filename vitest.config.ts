@@ -1,8 +1,9 @@
-import { defineConfig } from 'vitest/config';
-
 // Three projects, in this order: unit tests of pure modules (test/unit/, no server, seconds), replay of
 // recorded workflow histories against the current bundle (test/replay/, no server), and integration
 // tests against the real Temporal dev server and Docker engine (the rest of test/).
+
+import { defineConfig } from 'vitest/config';
+
 export default defineConfig({
   test: {
     reporters: ['default'],

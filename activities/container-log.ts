@@ -42,6 +42,9 @@ export class CappedLogWriter extends Writable {
     private readonly keepLastBytes = LOG_KEEP_LAST_BYTES,
   ) {
     super({ highWaterMark: 1024 * 1024 });
+    // Without a listener a file that cannot be opened or written (a full disk) would throw from the
+    // event loop and take the worker down; the capture fails instead.
+    file.on('error', (error) => this.destroy(error));
   }
 
   summary(): LogSummary {
@@ -90,12 +93,19 @@ export class CappedLogWriter extends Writable {
       this.keptWritten = last.length;
       const lineStart = this.endsWithNewline ? '' : '\n';
       // "At least": a follower slower than the task misses what the daemon's own capped copy rotated away.
-      this.file.write(`${lineStart}[benchrouter] output past the ${sizeText(this.capBytes)} log cap: at least ${sizeText(this.dropped)} dropped; the last ${sizeText(last.length)} follow\n`);
+      this.file.write(
+        `${lineStart}[benchrouter] output past the ${sizeText(this.capBytes)} log cap: at least ${sizeText(this.dropped)} dropped; the last ${sizeText(last.length)} follow\n`,
+      );
       this.file.write(last);
       this.kept = [];
     }
     this.file.end(() => done());
-    this.file.once('error', done);
+  }
+
+  /** A writer that errors or is destroyed closes its file: nothing else holds the descriptor. */
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.file.destroy();
+    done(error);
   }
 }
 
@@ -134,9 +144,16 @@ export async function captureContainerLog(docker: DockerEngine, containerId: str
     source.once('end', () => void end());
     source.once('close', () => void end());
     // An aborted stream (stop()) ends the file like a closed one; other errors are real.
-    source.once('error', (error: Error) => (following.signal.aborted ? void end() : reject(error)));
+    source.once('error', (error: Error) => {
+      if (following.signal.aborted) return void end();
+      writer.destroy(error);
+      reject(error);
+    });
     writer.once('error', reject);
   });
+  // A stream that fails while the container runs is only awaited later (drained or stop): until then
+  // the rejection is handled here, not reported as unhandled, which ends a Node process.
+  finished.catch(() => undefined);
   return {
     finished,
     async stop() {

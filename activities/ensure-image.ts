@@ -92,13 +92,18 @@ async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string
     mkdirSync(deps.buildLogsDir, { recursive: true });
     const logFile = path.join(deps.buildLogsDir, `${image.replace(/[/:]/g, '_')}.log`);
     const log = createWriteStream(logFile);
+    // A build log that cannot be written (a full disk) must not throw from the event loop and end the
+    // worker: the build goes on, and its outcome is still reported.
+    log.on('error', () => undefined);
+    // The context is read as the daemon takes it; a build refused early leaves it unread, and open.
+    const context = tar.pack(contextDir);
     const ctx = Context.current();
     let step = '';
     const heartbeat = setInterval(() => ctx.heartbeat({ building: image, step }), 2000);
     let failure: BuildEvent | DockerError | undefined;
     try {
       failure = await deps.docker.buildImage(
-        tar.pack(contextDir),
+        context,
         { tag: image, labels: { 'benchrouter.benchmark': input.benchmarkName, 'benchrouter.environment': input.environment }, signal: ctx.cancellationSignal },
         (event) => {
           const text = event.stream ?? event.status ?? (event.error ? `${event.error}\n` : '');
@@ -112,6 +117,7 @@ async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string
       failure = error;
     } finally {
       clearInterval(heartbeat);
+      context.destroy();
       await new Promise<void>((resolve) => log.end(resolve));
     }
     if (failure) {

@@ -218,20 +218,24 @@ function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { a
     return { apiKey: resolveApiKey(job.model.apiKeyEnv, deps.hostId), access: { judge } };
   }
   const cacheDir = (runId: string) => path.join(deps.artifactsRoot, runId, 'gateway-cache');
-  const route = (role: string, target: JobSpec['model']) =>
+  // Both keys are resolved before any route opens: a judge key missing on this host (a final failure)
+  // must not leave the model's route registered, with its token valid, until the worker restarts.
+  const modelKey = resolveApiKey(job.model.apiKeyEnv, deps.hostId);
+  const judgeKey = job.judge ? resolveApiKey(job.judge.apiKeyEnv, deps.hostId) : undefined;
+  const route = (role: string, target: JobSpec['model'], apiKey: string) =>
     gateway.instance.register({
       jobId: job.jobId,
       runId: job.runId,
       role,
-      upstream: { baseUrl: target.endpoint, apiKey: resolveApiKey(target.apiKeyEnv, deps.hostId) },
+      upstream: { baseUrl: target.endpoint, apiKey },
       generation: role === 'model' ? job.generation : { set: {} },
       prices: job.prices,
       cache: job.gateway.cache ? { writeDir: cacheDir(job.runId), readDirs: job.gateway.cacheFrom.map(cacheDir) } : undefined,
       limits: { concurrency: job.gateway.concurrency, ratePerSecond: job.gateway.ratePerSecond, maxRetries: job.gateway.maxRetries },
       usageFile: path.join(jobDir, `usage-${role}.json`),
     });
-  const apiKey = route('model', job.model);
-  const judge = job.judge ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge) } : undefined;
+  const apiKey = route('model', job.model, modelKey);
+  const judge = job.judge && judgeKey !== undefined ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge, judgeKey) } : undefined;
   return { apiKey, access: { endpoint: gateway.url, judge } };
 }
 
@@ -286,10 +290,10 @@ async function waitUntilExitOrDeadline(
   cancel: AbortSignal,
   diskExceeded: Promise<DiskExceeded>,
 ): Promise<{ kind: ContainerOutcome['kind']; disk?: DiskExceeded }> {
+  // Aborted on the way out, whichever way the race ends: the daemon's wait request is not left open.
   const waiting = new AbortController();
-  const onCancel = () => waiting.abort();
-  cancel.addEventListener('abort', onCancel);
   let timer: NodeJS.Timeout | undefined;
+  let onCancel: (() => void) | undefined;
   try {
     return await Promise.race([
       docker.wait(containerId, waiting.signal).then(() => ({ kind: 'exited' as const })),
@@ -298,13 +302,14 @@ async function waitUntilExitOrDeadline(
       }),
       diskExceeded.then((disk) => ({ kind: 'disk_limit' as const, disk })),
       new Promise<never>((_, reject) => {
-        if (cancel.aborted) reject(new Error('cancelled'));
-        cancel.addEventListener('abort', () => reject(new Error('cancelled')));
+        onCancel = () => reject(new Error('cancelled'));
+        if (cancel.aborted) onCancel();
+        else cancel.addEventListener('abort', onCancel, { once: true });
       }),
     ]);
   } finally {
     clearTimeout(timer);
-    cancel.removeEventListener('abort', onCancel);
+    if (onCancel) cancel.removeEventListener('abort', onCancel);
     waiting.abort();
   }
 }

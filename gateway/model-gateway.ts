@@ -107,7 +107,7 @@ export class ModelGateway {
   /** Issues (or, after a restart, re-issues) the route's token; counters resume from its usage file. */
   register(route: GatewayRoute): string {
     const token = this.tokenFor(route.jobId, route.role);
-    const counters = existsSync(route.usageFile) ? (JSON.parse(readFileSync(route.usageFile, 'utf8')) as { counters: UsageCounters }).counters : emptyCounters();
+    const counters = existsSync(route.usageFile) ? savedCounters(route.usageFile) : emptyCounters();
     this.routes.set(token, { ...route, token, counters, savedRequests: -1, cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined });
     if (!this.limiters.has(route.runId)) this.limiters.set(route.runId, new RunLimiter(route.limits.concurrency, route.limits.ratePerSecond));
     return token;
@@ -125,9 +125,20 @@ export class ModelGateway {
     return route.counters;
   }
 
-  /** Periodic snapshots write only routes that took calls since their last one. */
+  /**
+   * Periodic snapshots write only routes that took calls since their last one. A snapshot that cannot
+   * be written (a full disk, a job directory removed) is said and skipped: thrown from the timer it
+   * would end the worker and every task it watches; a route's final save (unregister) still throws.
+   */
   private saveAll(): void {
-    for (const route of this.routes.values()) if (route.counters.requests !== route.savedRequests) this.save(route);
+    for (const route of this.routes.values()) {
+      if (route.counters.requests === route.savedRequests) continue;
+      try {
+        this.save(route);
+      } catch (error) {
+        console.error(`model gateway: cannot save the usage of job ${route.jobId} (${route.role}) to ${route.usageFile}: ${(error as Error).message}`);
+      }
+    }
   }
 
   private save(route: LiveRoute): void {
@@ -334,4 +345,16 @@ function sleep(ms: number): Promise<void> {
 function sendError(res: http.ServerResponse, status: number, message: string, type: string): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type, code: null } }));
+}
+
+/** The counters a route's usage file holds (a restarted worker resumes from them); errors name the file. */
+function savedCounters(usageFile: string): UsageCounters {
+  let saved: { counters?: UsageCounters } | null;
+  try {
+    saved = JSON.parse(readFileSync(usageFile, 'utf8')) as { counters?: UsageCounters } | null;
+  } catch (error) {
+    throw new Error(`${usageFile}: expected the JSON usage snapshot the gateway writes (${(error as Error).message})`, { cause: error });
+  }
+  if (typeof saved?.counters !== 'object' || saved.counters === null) throw new Error(`${usageFile}: counters: expected an object, got ${JSON.stringify(saved?.counters)}`);
+  return saved.counters;
 }

@@ -1,5 +1,5 @@
 // N no-op tasks, timed through `br run` and as raw `docker run`: the two sides of an overhead figure,
-// for perf/cluster (perf/overhead has the same steps inline).
+// shared by perf/overhead and perf/cluster.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

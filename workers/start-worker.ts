@@ -14,7 +14,7 @@ import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
 import { connectPatiently } from './connect-patiently.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
-import { installTaskFirewall } from '../activities/task-firewall.js';
+import { installTaskFirewall, type TaskFirewall } from '../activities/task-firewall.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
 
 export interface StartWorkerOptions {
@@ -51,70 +51,98 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const identity = workerIdentity(hostId, process.pid);
 
   const gateway = new ModelGateway(gatewaySecret(settings.home));
-  const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch((error: Error) => {
-    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port, or BENCHROUTER_GATEWAY_HOST to an address of this machine`);
+  const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch(async (error: Error) => {
+    await connection.close().catch(() => undefined);
+    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port, or BENCHROUTER_GATEWAY_HOST to an address of this machine`, { cause: error });
   });
-  options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
-  if (/^(127\.|localhost$|::1$)/.test(settings.gatewayHost)) {
-    options.say?.(`warning: the model gateway listens on ${settings.gatewayHost} only; tasks on the ${TASK_NETWORK} network cannot reach it (set BENCHROUTER_GATEWAY_HOST=0.0.0.0)`);
-  }
-
-  // Tasks run on a network of their own; the firewall keeps them off this host's other ports.
-  await ensureTaskNetwork(docker);
-  const firewall = await installTaskFirewall(TASK_BRIDGE_INTERFACE, gatewayPort);
-  options.say?.(
-    firewall.active
-      ? `task network ${TASK_NETWORK}: host ports closed to tasks except the gateway's (${gatewayPort})`
-      : `warning: task network ${TASK_NETWORK}: ${firewall.problem}; tasks can reach every port this host listens on outside loopback`,
-  );
-
-  const client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say);
+  // What is opened from here on is closed again when a later step fails: a gateway left listening
+  // would keep a `br worker` that failed to start alive, silent, on its port.
+  let firewall: TaskFirewall | undefined;
+  const closeResources = async () => {
+    await gateway.close().catch(() => undefined);
+    await firewall?.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+  };
+  let shared: Worker;
+  let host: Worker;
   try {
-    await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say });
-  } finally {
-    await client.connection.close();
-  }
-  const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = options.workflowBundlePath
-    ? { workflowBundle: { codePath: options.workflowBundlePath } }
-    : { workflowsPath };
+    options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
+    if (/^(127\.|localhost$|::1$)/.test(settings.gatewayHost)) {
+      options.say?.(`warning: the model gateway listens on ${settings.gatewayHost} only; tasks on the ${TASK_NETWORK} network cannot reach it (set BENCHROUTER_GATEWAY_HOST=0.0.0.0)`);
+    }
 
-  const shared = await Worker.create({
-    connection,
-    namespace: settings.temporalNamespace,
-    taskQueue: settings.sharedQueue,
-    identity,
-    dataConverter,
-    ...workflowSource,
-    activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
-  });
-  const host = await Worker.create({
-    connection,
-    namespace: settings.temporalNamespace,
-    taskQueue: hostQueue,
-    identity,
-    dataConverter,
-    activities: createHostActivities({
-      docker,
-      hostId,
-      artifactsRoot: settings.artifactsRoot,
-      locksDir: settings.locksDir,
-      buildLogsDir: settings.buildLogsDir,
-      imageCacheDir: settings.imageCacheDir,
-      dindStorageRoot: settings.dindStorageRoot,
-      ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
-      gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
-      firewall,
+    // Tasks run on a network of their own; the firewall keeps them off this host's other ports.
+    await ensureTaskNetwork(docker);
+    firewall = await installTaskFirewall(TASK_BRIDGE_INTERFACE, gatewayPort);
+    options.say?.(
+      firewall.active
+        ? `task network ${TASK_NETWORK}: host ports closed to tasks except the gateway's (${gatewayPort})`
+        : `warning: task network ${TASK_NETWORK}: ${firewall.problem}; tasks can reach every port this host listens on outside loopback`,
+    );
+
+    const client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say);
+    try {
+      await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say });
+    } finally {
+      await client.connection.close();
+    }
+    const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = options.workflowBundlePath
+      ? { workflowBundle: { codePath: options.workflowBundlePath } }
+      : { workflowsPath };
+
+    shared = await Worker.create({
+      connection,
+      namespace: settings.temporalNamespace,
+      taskQueue: settings.sharedQueue,
+      identity,
+      dataConverter,
+      ...workflowSource,
+      activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
+    });
+    host = await Worker.create({
+      connection,
+      namespace: settings.temporalNamespace,
+      taskQueue: hostQueue,
+      identity,
+      dataConverter,
+      activities: createHostActivities({
+        docker,
+        hostId,
+        artifactsRoot: settings.artifactsRoot,
+        locksDir: settings.locksDir,
+        buildLogsDir: settings.buildLogsDir,
+        imageCacheDir: settings.imageCacheDir,
+        dindStorageRoot: settings.dindStorageRoot,
+        ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
+        gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
+        firewall,
+      }),
+      maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
+      // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
+      // heartbeat timeout) would let a cancelled container run on for ~25 s.
+      maxHeartbeatThrottleInterval: '1s',
+      defaultHeartbeatThrottleInterval: '1s',
+    });
+  } catch (error) {
+    await closeResources();
+    throw error;
+  }
+  // A worker that fails stops the other: a host queue polled without the shared one (or the reverse)
+  // takes work it cannot finish. Resources close once both have stopped, however they stopped.
+  const workers = [shared, host];
+  const stopAll = () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  const runs = workers.map((worker) =>
+    worker.run().catch((error: unknown) => {
+      stopAll();
+      throw error;
     }),
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
-    // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
-    // heartbeat timeout) would let a cancelled container run on for ~25 s.
-    maxHeartbeatThrottleInterval: '1s',
-    defaultHeartbeatThrottleInterval: '1s',
-  });
-  const done = Promise.all([shared.run(), host.run()]).then(async () => {
-    await gateway.close();
-    await firewall.close();
-    await connection.close();
+  );
+  const done = Promise.allSettled(runs).then(async (outcomes) => {
+    await closeResources();
+    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
   });
   return {
     hostId,
@@ -123,7 +151,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     gatewayPort,
     done,
     async shutdown() {
-      for (const worker of [shared, host]) if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopAll();
       await done;
     },
   };

@@ -1,3 +1,6 @@
+// The commands that read a run's artifacts on this host (br artifacts, br logs, br records), through
+// the real commander program against artifact directories written in a temp root.
+
 import { Command, CommanderError } from 'commander';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

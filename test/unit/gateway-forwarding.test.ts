@@ -2,12 +2,12 @@
 // small HTTP server in this file that records the exact bytes it receives and streams events ended
 // by CRLF CRLF with UTF-8 characters split across writes.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ModelGateway, type GatewayRoute } from '../../gateway/model-gateway.js';
 import { BUILT_IN_PRICES } from '../../gateway/price-table.js';
 import type { GenerationSettings } from '../../runs/generation.js';
@@ -267,5 +267,43 @@ describe('metering the Responses API', () => {
     expect(metered.ttftMs.count).toBe(1);
     const price = BUILT_IN_PRICES['gpt-4o']!;
     expect(metered.cost).toBeCloseTo((30 * price.input + 9 * price.output) / 1e6, 12);
+  });
+});
+
+describe('usage snapshots', () => {
+  const routeTo = (jobId: string, usageFile: string): GatewayRoute => ({
+    jobId,
+    runId: 'run-snapshots',
+    role: 'model',
+    upstream: { baseUrl: upstreamUrl, apiKey: 'sk-real-key' },
+    generation: { set: {} },
+    prices: BUILT_IN_PRICES,
+    limits: { concurrency: 1, maxRetries: 0 },
+    usageFile,
+  });
+
+  it('a snapshot that cannot be written is said, naming the file, and does not throw out of the gateway', async () => {
+    const blocked = new ModelGateway('snapshot-secret');
+    await blocked.listen(0, '127.0.0.1');
+    // A regular file where the job's directory belongs: no snapshot under it can be written.
+    const notADir = path.join(scratch, 'not-a-dir');
+    writeFileSync(notADir, '');
+    const route = routeTo('job-unsaved', path.join(notADir, 'usage-model.json'));
+    blocked.register(route);
+    const said = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      // close() takes a last snapshot of every live route, as the 2-second timer does.
+      await expect(blocked.close()).resolves.toBeUndefined();
+      expect(said.mock.calls.map((call) => String(call[0]))).toEqual([expect.stringContaining(`cannot save the usage of job job-unsaved (model) to ${route.usageFile}: EEXIST`)]);
+    } finally {
+      said.mockRestore();
+    }
+  });
+
+  it('a usage file that is not the JSON the gateway writes is refused by name when the route is registered again', () => {
+    const usageFile = path.join(scratch, 'job-corrupt', 'usage-model.json');
+    mkdirSync(path.dirname(usageFile), { recursive: true });
+    writeFileSync(usageFile, '{"counters": {"requests": 3');
+    expect(() => new ModelGateway('snapshot-secret').register(routeTo('job-corrupt', usageFile))).toThrow(`${usageFile}: expected the JSON usage snapshot the gateway writes`);
   });
 });

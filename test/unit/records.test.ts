@@ -1,3 +1,6 @@
+// records.jsonl validation (contract/records.ts): bad lines named by line number and field, scores
+// normalized, and the summary counted exactly.
+
 import { describe, expect, it } from 'vitest';
 import { BAD_LINE_EXAMPLES, parseRecords, summarizeRecords } from '../../contract/records.js';
 

@@ -1,3 +1,6 @@
+// The deterministic reference model: its answer rule (FNV-1a hash of the expression against the
+// accuracy in the model name), its scores on the arith demo data, and its OpenAI-compatible server.
+
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,6 @@
+// Exports of result tables (cli/table-export.ts): CSV, Markdown, JSON and aligned text, XLSX sheets
+// read back with ExcelJS, sheet names Excel accepts, and no formula injection.
+
 import ExcelJS from 'exceljs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
