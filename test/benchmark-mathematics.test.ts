@@ -38,34 +38,41 @@ afterAll(async () => {
 });
 
 describe('mathematics', () => {
-  it('scores the canned answers of the first 20 questions exactly as the upstream generator and exact match do: accuracy = 15/20', { timeout: COLD_BUILD_MS }, async () => {
-    const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, options: { limit: 20 } });
-    const job = run.jobs[0]!;
-    expect(job.status, job.message).toBe('SUCCEEDED');
-    expect(job.result).toEqual({ overall: 0.75, raw_metrics: { correct: 15, total: 20 } });
+  it(
+    'scores the canned answers of the first 20 questions exactly as the upstream generator and exact match do: accuracy = 15/20',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, options: { limit: 20 } });
+      const job = run.jobs[0]!;
+      expect(job.status, job.message).toBe('SUCCEEDED');
+      expect(job.result).toEqual({ overall: 0.75, raw_metrics: { correct: 15, total: 20 } });
 
-    // Directly: generate_to_file writes question and answer lines per module; each canned answer is looked up by its question.
-    await dockerRun(benchmarkImage('mathematics', 'mathematics'), ['python3', '-c', GENERATE_TO_FILE], { volumes: [`${scratch}:/work`] });
-    const canned = new Map(
-      readFileSync(ANSWERS, 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as { messages: { content: string }[]; content: string })
-        .map((a) => [a.messages[0]!.content.slice(INSTRUCTION.length), a.content] as const),
-    );
-    const pairs = ['algebra__linear_1d', 'algebra__linear_1d_composed'].flatMap((module) => {
-      const lines = readFileSync(path.join(scratch, 'out', 'interpolate', `${module}.txt`), 'utf8').split('\n');
-      return Array.from({ length: 10 }, (_, i) => ({ question: lines[2 * i]!, answer: lines[2 * i + 1]! }));
-    });
-    expect(pairs.every((p) => canned.has(p.question))).toBe(true);
-    const direct = pairs.filter((p) => canned.get(p.question)!.trim() === p.answer).length / pairs.length;
-    expect(direct).toBe(0.75);
-    expect(job.result?.overall).toBe(direct);
-    expect(replay.counts.unknown).toBe(0);
-  });
+      // Directly: generate_to_file writes question and answer lines per module; each canned answer is looked up by its question.
+      await dockerRun(benchmarkImage('mathematics', 'mathematics'), ['python3', '-c', GENERATE_TO_FILE], { volumes: [`${scratch}:/work`] });
+      const canned = new Map(
+        readFileSync(ANSWERS, 'utf8')
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { messages: { content: string }[]; content: string })
+          .map((a) => [a.messages[0]!.content.slice(INSTRUCTION.length), a.content] as const),
+      );
+      const pairs = ['algebra__linear_1d', 'algebra__linear_1d_composed'].flatMap((module) => {
+        const lines = readFileSync(path.join(scratch, 'out', 'interpolate', `${module}.txt`), 'utf8').split('\n');
+        return Array.from({ length: 10 }, (_, i) => ({ question: lines[2 * i]!, answer: lines[2 * i + 1]! }));
+      });
+      expect(pairs.every((p) => canned.has(p.question))).toBe(true);
+      const direct = pairs.filter((p) => canned.get(p.question)!.trim() === p.answer).length / pairs.length;
+      expect(direct).toBe(0.75);
+      expect(job.result?.overall).toBe(direct);
+      expect(replay.counts.unknown).toBe(0);
+    },
+  );
 
   it('runs only the named questions under --instances', async () => {
-    const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, options: { instances: ['algebra__linear_1d/3', 'algebra__linear_1d_composed/0'] } });
+    const run = await h.run(builtinDir('mathematics'), {
+      endpoint: replay.url,
+      options: { instances: ['algebra__linear_1d/3', 'algebra__linear_1d_composed/0'] },
+    });
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.5, raw_metrics: { correct: 1, total: 2 } });
