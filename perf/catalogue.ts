@@ -5,13 +5,15 @@
 // time minus the harness's own time as the harness logs it ("... in <s> s" on its last lines), or minus
 // the container's run time where the harness logs none.
 //
-//   npm run perf:catalogue -- [--cold[=NAME,...]]    (removes each (or each named) benchmark's cached image first)
+//   npm run perf:catalogue -- [--cold[=NAME,...]] [NAME...]
+//   (--cold removes each, or each named, benchmark's cached image first; NAMEs run only those benchmarks)
 
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { imageTagFor } from '../activities/ensure-image.js';
 import { CONTAINER_LOG_FILE } from '../activities/container-log-tail.js';
+import { settingsFrom } from '../config/settings.js';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
@@ -20,6 +22,7 @@ import type { RunResult } from '../runs/run-spec.js';
 import { repoRoot, run, startStack } from './perf-support.js';
 
 const LIMIT = 20;
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const coldFlag = process.argv.find((a) => a === '--cold' || a.startsWith('--cold='));
 /** Which benchmarks' images to remove before their first run: all with a bare --cold. */
 const coldFor = (benchmark: string) => coldFlag !== undefined && (coldFlag === '--cold' || coldFlag.slice('--cold='.length).split(',').includes(benchmark));
@@ -65,10 +68,10 @@ async function brRun(env: Record<string, string>, entry: Entry, endpoint: string
 }
 
 /** The harness's own seconds from its log ("... in 1.23 s"); the longest job's, as the jobs run at once. Null when a job logs none. */
-function harnessSeconds(result: RunResult): number | null {
+function harnessSeconds(artifactsRoot: string, result: RunResult): number | null {
   const seconds = result.jobs.map((job) => {
-    const log = job.artifactsDir ? path.join(job.artifactsDir, CONTAINER_LOG_FILE) : undefined;
-    const text = log && existsSync(log) ? readFileSync(log, 'utf8') : '';
+    const log = path.join(artifactsRoot, result.runId, job.jobId, CONTAINER_LOG_FILE);
+    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
     const logged = [...text.matchAll(/ in ([0-9.]+) s\b/g)].at(-1)?.[1];
     return logged === undefined ? null : Number(logged);
   });
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
   const stack = await startStack('catalogue');
   const rows: string[][] = [];
   try {
-    for (const entry of ENTRIES) {
+    for (const entry of ENTRIES.filter((e) => only.length === 0 || only.includes(e.benchmark))) {
       const name = entry.task ? `${entry.benchmark}/${entry.task}` : entry.benchmark;
       const limit = Math.min(LIMIT, entry.covered ?? LIMIT);
       // Only before a benchmark's first entry: its second task must find the image the first one built.
@@ -121,7 +124,7 @@ async function main(): Promise<void> {
       const endpoint = entry.model === 'replay' ? replay.url : reference.url;
       const first = await brRun(stack.env, entry, endpoint, limit);
       const warm = await brRun(stack.env, entry, endpoint, limit);
-      const harness = harnessSeconds(warm.result);
+      const harness = harnessSeconds(settingsFrom(stack.env, os.homedir()).artifactsRoot, warm.result);
       const inside = harness ?? containerSeconds(warm.result);
       const build = buildSeconds(first.result);
       rows.push([

@@ -78,6 +78,13 @@ describe('mathematics', () => {
     expect(job.result).toEqual({ overall: 0.5, raw_metrics: { correct: 1, total: 2 } });
   });
 
+  it('fails the job naming an instance id the generator does not draw', async () => {
+    const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, options: { instances: ['algebra__linear_1d/3', 'algebra__linear_1d/10'] } });
+    const job = run.jobs[0]!;
+    expect(job.status).toBe('FAILED');
+    expect(job.message).toContain("BENCHROUTER_INSTANCES: no question ['algebra__linear_1d/10'] in interpolate");
+  });
+
   it('fails the job with the bridge error naming the request when the model cannot be reached', async () => {
     const run = await h.run(builtinDir('mathematics'), { endpoint: 'http://127.0.0.1:9/v1', options: { limit: 1 } });
     const job = run.jobs[0]!;

@@ -33,6 +33,8 @@ for name, module in generate.filtered_modules[REGIME].items():
         problem, _ = generate.sample_from_module(module)
         if wanted is None or f"{name}/{i}" in wanted:
             problems.append({"id": f"{name}/{i}", "question": str(problem.question), "answer": str(problem.answer)})
+if wanted is not None and len(problems) < len(wanted):
+    sys.exit(f"bridge.py: BENCHROUTER_INSTANCES: no question {sorted(wanted - {p['id'] for p in problems})} in {REGIME}: expected ids <module>/<n>, n from 0 to {generate.counts[REGIME] - 1}")
 
 
 def chat(messages):
