@@ -1,0 +1,159 @@
+// perf/catalogue: what each built-in benchmark costs through BenchRouter. Runs every built-in benchmark
+// twice through `br run` against the replay model (arith against the reference model, which it was made
+// for) with `--limit 20`, or fewer where the canned answers cover fewer instances, and prints per
+// benchmark the cold build time, the warm run time and the platform's share of the warm run: its wall
+// time minus the harness's own time as the harness logs it ("... in <s> s" on its last lines), or minus
+// the container's run time where the harness logs none.
+//
+//   npm run perf:catalogue -- [--cold[=NAME,...]] [NAME...]
+//   (--cold removes each, or each named, benchmark's cached image first; NAMEs run only those benchmarks)
+
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { imageTagFor } from '../activities/ensure-image.js';
+import { CONTAINER_LOG_FILE } from '../activities/container-log-tail.js';
+import { settingsFrom } from '../config/settings.js';
+import { directoryDigest } from '../contract/benchmark-digest.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
+import { startReferenceModel } from '../reference-model/reference-model-server.js';
+import { startReplayModel } from '../reference-model/replay-model-server.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { repoRoot, run, startStack } from './perf-support.js';
+
+const LIMIT = 20;
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const coldFlag = process.argv.find((a) => a === '--cold' || a.startsWith('--cold='));
+/** Which benchmarks' images to remove before their first run: all with a bare --cold. */
+const coldFor = (benchmark: string) => coldFlag !== undefined && (coldFlag === '--cold' || coldFlag.slice('--cold='.length).split(',').includes(benchmark));
+const answersDir = path.join(repoRoot, 'test', 'fixtures', 'replay');
+
+/** One measured `br run`: a benchmark, or one task of it where its tasks' canned answers cover different counts. */
+interface Entry {
+  benchmark: string;
+  task?: string;
+  /** The instances the canned answers cover, when fewer than LIMIT. */
+  covered?: number;
+  model: 'replay' | 'reference';
+}
+
+const ENTRIES: Entry[] = [
+  { benchmark: 'arith', model: 'reference' },
+  { benchmark: 'bfcl', task: 'simple-python', covered: 5, model: 'replay' },
+  { benchmark: 'bfcl', task: 'multi-turn-base', covered: 2, model: 'replay' },
+  { benchmark: 'humaneval', covered: 5, model: 'replay' },
+  { benchmark: 'mathematics', model: 'replay' },
+  { benchmark: 'mcp', covered: 5, model: 'replay' },
+  { benchmark: 'sql', covered: 8, model: 'replay' },
+];
+
+interface Measured {
+  wallSeconds: number;
+  result: RunResult;
+}
+
+async function brRun(env: Record<string, string>, entry: Entry, endpoint: string, limit: number): Promise<Measured> {
+  const args = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', entry.model, '--endpoint', endpoint, '--limit', String(limit), '--json'];
+  if (entry.task) args.push('--tasks', entry.task);
+  const started = performance.now();
+  const r = await run(path.join(repoRoot, 'br'), args, env);
+  const wallSeconds = (performance.now() - started) / 1000;
+  let result: RunResult;
+  try {
+    result = JSON.parse(r.stdout) as RunResult;
+  } catch {
+    throw new Error(`br ${args.join(' ')}: expected a JSON result on stdout (exit ${r.code}), got: ${r.stdout.slice(0, 300)}${r.stderr.slice(-600)}`);
+  }
+  return { wallSeconds, result };
+}
+
+/** The harness's own seconds from its log ("... in 1.23 s"); the longest job's, as the jobs run at once. Null when a job logs none. */
+function harnessSeconds(artifactsRoot: string, result: RunResult): number | null {
+  const seconds = result.jobs.map((job) => {
+    const log = path.join(artifactsRoot, result.runId, job.jobId, CONTAINER_LOG_FILE);
+    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+    const logged = [...text.matchAll(/ in ([0-9.]+) s\b/g)].at(-1)?.[1];
+    return logged === undefined ? null : Number(logged);
+  });
+  return seconds.some((s) => s === null) ? null : Math.max(...(seconds as number[]));
+}
+
+const containerSeconds = (result: RunResult) => Math.max(...result.jobs.map((job) => job.timings.containerSeconds));
+
+/** Queue to container start of the jobs that built their image: the build, plus the claim of a host. */
+function buildSeconds(result: RunResult): number | null {
+  const built = result.jobs.filter((job) => job.imageBuilt && job.timings.startedAt);
+  if (built.length === 0) return null;
+  return Math.max(...built.map((job) => (Date.parse(job.timings.startedAt!) - Date.parse(job.timings.queuedAt)) / 1000));
+}
+
+async function removeImages(benchmark: string): Promise<void> {
+  const dir = path.join(repoRoot, 'benchmarks', benchmark);
+  for (const environment of new Set(loadBenchmark(dir).tasks.map((task) => task.environment))) {
+    const image = imageTagFor(benchmark, environment, directoryDigest(path.join(dir, 'environments', environment)));
+    const removed = await run('docker', ['rmi', image]);
+    // A container of another run still using the image keeps it: that benchmark's build then shows as cached.
+    if (removed.code !== 0 && !/No such image/.test(removed.stderr)) console.error(`perf:catalogue: could not remove ${image}: ${removed.stderr.trim()}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-catalogue-'));
+  // One answers file for every benchmark: answers are keyed by the request, so the fixtures never collide.
+  const answersFile = path.join(scratch, 'answers.jsonl');
+  writeFileSync(
+    answersFile,
+    readdirSync(answersDir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .map((f) => readFileSync(path.join(answersDir, f), 'utf8').trimEnd() + '\n')
+      .join(''),
+  );
+  // 0.0.0.0: DinD tasks (sql) reach the model through the bridge network, not loopback.
+  const replay = await startReplayModel({ answersFile, host: '0.0.0.0' });
+  const reference = await startReferenceModel({ port: 0, host: '0.0.0.0' });
+  const stack = await startStack('catalogue');
+  const rows: string[][] = [];
+  try {
+    for (const entry of ENTRIES.filter((e) => only.length === 0 || only.includes(e.benchmark))) {
+      const name = entry.task ? `${entry.benchmark}/${entry.task}` : entry.benchmark;
+      const limit = Math.min(LIMIT, entry.covered ?? LIMIT);
+      // Only before a benchmark's first entry: its second task must find the image the first one built.
+      if (coldFor(entry.benchmark) && !ENTRIES.slice(0, ENTRIES.indexOf(entry)).some((e) => e.benchmark === entry.benchmark))
+        await removeImages(entry.benchmark);
+      const endpoint = entry.model === 'replay' ? replay.url : reference.url;
+      const first = await brRun(stack.env, entry, endpoint, limit);
+      const warm = await brRun(stack.env, entry, endpoint, limit);
+      const harness = harnessSeconds(settingsFrom(stack.env, os.homedir()).artifactsRoot, warm.result);
+      const inside = harness ?? containerSeconds(warm.result);
+      const build = buildSeconds(first.result);
+      rows.push([
+        name,
+        entry.covered && entry.covered < LIMIT ? `${limit} (answers cover ${entry.covered})` : String(limit),
+        `${first.result.status}/${warm.result.status} ${warm.result.overall ?? '-'}`,
+        build === null ? 'cached' : build.toFixed(1),
+        warm.wallSeconds.toFixed(1),
+        `${inside.toFixed(1)} (${harness === null ? 'container' : 'harness log'})`,
+        `${(warm.wallSeconds - inside).toFixed(1)} (${(((warm.wallSeconds - inside) / warm.wallSeconds) * 100).toFixed(0)}%)`,
+      ]);
+      console.error(`perf:catalogue: ${rows.at(-1)!.join(' | ')}`);
+    }
+  } finally {
+    await stack.stop();
+    await replay.close();
+    await reference.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const header = ['benchmark', 'instances', 'status score', 'cold build s', 'warm run s', 'harness s', 'platform s'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const row of [header, ...rows])
+    console.log(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
+  console.log(`unknown replay requests: ${replay.counts.unknown}; "cached": the image existed before the first run (--cold rebuilds it)`);
+}
+
+await main();
