@@ -10,6 +10,8 @@ export const CONTAINER_LOG_FILE = JOB_FILES.containerLog;
 export const CONTAINER_TAIL_FILE = 'container-tail.log';
 
 const TAIL_LINES = 20;
+/** Lines the DinD runtime's entrypoint prints about itself (runtime/dind/entrypoint.sh). */
+const DIND_RUNTIME_PREFIX = '[dind] ';
 /** Only the end of the log is read: a task may print gigabytes. */
 const TAIL_READ_BYTES = 64 * 1024;
 /** The most of the last log line a job's message shows. */
@@ -27,7 +29,10 @@ export function keepLogTail(jobDir: string, secrets: readonly string[]): string 
     .map((l) => l.replace(/\r$/, '').replace(/^\S+Z /, ''));
   const tail = lines.slice(-TAIL_LINES);
   writeFileSync(path.join(jobDir, CONTAINER_TAIL_FILE), tail.length && tail.join('').trim() ? `${tail.join('\n')}\n` : '');
-  return shownLine(lines.filter((l) => l.trim()).at(-1) ?? '');
+  // The DinD runtime's own closing lines ("[dind] task exited ...") follow the task's: the task's last
+  // word is what explains a failure, the runtime's only when the task said nothing.
+  const said = lines.filter((l) => l.trim());
+  return shownLine(said.filter((l) => !l.startsWith(DIND_RUNTIME_PREFIX)).at(-1) ?? said.at(-1) ?? '');
 }
 
 /** One log line as a job message may show it; secrets must already be gone (a cut could split one). */

@@ -62,6 +62,16 @@ describe('keepLogTail', () => {
     expect(tail).not.toContain('line 9 ');
   });
 
+  it("shows the task's last line rather than the DinD runtime's closing lines, and the runtime's when the task said nothing", () => {
+    const jobDir = path.join(scratch, 'dind-job');
+    mkdirSync(jobDir);
+    const stamp = '2026-11-30T14:00:00.000000000Z';
+    writeFileSync(path.join(jobDir, 'container.log'), `${stamp} inner service up, now failing\n${stamp} [dind] task exited with status 4; inner daemon stopped in 1.2s\n`);
+    expect(keepLogTail(jobDir, [])).toBe('inner service up, now failing');
+    writeFileSync(path.join(jobDir, 'container.log'), `${stamp} [dind] error: dockerd did not start\n`);
+    expect(keepLogTail(jobDir, [])).toBe('[dind] error: dockerd did not start');
+  });
+
   it(`cuts the shown line to ${SHOWN_LINE_CHARS} characters after redacting, so no part of a secret survives the cut`, () => {
     const jobDir = path.join(scratch, 'long');
     mkdirSync(jobDir);
