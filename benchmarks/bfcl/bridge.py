@@ -45,13 +45,19 @@ bfcl("generate", "--model", model, "--test-category", category, "--run-ids", "--
 results = {e["id"]: e for e in map(json.loads, next((root / "result").rglob(f"BFCL_v4_{category}_result.json")).read_text().splitlines())}
 # BFCL records a request that failed (model unreachable, HTTP error) as a wrong answer; that is a failed run, not a score.
 errors = [f"{i}: {e['result']}" for i, e in results.items() if isinstance(e.get("result"), str) and e["result"].startswith("Error during inference")]
+def fail(message):
+    # On stdout, after BFCL's own lines: Docker reads stdout and stderr apart, so only one stream keeps the order.
+    print(message, flush=True)
+    sys.exit(1)
+
+
 if errors:
-    sys.exit(f"bridge.py: {len(errors)} of {len(results)} requests to the model failed, first: {errors[0]}")
+    fail(f"bridge.py: {len(errors)} of {len(results)} requests to the model failed, first: {errors[0]}")
 bfcl("evaluate", "--model", model, "--test-category", category, "--partial-eval")
 
 score_file = next((root / "score").rglob(f"BFCL_v4_{category}_score.json"), None)
 if score_file is None:
-    sys.exit(f"bridge.py: bfcl evaluate wrote no BFCL_v4_{category}_score.json under {root / 'score'}")
+    fail(f"bridge.py: bfcl evaluate wrote no BFCL_v4_{category}_score.json under {root / 'score'}")
 summary, *failures = [json.loads(line) for line in score_file.read_text().splitlines() if line.strip()]
 failed = {entry["id"]: entry for entry in failures}
 answers = {e["id"]: e for e in map(json.loads, (POSSIBLE_ANSWER_PATH / data_file.name).read_text().splitlines()) if e["id"] in results}
