@@ -1,24 +1,8 @@
-// Four projects: unit tests of pure modules (test/unit/, no server, seconds), replay of recorded
-// workflow histories against the current bundle (test/replay/, no server), then, side by side,
-// integration tests against the real Temporal dev server and Docker engine (the rest of test/), and
-// the chaos tests among them, one file at a time.
+// Three projects, in this order: unit tests of pure modules (test/unit/, no server, seconds), replay of
+// recorded workflow histories against the current bundle (test/replay/, no server), and integration
+// tests against the real Temporal dev server and Docker engine (the rest of test/), two files at once.
 
 import { defineConfig } from 'vitest/config';
-
-/**
- * Files that kill workers, servers or daemons on purpose, time failovers, or wedge a worker: they run
- * one at a time, beside the other integration files, so nothing of theirs is timed against a neighbour's
- * kill -9 or docker outage.
- */
-const CHAOS_FILES = [
-  'test/durability.test.ts',
-  'test/docker-daemon-outage.test.ts',
-  'test/cluster.test.ts',
-  'test/operational-health.test.ts',
-  'test/evalscope-resume.test.ts',
-  'test/task-limits.test.ts',
-  'test/hostile-output.test.ts',
-];
 
 export default defineConfig({
   test: {
@@ -46,22 +30,12 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**', 'test/replay/**', ...CHAOS_FILES],
+          exclude: ['test/unit/**', 'test/replay/**'],
           globalSetup: ['test/support/global-setup.ts'],
           // Most of an integration test is waiting (for containers, images, timeouts): two files at once
-          // keep a 2-core machine busy without starving either.
+          // keep a 2-core machine busy without starving either. Each file has its own queues, host ids,
+          // homes and ports; the ones that kill servers or daemons use their own (see test/support/).
           maxWorkers: 2,
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          sequence: { groupOrder: 2 },
-        },
-      },
-      {
-        test: {
-          name: 'chaos',
-          include: CHAOS_FILES,
-          globalSetup: ['test/support/global-setup.ts'],
-          fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 120_000,
           sequence: { groupOrder: 2 },
