@@ -4,6 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { RunEntry } from '../runs/leaderboard.js';
 import type { RunResult } from '../runs/run-spec.js';
+import { withJobs } from './run-jobs.js';
 import { listRuns, runHandle } from './runs.js';
 
 export async function finishedRuns(client: Client, filter: { benchmark?: string; model?: string } = {}): Promise<RunEntry[]> {
@@ -18,7 +19,7 @@ export async function runResults(client: Client, runIds: string[], concurrency =
     Array.from({ length: Math.min(concurrency, runIds.length) }, async () => {
       while (next < runIds.length) {
         const i = next++;
-        results[i] = await runHandle(client, runIds[i]!).result();
+        results[i] = await withJobs(client.workflow, await runHandle(client, runIds[i]!).result());
       }
     }),
   );

@@ -13,6 +13,7 @@ import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
+import { withJobs } from './run-jobs.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
@@ -90,7 +91,7 @@ export function createRerunSpec(original: RunSpec): RunSpec {
   };
 }
 
-/** The run definition pinned in a run's workflow input. */
+/** The run definition pinned in a run's workflow input (the latest execution's, when it continued as new). */
 export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
   const history = await handle.fetchHistory();
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
@@ -99,7 +100,9 @@ export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
   let payloads = [payload];
   // Codecs decode in the reverse of the order they encode.
   for (const codec of [...payloadCodecsFromEnv()].reverse()) payloads = await codec.decode(payloads);
-  return defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
+  // A later execution of a run that continues as new carries where it stood: not part of the definition.
+  const { continuation: _continuation, ...spec } = defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
+  return spec;
 }
 
 /**
@@ -164,7 +167,12 @@ export async function whilePolling<T, P>(result: Promise<T>, poll: () => Promise
 
 /** Waits for the run's result, calling onProgress as counts change (polling the progress query). */
 export async function followRun(handle: RunHandle, onProgress?: (p: RunProgress) => void, intervalMs = 500): Promise<RunResult> {
-  return whilePolling(handle.result(), () => queryProgress(handle), onProgress, intervalMs);
+  return whilePolling(
+    handle.result().then((result) => withJobs(handle.client, result)),
+    () => queryProgress(handle),
+    onProgress,
+    intervalMs,
+  );
 }
 
 export interface RunSummary {

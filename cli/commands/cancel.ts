@@ -1,6 +1,7 @@
 // `br cancel`: stop a run's containers; the run ends CANCELLED and keeps what was harvested.
 
 import type { Command } from 'commander';
+import { withJobs } from '../../client/run-jobs.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { printRun } from '../run-progress.js';
@@ -17,6 +18,6 @@ export function registerCancelCommand(program: Command, deps: CliDeps): Command 
       const handle = await existingRun(deps, runId);
       await handle.cancel();
       deps.say(`cancellation requested for ${runId}; waiting for its containers to stop`);
-      await printRun(deps, await handle.result(), flags.json);
+      await printRun(deps, await withJobs(handle.client, await handle.result()), flags.json);
     });
 }

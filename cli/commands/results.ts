@@ -2,6 +2,7 @@
 // with the run's outcome.
 
 import type { Command } from 'commander';
+import { withJobs } from '../../client/run-jobs.js';
 import { runWebUiLink } from '../../config/settings.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES, exitCodeOf } from '../exit-codes.js';
@@ -23,7 +24,7 @@ export function registerResultsCommand(program: Command, deps: CliDeps): Command
       const { status } = await handle.describe();
       if (status.name === 'RUNNING' && !flags.wait) throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
       if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
-      const result = await handle.result();
+      const result = await withJobs(handle.client, await handle.result());
       const text = `${renderRunResult(result, runWebUiLink(deps.settings(), result.runId))}\n`;
       await emitOutput({ tables: [runResultView(result, 'results')], json: result, text }, flags, runId, deps);
       deps.setExitCode(exitCodeOf(result.status));
