@@ -3,7 +3,10 @@
 // continue-as-new chain, the largest payload in it, and how long `br results` takes for the run.
 // Targets: completes; no history over 10,240 events; no payload over 256 KB; `br results` under 2 s.
 //
-//   npm run perf:scale -- [jobs] [concurrency]
+//   npm run perf:scale -- [jobs] [concurrency] [jobs per execution]
+//
+// The third argument scales the run down with its boundaries kept: 600 jobs at 200 per execution cross
+// two continue-as-new boundaries, as 3,000 at the default 1,000 do.
 
 import { temporal } from '@temporalio/proto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +21,7 @@ import { repoRoot, run, startStack } from './perf-support.js';
 
 const JOBS = Number(process.argv[2] ?? 3000);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
+const JOBS_PER_EXECUTION = process.argv[4] ? Number(process.argv[4]) : undefined;
 const TASKS = 30;
 
 /** Every payload's byte size in a history event, wherever it sits (input, result, memo, failure details). */
@@ -38,7 +42,7 @@ async function main(): Promise<void> {
     const client = await connectClient(settings);
     const dir = path.join(scratch, 'perf-noop');
     makeNoopBenchmark(dir, TASKS);
-    const spec = createRunSpec(loadBenchmark(dir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: CONCURRENCY, repeats: Math.ceil(JOBS / TASKS) });
+    const spec = createRunSpec(loadBenchmark(dir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: CONCURRENCY, repeats: Math.ceil(JOBS / TASKS), ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}) });
     const jobs = TASKS * spec.options.repeats;
 
     const started = performance.now();
@@ -46,7 +50,7 @@ async function main(): Promise<void> {
     const result = await handle.result();
     const wall = (performance.now() - started) / 1000;
     if (result.status !== 'COMPLETED' || result.jobCount !== jobs) throw new Error(`the run ended ${result.status} with ${result.jobCount} of ${jobs} jobs`);
-    console.log(`${jobs} no-op jobs at concurrency ${CONCURRENCY}: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`);
+    console.log(`${jobs} no-op jobs at concurrency ${CONCURRENCY}, ${spec.options.jobsPerExecution ?? 'default'} jobs per execution: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`);
 
     // The run's continue-as-new chain: every execution of its workflow id.
     const executions: string[] = [];

@@ -21,19 +21,22 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   // A retry's carried jobs count once, in the first execution.
   let tally: RunTally = spec.continuation?.tally ?? addJobs(emptyTally(), carried);
 
-  // Progress: earlier executions' jobs as counts, this batch's jobs by name, later ones as pending.
+  // Progress: earlier executions' jobs as counts (the tally as this execution found it: this batch's
+  // jobs are added to `tally` before the end, and must not count twice), this batch's jobs by name,
+  // later ones as pending.
+  const earlier = tally;
   const progress: RunProgress['jobs'] = batch.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
   setHandler(progressQuery, () => {
     const own = summarizeProgress(progress);
     const later = all.length - first - batch.length;
     return {
       ...own,
-      total: tally.jobs + own.total + later,
+      total: earlier.jobs + own.total + later,
       pending: own.pending + later,
-      succeeded: own.succeeded + tally.statuses.SUCCEEDED,
-      failed: own.failed + tally.statuses.FAILED,
-      timedOut: own.timedOut + tally.statuses.TIMED_OUT,
-      cancelled: own.cancelled + tally.statuses.CANCELLED,
+      succeeded: own.succeeded + earlier.statuses.SUCCEEDED,
+      failed: own.failed + earlier.statuses.FAILED,
+      timedOut: own.timedOut + earlier.statuses.TIMED_OUT,
+      cancelled: own.cancelled + earlier.statuses.CANCELLED,
     };
   });
 
