@@ -197,7 +197,8 @@ export interface RunFilter {
 /** A visibility query for runs; values are quoted, so a filter can never change the query's shape. */
 export function runsQuery(filter: RunFilter = {}): string {
   const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const clauses = [`WorkflowType = 'runWorkflow'`];
+  // A run that continued as new has one execution per batch; only its latest speaks for the run.
+  const clauses = [`WorkflowType = 'runWorkflow'`, `ExecutionStatus != 'ContinuedAsNew'`];
   if (filter.model) clauses.push(`${SEARCH_ATTRIBUTES.model.name} = ${quote(filter.model)}`);
   if (filter.benchmark) clauses.push(`${SEARCH_ATTRIBUTES.benchmark.name} = ${quote(filter.benchmark)}`);
   if (filter.status) clauses.push(statusClause(filter.status, quote));
