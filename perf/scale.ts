@@ -8,7 +8,7 @@
 // The third argument scales the run down with its boundaries kept: 600 jobs at 200 per execution cross
 // two continue-as-new boundaries, as 3,000 at the default 1,000 do.
 
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,8 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { makeNoopBenchmark } from './noop-tasks.js';
 import { repoRoot, run, startStack } from './perf-support.js';
 
+const { Payload } = proto.temporal.api.common.v1;
+const { History } = proto.temporal.api.history.v1;
 const JOBS = Number(process.argv[2] ?? 3000);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
 const JOBS_PER_EXECUTION = process.argv[4] ? Number(process.argv[4]) : undefined;
@@ -29,7 +31,7 @@ function payloadSizes(value: unknown, into: number[] = []): number[] {
   if (value === null || typeof value !== 'object') return into;
   if (value instanceof Uint8Array) return into;
   const record = value as Record<string, unknown>;
-  if (record.data instanceof Uint8Array && 'metadata' in record) into.push(temporal.api.common.v1.Payload.encode(record as temporal.api.common.v1.IPayload).finish().length);
+  if (record.data instanceof Uint8Array && 'metadata' in record) into.push(Payload.encode(record as proto.temporal.api.common.v1.IPayload).finish().length);
   else for (const child of Object.values(record)) payloadSizes(child, into);
   return into;
 }
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
     let largestPayload = 0;
     for (const runId of executions) {
       const history = await client.workflow.getHandle(spec.runId, runId).fetchHistory();
-      const bytes = temporal.api.history.v1.History.encode(history).finish().length;
+      const bytes = History.encode(history).finish().length;
       largest.events = Math.max(largest.events, history.events?.length ?? 0);
       largest.bytes = Math.max(largest.bytes, bytes);
       largestPayload = Math.max(largestPayload, ...payloadSizes(history));
