@@ -74,7 +74,7 @@ describe('a run of 200 jobs in batches of 50', () => {
 
     const executions = await executionsOf(spec.runId);
     expect(executions.map((e) => e.status)).toEqual(['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW', 'COMPLETED']);
-    // About 6 events per job: each execution's history is bounded by its batch, not by the run.
+    // About 8 events per job: each execution's history is bounded by its batch, not by the run.
     for (const e of executions) expect(e.events).toBeLessThan(50 * 8 + 50);
 
     // The last execution still carries the attributes the submitter set, and its own final ones.
