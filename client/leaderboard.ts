@@ -11,15 +11,19 @@ export async function finishedRuns(client: Client, filter: { benchmark?: string;
   return listRuns(client, 100_000, { ...filter, statuses: ['COMPLETED', 'PARTIAL'] });
 }
 
-/** Results of the given runs, fetched a few at a time. */
-export async function runResults(client: Client, runIds: string[], concurrency = 16): Promise<RunResult[]> {
+/**
+ * Results of the given runs, fetched a few at a time. `withJobList` false leaves a big run's `jobs` empty
+ * (a comparison reads per-task scores only, and a 10,000-job run's jobs take a listing to read).
+ */
+export async function runResults(client: Client, runIds: string[], concurrency = 16, withJobList = true): Promise<RunResult[]> {
   const results: RunResult[] = new Array(runIds.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, runIds.length) }, async () => {
       while (next < runIds.length) {
         const i = next++;
-        results[i] = await withJobs(client.workflow, await runHandle(client, runIds[i]!).result());
+        const result = await runHandle(client, runIds[i]!).result();
+        results[i] = withJobList ? await withJobs(client.workflow, result) : result;
       }
     }),
   );
