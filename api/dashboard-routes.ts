@@ -2,6 +2,7 @@
 // under / and /ui, and the static script and style sheet (files in api/static, no build step).
 
 import type { FastifyInstance } from 'fastify';
+import { withJobs } from '../client/run-jobs.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +68,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
 
   api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }) } }, async (request, reply) => {
     const { handle, description } = await existingRunOr404(context, request.params.id);
-    const result = description.status.name === 'COMPLETED' ? await handle.result() : undefined;
+    const result = description.status.name === 'COMPLETED' ? await withJobs(context.client.workflow, await handle.result()) : undefined;
     const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
     const run = {
       runId: request.params.id,

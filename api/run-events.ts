@@ -3,6 +3,7 @@
 // finally `result` (the RunResult) or `end` (closed without one, e.g. terminated); then the stream closes.
 
 import type { FastifyInstance } from 'fastify';
+import { withJobs } from '../client/run-jobs.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { checkRunHealth, watchHealth } from '../client/run-health.js';
@@ -70,7 +71,10 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
           // not started yet, or just closed: the result below says which
         }
       };
-      const done = handle.result().then(
+      const done = handle
+        .result()
+        .then((result) => withJobs(context.client.workflow, result))
+        .then(
         (result) => ({ result }),
         (error: unknown) => ({ error }),
       );

@@ -2,6 +2,7 @@
 // retry and a job's log. Each is a thin layer over client/, the same code `br` runs.
 
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { withJobs } from '../client/run-jobs.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { createHash } from 'node:crypto';
@@ -92,7 +93,7 @@ export async function finishedResult(context: ApiContext, runId: string): Promis
   const { handle, description } = await existingRunOr404(context, runId);
   if (description.status.name === 'RUNNING') throw new ApiError(409, `run ${runId} is still running: follow GET /runs/${runId}/events`);
   if (description.status.name !== 'COMPLETED') throw new ApiError(409, `run ${runId} ended as ${description.status.name} without a result`);
-  const result = await handle.result();
+  const result = await withJobs(context.client.workflow, await handle.result());
   context.reads.finished.set(runId, result);
   return result;
 }
@@ -112,7 +113,7 @@ export async function runState(context: ApiContext, runId: string): Promise<RunS
   return context.reads.states.read(runId, async () => {
     const { handle, description } = await existingRunOr404(context, runId);
     const workflowStatus = description.status.name;
-    const result = workflowStatus === 'COMPLETED' ? await handle.result() : undefined;
+    const result = workflowStatus === 'COMPLETED' ? await withJobs(context.client.workflow, await handle.result()) : undefined;
     if (result) context.reads.finished.set(runId, result);
     // A finished run's progress follows from its result: querying a closed workflow makes a worker replay it.
     const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);

@@ -4,21 +4,26 @@
 import type { Client } from '@temporalio/client';
 import type { RunEntry } from '../runs/leaderboard.js';
 import type { RunResult } from '../runs/run-spec.js';
+import { withJobs } from './run-jobs.js';
 import { listRuns, runHandle } from './runs.js';
 
 export async function finishedRuns(client: Client, filter: { benchmark?: string; model?: string } = {}): Promise<RunEntry[]> {
   return listRuns(client, 100_000, { ...filter, statuses: ['COMPLETED', 'PARTIAL'] });
 }
 
-/** Results of the given runs, fetched a few at a time. */
-export async function runResults(client: Client, runIds: string[], concurrency = 16): Promise<RunResult[]> {
+/**
+ * Results of the given runs, fetched a few at a time. `withJobList` false leaves a big run's `jobs` empty
+ * (a comparison reads per-task scores only, and a 10,000-job run's jobs take a listing to read).
+ */
+export async function runResults(client: Client, runIds: string[], concurrency = 16, withJobList = true): Promise<RunResult[]> {
   const results: RunResult[] = new Array(runIds.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, runIds.length) }, async () => {
       while (next < runIds.length) {
         const i = next++;
-        results[i] = await runHandle(client, runIds[i]!).result();
+        const result = await runHandle(client, runIds[i]!).result();
+        results[i] = withJobList ? await withJobs(client.workflow, result) : result;
       }
     }),
   );

@@ -14,6 +14,7 @@ import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
+import { withJobs } from './run-jobs.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
@@ -91,7 +92,7 @@ export function createRerunSpec(original: RunSpec): RunSpec {
   };
 }
 
-/** The run definition pinned in a run's workflow input. */
+/** The run definition pinned in a run's workflow input (the latest execution's, when it continued as new). */
 export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
   const history = await handle.fetchHistory();
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
@@ -100,7 +101,9 @@ export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
   let payloads = [payload];
   // Codecs decode in the reverse of the order they encode.
   for (const codec of [...payloadCodecsFromEnv()].reverse()) payloads = await codec.decode(payloads);
-  return defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
+  // A later execution of a run that continues as new carries where it stood: not part of the definition.
+  const { continuation: _continuation, ...spec } = defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
+  return spec;
 }
 
 /**
@@ -175,7 +178,12 @@ export async function whilePolling<T, P>(result: Promise<T>, poll: () => Promise
 
 /** Waits for the run's result, calling onProgress as counts change (polling the progress query). */
 export async function followRun(handle: RunHandle, onProgress?: (p: RunProgress) => void, intervalMs = 500): Promise<RunResult> {
-  return whilePolling(handle.result(), () => queryProgress(handle), onProgress, intervalMs);
+  return whilePolling(
+    handle.result().then((result) => withJobs(handle.client, result)),
+    () => queryProgress(handle),
+    onProgress,
+    intervalMs,
+  );
 }
 
 export interface RunSummary {
@@ -200,7 +208,8 @@ export interface RunFilter {
 /** A visibility query for runs; values are quoted, so a filter can never change the query's shape. */
 export function runsQuery(filter: RunFilter = {}): string {
   const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const clauses = [`WorkflowType = 'runWorkflow'`];
+  // A run that continued as new has one execution per batch; only its latest speaks for the run.
+  const clauses = [`WorkflowType = 'runWorkflow'`, `ExecutionStatus != 'ContinuedAsNew'`];
   if (filter.model) clauses.push(`${SEARCH_ATTRIBUTES.model.name} = ${quote(filter.model)}`);
   if (filter.benchmark) clauses.push(`${SEARCH_ATTRIBUTES.benchmark.name} = ${quote(filter.benchmark)}`);
   if (filter.status) clauses.push(statusClause(filter.status, quote));

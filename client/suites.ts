@@ -1,6 +1,7 @@
 // Submitting and following a suite: one parent workflow, a child run per benchmark.
 
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { withJobs } from './run-jobs.js';
 import { summarizeProgress } from '../runs/run-outcome.js';
 import type { RunProgress } from '../runs/run-spec.js';
 import type { Settings } from '../config/settings.js';
@@ -44,5 +45,5 @@ export async function suiteProgress(client: Client, handle: SuiteHandle): Promis
 }
 
 export async function followSuite(client: Client, handle: SuiteHandle, onProgress: (p: RunProgress) => void, intervalMs = 1000): Promise<SuiteResult> {
-  return whilePolling(handle.result(), () => suiteProgress(client, handle), onProgress, intervalMs);
+  return whilePolling(handle.result().then(async (suite) => ({ ...suite, runs: await Promise.all(suite.runs.map((run) => withJobs(client.workflow, run))) })), () => suiteProgress(client, handle), onProgress, intervalMs);
 }

@@ -6,6 +6,7 @@ import type { NormalizedResult } from '../contract/result-mapping.js';
 import type { GenerationSettings } from './generation.js';
 import type { UsageCounters, UsageSummary } from './usage.js';
 import type { RecordsSummary } from '../contract/records.js';
+import type { RunTally } from './run-tally.js';
 
 export interface ModelTarget {
   name: string;
@@ -38,6 +39,11 @@ export interface RunOptions {
   limit?: number;
   /** Run only these instance ids (BENCHROUTER_INSTANCES, comma-separated): one batch of an RL loop, say. */
   instances?: string[];
+  /**
+   * Jobs one execution of the run workflow starts before it continues as new (default
+   * JOBS_PER_EXECUTION): bounds the history of a run of any size. Small values are for tests.
+   */
+  jobsPerExecution?: number;
 }
 
 /** Which instances a job runs, passed to its task as the optional contract variables. */
@@ -78,6 +84,15 @@ export interface RunSpec {
   submittedAt: string;
   /** Set by `br retry`: the run this one retries, and the succeeded jobs carried over from it. */
   retryOf?: { runId: string; carried: JobResult[] };
+  /** Set only by the run workflow when it continues as new: where the next execution starts. */
+  continuation?: RunContinuation;
+}
+
+/** What one execution of a run hands the next: the next job's index and the tally so far. */
+export interface RunContinuation {
+  nextJob: number;
+  startedAt: string;
+  tally: RunTally;
 }
 
 export interface JobSpec {
@@ -95,6 +110,8 @@ export interface JobSpec {
   repeat: { index: number; seed?: number };
   /** Absent: every instance. */
   selection?: InstanceSelection;
+  /** Set by runs that continue as new: the job puts its result in its memo, where readers list it. */
+  resultInMemo?: boolean;
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */
@@ -184,7 +201,14 @@ export interface RunResult {
   overallStd?: number | null;
   /** Per task: the mean and std over its repeats. */
   tasks?: TaskScore[];
+  /**
+   * Every job's result. Empty in the workflow's own result when `jobsIn` is set: the client fills it
+   * from the job workflows (client/run-jobs.ts) so the result payload stays small at any size.
+   */
   jobs: JobResult[];
+  /** `job-workflows`: the jobs' results live in their job workflows' memos, `jobCount` of them (carried ones included). */
+  jobsIn?: 'job-workflows';
+  jobCount?: number;
   /** Model usage over all jobs (absent with --no-gateway). */
   usage?: { model: UsageSummary; judge?: UsageSummary };
   startedAt: string;

@@ -54,6 +54,14 @@ function hostActivities(host: ClaimedHost, job: JobSpec) {
 class HostLost extends Error {}
 
 export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
+  const result = await runJob(job);
+  // Runs in batches read their jobs' results from visibility, a page of memos at a time, not from
+  // the run's own history. Decided by the input, so histories recorded without it replay unchanged.
+  if (job.resultInMemo) upsertMemo({ result: { ...result, repeat: job.repeat.index, ...(job.repeat.seed !== undefined ? { seed: job.repeat.seed } : {}) } });
+  return result;
+}
+
+async function runJob(job: JobSpec): Promise<JobResult> {
   const queuedAt = new Date().toISOString();
   const progress: JobProgress = { state: 'pending' };
   setHandler(jobStateQuery, () => progress);

@@ -6,8 +6,10 @@ import type { HostActivities, SharedActivities } from '../activities/index.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { meanOverall, mergeRepeatCounts, passAtKOfCounts, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../runs/run-outcome.js';
-import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
+import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
+import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
+import { runInBatches } from './run-in-batches.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 
@@ -15,40 +17,26 @@ const { passAtK } = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 
 
 /** Patch id: pass@k counted on each job's own host instead of read whole on whichever host took it. */
 const PASS_AT_K_ON_JOB_HOSTS = 'pass-at-k-on-job-hosts';
+/** Patch id: jobs run in batches, one execution per batch (continue-as-new); results stay in the job workflows. */
+const RUN_IN_BATCHES = 'run-in-batches';
 
-const repeatCountsOn = (taskQueue: string) =>
+/** Jobs per execution: measured about 8 history events and 3.5 KB per job (perf/scale), so one execution stays near 8,000 events and 4 MB. */
+export const JOBS_PER_EXECUTION = 1000;
+
+export const repeatCountsOn = (taskQueue: string) =>
   proxyActivities<HostActivities>({ taskQueue, scheduleToStartTimeout: '60s', startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } }).repeatCounts;
 
-export function jobIdFor(runId: string, index: number, taskName: string, repeat?: number): string {
-  return `${runId}.${String(index).padStart(3, '0')}-${taskName}${repeat === undefined ? '' : `.r${repeat}`}`;
-}
-
-function repeatFields(job: JobSpec): Pick<JobResult, 'repeat' | 'seed'> {
-  return { repeat: job.repeat.index, ...(job.repeat.seed !== undefined ? { seed: job.repeat.seed } : {}) };
-}
-
 export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
+  // Runs of any size: batches of jobs, each execution continuing as new (run-in-batches.ts).
+  if (patched(RUN_IN_BATCHES)) return runInBatches(spec);
+  return runAllAtOnce(spec);
+}
+
+/** The run as one execution holding every job's result: how runs started before RUN_IN_BATCHES replay. */
+async function runAllAtOnce(spec: RunSpec): Promise<RunResult> {
   const startedAt = new Date().toISOString();
   const repeats = spec.options.repeats ?? 1;
-  // Repeat-major order: every task's first repeat runs before any task's second.
-  const jobs: JobSpec[] = Array.from({ length: repeats }, (_, repeat) =>
-    spec.tasks.map((task, index) => ({
-      runId: spec.runId,
-      jobId: jobIdFor(spec.runId, index, task.name, repeats > 1 ? repeat : undefined),
-      benchmark: spec.benchmark,
-      task,
-      model: spec.model,
-      options: { hostTimeoutSeconds: spec.options.hostTimeoutSeconds, heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds, maxHosts: spec.options.maxHosts },
-      gateway: spec.gateway,
-      generation: spec.generation,
-      ...(spec.judge ? { judge: spec.judge } : {}),
-      prices: spec.prices,
-      repeat: { index: repeat, ...(spec.options.seed !== undefined || repeats > 1 ? { seed: (spec.options.seed ?? 0) + repeat } : {}) },
-      ...(spec.options.limit !== undefined || spec.options.instances !== undefined
-        ? { selection: { ...(spec.options.limit !== undefined ? { limit: spec.options.limit } : {}), ...(spec.options.instances ? { instances: spec.options.instances } : {}) } }
-        : {}),
-    })),
-  ).flat();
+  const jobs = jobSpecsOf(spec);
   const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
   const results: Array<JobResult | undefined> = jobs.map(() => undefined);
   const carriedProgress: RunProgress['jobs'] = (spec.retryOf?.carried ?? []).map((job) => ({ jobId: job.jobId, task: job.task, state: 'succeeded' }));

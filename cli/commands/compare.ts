@@ -14,6 +14,6 @@ export function registerCompareCommand(program: Command, deps: CliDeps): Command
     .action(async (runIds: string[], flags: OutputFlags) => {
       const client = await connectTemporal(deps, false);
       for (const runId of runIds) await existingRun(deps, runId, client);
-      await emitOutput({ tables: [compareView(await runResults(client, runIds))] }, flags, 'compare', deps);
+      await emitOutput({ tables: [compareView(await runResults(client, runIds, 16, false))] }, flags, 'compare', deps);
     });
 }

@@ -2,6 +2,7 @@
 // one per model, so they appear in `br leaderboard`, `br results` and `br analyze --runs` beside new runs.
 
 import type { Command } from 'commander';
+import { withJobs } from '../../client/run-jobs.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readEvalScopeOutputs, type EvalScopeResult } from '../../client/evalscope-outputs.js';
@@ -64,7 +65,7 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
         }
         // Nothing to run: every job is carried in, so the run workflow ends at once with them as its results.
         const handle = await submitRun(client, settings, { ...spec, tasks: [], retryOf: { runId: `${IMPORT_ENDPOINT}${path.resolve(dir)}`, carried: jobs.map((j) => j.job) } });
-        const run = await handle.result();
+        const run = await withJobs(handle.client, await handle.result());
         runs.push(run);
         deps.say(`run ${run.runId}: ${model}, ${jobs.length} EvalScope results imported (overall ${run.overall ?? 'n/a'})`);
       }

@@ -2,6 +2,7 @@
 // task's jobs in full (--task); exits with the run's outcome.
 
 import type { Command } from 'commander';
+import { withJobs } from '../../client/run-jobs.js';
 import { runWebUiLink } from '../../config/settings.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES, exitCodeOf } from '../exit-codes.js';
@@ -32,7 +33,7 @@ export function registerResultsCommand(program: Command, deps: CliDeps): Command
       const { status } = await handle.describe();
       if (status.name === 'RUNNING' && !flags.wait) throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
       if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
-      const result = status.name === 'RUNNING' ? await waitWithProgress(deps, handle) : await handle.result();
+      const result = status.name === 'RUNNING' ? await waitWithProgress(deps, handle) : await withJobs(handle.client, await handle.result());
       if (flags.task !== undefined) {
         const jobs = result.jobs.filter((job) => job.task === flags.task || job.jobId === flags.task);
         if (!jobs.length) throw new InputError([{ file: '--task', field: '', message: `expected a task of run ${runId} (${[...new Set(result.jobs.map((j) => j.task))].sort().join(', ')}), got "${flags.task}"` }]);

@@ -2,6 +2,7 @@
 // results over.
 
 import type { Command } from 'commander';
+import { withJobs } from '../../client/run-jobs.js';
 import { createRetrySpec, runSpecOf, submitRun } from '../../client/runs.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
@@ -22,7 +23,7 @@ export function registerRetryCommand(program: Command, deps: CliDeps): Command {
       const original = await existingRun(deps, runId);
       const { status } = await original.describe();
       if (status.name !== 'COMPLETED') throw new ExitError(`run ${runId} is ${status.name}: only a finished run can be retried`, EXIT_CODES.BAD_INPUT);
-      const result = await original.result();
+      const result = await withJobs(original.client, await original.result());
       const spec = createRetrySpec(await runSpecOf(original), result);
       if (spec.tasks.length === 0) {
         deps.say(`run ${runId}: every job succeeded; nothing to retry`);

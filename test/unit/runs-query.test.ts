@@ -53,17 +53,17 @@ const hostile = [
 
 describe('runsQuery', () => {
   it('lists only run workflows without filters', () => {
-    expect(runsQuery()).toBe("WorkflowType = 'runWorkflow'");
+    expect(runsQuery()).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew'");
   });
 
   it('adds one clause per filter on the search attributes, joined with AND', () => {
-    expect(runsQuery({ model: 'gpt-4o', benchmark: 'arith', status: 'PARTIAL' })).toBe("WorkflowType = 'runWorkflow' AND BenchRouterModel = 'gpt-4o' AND BenchRouterBenchmark = 'arith' AND BenchRouterStatus = 'PARTIAL'");
-    expect(runsQuery({ statuses: ['COMPLETED', 'PARTIAL'] })).toBe("WorkflowType = 'runWorkflow' AND BenchRouterStatus IN ('COMPLETED', 'PARTIAL')");
+    expect(runsQuery({ model: 'gpt-4o', benchmark: 'arith', status: 'PARTIAL' })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterModel = 'gpt-4o' AND BenchRouterBenchmark = 'arith' AND BenchRouterStatus = 'PARTIAL'");
+    expect(runsQuery({ statuses: ['COMPLETED', 'PARTIAL'] })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterStatus IN ('COMPLETED', 'PARTIAL')");
   });
 
   it('escapes quotes and backslashes inside a value', () => {
-    expect(runsQuery({ model: "it's" })).toBe("WorkflowType = 'runWorkflow' AND BenchRouterModel = 'it\\'s'");
-    expect(runsQuery({ model: 'a\\b' })).toBe("WorkflowType = 'runWorkflow' AND BenchRouterModel = 'a\\\\b'");
+    expect(runsQuery({ model: "it's" })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterModel = 'it\\'s'");
+    expect(runsQuery({ model: 'a\\b' })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterModel = 'a\\\\b'");
   });
 
   it('keeps the shape of the query whatever the values, each value read back exactly as given', () => {
@@ -71,7 +71,7 @@ describe('runsQuery', () => {
     for (const value of hostile) {
       const query = runsQuery({ model: value, benchmark: value, status: value, statuses: [value, value] });
       expect(shape(query), value).toEqual(shape(runsQuery(benign)));
-      expect(literals(query), value).toEqual(['runWorkflow', value, value, value, value, value]);
+      expect(literals(query), value).toEqual(['runWorkflow', 'ContinuedAsNew', value, value, value, value, value]);
     }
   });
 
@@ -82,6 +82,6 @@ describe('runsQuery', () => {
   });
 
   it('skips empty filters', () => {
-    expect(runsQuery({ model: '', benchmark: undefined, statuses: [] })).toBe("WorkflowType = 'runWorkflow'");
+    expect(runsQuery({ model: '', benchmark: undefined, statuses: [] })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew'");
   });
 });

@@ -1,0 +1,75 @@
+// A run's per-job results, for runs that keep them out of the run workflow's result (any run started
+// since jobs run in batches): listed from the job workflows' memos, a page of 1,000 at a time.
+
+import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
+import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
+import type { JobResult, RunResult, RunSpec } from '../runs/run-spec.js';
+import type { runWorkflow } from '../workflows/run-workflow.js';
+import { runSpecOf } from './runs.js';
+
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** The visibility query for the job workflows a run started (job ids are `<runId>.<index>-<task>`). */
+export function runJobsQuery(runId: string): string {
+  return `WorkflowType = 'jobWorkflow' AND WorkflowId STARTS_WITH ${quote(`${runId}.`)}`;
+}
+
+/** A job workflow with no result in its memo ended before it could write one: what its execution says. */
+function resultOfExecution(info: WorkflowExecutionInfo): JobResult | undefined {
+  const memo = info.memo?.result as JobResult | undefined;
+  if (memo) return memo;
+  if (info.status.name === 'RUNNING') return undefined;
+  const [, task = ''] = /^\d+-(.*?)(\.r\d+)?$/.exec(info.workflowId.slice(info.workflowId.indexOf('.') + 1)) ?? [];
+  return {
+    jobId: info.workflowId,
+    task,
+    status: info.status.name === 'CANCELLED' ? 'CANCELLED' : 'FAILED',
+    ...(info.status.name === 'CANCELLED' ? {} : { reason: 'INFRASTRUCTURE' as const }),
+    message: `job workflow ended ${info.status.name} without a result`,
+    timings: { queuedAt: info.startTime.toISOString(), finishedAt: (info.closeTime ?? info.startTime).toISOString(), containerSeconds: 0 },
+  };
+}
+
+async function listedJobs(workflows: WorkflowClient, runId: string): Promise<Map<string, JobResult>> {
+  const jobs = new Map<string, JobResult>();
+  for await (const info of workflows.list({ query: runJobsQuery(runId), pageSize: 1000 })) {
+    const result = resultOfExecution(info);
+    if (result) jobs.set(info.workflowId, result);
+  }
+  return jobs;
+}
+
+/**
+ * `result` with its `jobs` filled in, in the run's job order: carried ones first, then every job it
+ * started, then (for a cancelled run) the ones it never started. A result that holds its jobs itself
+ * comes back as it is.
+ */
+export async function withJobs(workflows: WorkflowClient, result: RunResult): Promise<RunResult> {
+  if (result.jobsIn !== 'job-workflows') return result;
+  let listed = await listedJobs(workflows, result.runId);
+  // Visibility may trail the run's close by a moment on a cluster (Elasticsearch refreshes each second).
+  for (let attempt = 0; attempt < 10 && listed.size < (result.jobCount ?? 0) && result.status !== 'CANCELLED' && !result.retryOf; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    listed = await listedJobs(workflows, result.runId);
+  }
+  if (!result.retryOf && listed.size === result.jobCount) {
+    const order = (jobId: string) => Number(jobId.slice(result.runId.length + 1).split('-')[0]);
+    const jobs = [...listed.values()].sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0) || order(a.jobId) - order(b.jobId));
+    return { ...result, jobs };
+  }
+  // A retry's carried jobs, and the jobs a cancelled run never started, are known from its definition.
+  const spec: RunSpec = await runSpecOf(workflows.getHandle<typeof runWorkflow>(result.runId));
+  const finishedAt = result.finishedAt;
+  const jobs = jobSpecsOf(spec).map(
+    (job): JobResult =>
+      listed.get(job.jobId) ?? {
+        jobId: job.jobId,
+        task: job.task.name,
+        status: 'CANCELLED',
+        message: 'run cancelled before this job started',
+        timings: { queuedAt: result.startedAt, finishedAt, containerSeconds: 0 },
+        ...repeatFields(job),
+      },
+  );
+  return { ...result, jobs: [...(spec.retryOf?.carried ?? []), ...jobs] };
+}

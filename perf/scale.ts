@@ -1,0 +1,88 @@
+// perf/scale: one run of 3,000 no-op jobs (30 tasks × 100 repeats) at concurrency 16, through a real
+// `br worker`. Prints wall time, jobs/s, the run workflow's largest history (events, bytes) over its
+// continue-as-new chain, the largest payload in it, and how long `br results` takes for the run.
+// Targets: completes; no history over 10,240 events; no payload over 256 KB; `br results` under 2 s.
+//
+//   npm run perf:scale -- [jobs] [concurrency] [jobs per execution]
+//
+// The third argument scales the run down with its boundaries kept: 600 jobs at 200 per execution cross
+// two continue-as-new boundaries, as 3,000 at the default 1,000 do.
+
+import proto from '@temporalio/proto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { withJobs } from '../client/run-jobs.js';
+import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
+import { settingsFrom } from '../config/settings.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
+import { makeNoopBenchmark } from './noop-tasks.js';
+import { repoRoot, run, startStack } from './perf-support.js';
+
+const { Payload } = proto.temporal.api.common.v1;
+const { History } = proto.temporal.api.history.v1;
+const JOBS = Number(process.argv[2] ?? 3000);
+const CONCURRENCY = Number(process.argv[3] ?? 16);
+const JOBS_PER_EXECUTION = process.argv[4] ? Number(process.argv[4]) : undefined;
+const TASKS = 30;
+
+/** Every payload's byte size in a history event, wherever it sits (input, result, memo, failure details). */
+function payloadSizes(value: unknown, into: number[] = []): number[] {
+  if (value === null || typeof value !== 'object') return into;
+  if (value instanceof Uint8Array) return into;
+  const record = value as Record<string, unknown>;
+  if (record.data instanceof Uint8Array && 'metadata' in record) into.push(Payload.encode(record as proto.temporal.api.common.v1.IPayload).finish().length);
+  else for (const child of Object.values(record)) payloadSizes(child, into);
+  return into;
+}
+
+async function main(): Promise<void> {
+  const stack = await startStack('scale');
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-scale-'));
+  try {
+    const settings = settingsFrom(stack.env, os.homedir());
+    const client = await connectClient(settings);
+    const dir = path.join(scratch, 'perf-noop');
+    makeNoopBenchmark(dir, TASKS);
+    const spec = createRunSpec(loadBenchmark(dir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: CONCURRENCY, repeats: Math.ceil(JOBS / TASKS), ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}) });
+    const jobs = TASKS * spec.options.repeats;
+
+    const started = performance.now();
+    const handle = await submitRun(client, settings, spec);
+    const result = await handle.result();
+    const wall = (performance.now() - started) / 1000;
+    if (result.status !== 'COMPLETED' || result.jobCount !== jobs) throw new Error(`the run ended ${result.status} with ${result.jobCount} of ${jobs} jobs`);
+    console.log(`${jobs} no-op jobs at concurrency ${CONCURRENCY}, ${spec.options.jobsPerExecution ?? 'default'} jobs per execution: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`);
+
+    // The run's continue-as-new chain: every execution of its workflow id.
+    const executions: string[] = [];
+    for await (const info of client.workflow.list({ query: `WorkflowId = '${spec.runId}'` })) executions.push(info.runId);
+    const largest = { events: 0, bytes: 0 };
+    let largestPayload = 0;
+    for (const runId of executions) {
+      const history = await client.workflow.getHandle(spec.runId, runId).fetchHistory();
+      const bytes = History.encode(history).finish().length;
+      largest.events = Math.max(largest.events, history.events?.length ?? 0);
+      largest.bytes = Math.max(largest.bytes, bytes);
+      largestPayload = Math.max(largestPayload, ...payloadSizes(history));
+    }
+    console.log(`run workflow: ${executions.length} executions; largest history ${largest.events} events, largest ${(largest.bytes / 1024).toFixed(0)} KB (target ≤ 10,240 events)`);
+    console.log(`largest payload in the run's histories: ${(largestPayload / 1024).toFixed(1)} KB (target ≤ 256 KB)`);
+
+    const readStart = performance.now();
+    const read = await withJobs(client.workflow, result);
+    const readSeconds = (performance.now() - readStart) / 1000;
+    if (read.jobs.length !== jobs) throw new Error(`read ${read.jobs.length} of ${jobs} jobs back`);
+    const cliStart = performance.now();
+    const cli = await run(path.join(repoRoot, 'br'), ['results', spec.runId, '--json'], stack.env);
+    const cliSeconds = (performance.now() - cliStart) / 1000;
+    if (cli.code !== 0 || (JSON.parse(cli.stdout) as { jobs: unknown[] }).jobs.length !== jobs) throw new Error(`br results failed: ${cli.stderr}`);
+    console.log(`br results: ${cliSeconds.toFixed(2)} s as a user waits (whole process), ${readSeconds.toFixed(2)} s to read the ${jobs} jobs' results (target < 2 s)`);
+    await client.connection.close();
+  } finally {
+    await stack.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,111 @@
+// RunWorkflow for runs of any size: one execution starts at most `jobsPerExecution` jobs, adds their
+// results to a tally and continues as new with it; the jobs' full results stay in their own workflows.
+
+import { CancellationScope, executeChild, makeContinueAsNewFunc, isCancellation, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { hostQueueName } from '../runs/host-queues.js';
+import { stateOfStatus, summarizeProgress } from '../runs/run-outcome.js';
+import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
+import { addJobs, addRepeatCounts, addUnstarted, emptyTally, tallyOutcome, type RunTally } from '../runs/run-tally.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { jobWorkflow } from './job-workflow.js';
+import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
+import { JOBS_PER_EXECUTION, progressQuery, repeatCountsOn, type runWorkflow } from './run-workflow.js';
+
+export async function runInBatches(spec: RunSpec): Promise<RunResult> {
+  const startedAt = spec.continuation?.startedAt ?? new Date().toISOString();
+  const repeats = spec.options.repeats ?? 1;
+  const carried = spec.retryOf?.carried ?? [];
+  const all = jobSpecsOf(spec).map((job): JobSpec => ({ ...job, resultInMemo: true }));
+  const first = spec.continuation?.nextJob ?? 0;
+  const batch = all.slice(first, first + Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION));
+  // A retry's carried jobs count once, in the first execution.
+  let tally: RunTally = spec.continuation?.tally ?? addJobs(emptyTally(), carried);
+
+  // Progress: earlier executions' jobs as counts (the tally as this execution found it: this batch's
+  // jobs are added to `tally` before the end, and must not count twice), this batch's jobs by name,
+  // later ones as pending.
+  const earlier = tally;
+  const progress: RunProgress['jobs'] = batch.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
+  setHandler(progressQuery, () => {
+    const own = summarizeProgress(progress);
+    const later = all.length - first - batch.length;
+    return {
+      ...own,
+      total: earlier.jobs + own.total + later,
+      pending: own.pending + later,
+      succeeded: own.succeeded + earlier.statuses.SUCCEEDED,
+      failed: own.failed + earlier.statuses.FAILED,
+      timedOut: own.timedOut + earlier.statuses.TIMED_OUT,
+      cancelled: own.cancelled + earlier.statuses.CANCELLED,
+    };
+  });
+
+  const cancelled = () => CancellationScope.current().consideredCancelled;
+  const results: Array<JobResult | undefined> = batch.map(() => undefined);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < batch.length && !cancelled()) {
+      const index = next++;
+      const job = batch[index]!;
+      progress[index]!.state = 'running';
+      let result: JobResult;
+      try {
+        result = { ...(await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] })), ...repeatFields(job) };
+      } catch (error) {
+        result = {
+          jobId: job.jobId,
+          task: job.task.name,
+          status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
+          ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
+          message: error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error),
+          timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
+          ...repeatFields(job),
+        };
+      }
+      results[index] = result;
+      progress[index]!.state = stateOfStatus(result.status);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(spec.options.concurrency, batch.length)) }, lane));
+
+  // Added in job order, so sums come out as in a run that held every result at once.
+  const ran = results.filter((r): r is JobResult => r !== undefined);
+  tally = addJobs(tally, ran);
+  if (repeats > 1 && !cancelled()) {
+    // pass@k counts of this batch, each host counting the records it holds (the first batch adds the carried jobs').
+    const counted = first === 0 ? [...carried, ...ran] : ran;
+    const byHost = new Map<string, JobResult[]>();
+    for (const job of counted) if (job.host) byHost.set(job.host, [...(byHost.get(job.host) ?? []), job]);
+    const refs = (jobs: JobResult[]) => jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
+    const perHost = await Promise.all([...byHost].map(([host, jobs]) => repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined)));
+    // A host that could not answer leaves its tasks short of repeats: they get no pass@k.
+    tally = addRepeatCounts(tally, perHost);
+  }
+
+  const nextJob = first + batch.length;
+  if (!cancelled() && nextJob < all.length) {
+    // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
+    const carryOver = makeContinueAsNewFunc<typeof runWorkflow>({ typedSearchAttributes: workflowInfo().typedSearchAttributes, ...(workflowInfo().memo ? { memo: workflowInfo().memo } : {}) });
+    await carryOver({ ...spec, continuation: { nextJob, startedAt, tally } });
+  }
+
+  tally = addUnstarted(tally, all.length - first - ran.length);
+  const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: outcome.status }, ...(outcome.overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: outcome.overall }] : [])]);
+  return {
+    runId: spec.runId,
+    ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
+    benchmark: spec.benchmark.name,
+    model: spec.model.name,
+    status: outcome.status,
+    overall: outcome.overall,
+    ...(repeats > 1 ? { overallStd: outcome.overallStd } : {}),
+    tasks: outcome.tasks,
+    jobs: [],
+    jobsIn: 'job-workflows',
+    jobCount: tally.jobs,
+    ...(outcome.usage ? { usage: outcome.usage } : {}),
+    startedAt,
+    finishedAt: new Date().toISOString(),
+  };
+}
