@@ -133,7 +133,11 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     ...(job.selection?.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.selection.limit) } : {}),
     ...(job.selection?.instances ? { BENCHROUTER_INSTANCES: job.selection.instances.join(',') } : {}),
     ...(access.judge
-      ? { BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint), BENCHROUTER_JUDGE_MODEL: access.judge.model, BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey }
+      ? {
+          BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint),
+          BENCHROUTER_JUDGE_MODEL: access.judge.model,
+          BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey,
+        }
       : {}),
     ...(datasetDir ? { BENCHROUTER_DATASET_DIR: CONTAINER_DATASET_DIR } : {}),
   };

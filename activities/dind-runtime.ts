@@ -16,11 +16,47 @@ export interface DindRuntime {
 
 /** Linux capability numbers (include/uapi/linux/capability.h), for naming what the host lacks. */
 const CAPABILITY_NAMES = [
-  'CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'SETPCAP',
-  'LINUX_IMMUTABLE', 'NET_BIND_SERVICE', 'NET_BROADCAST', 'NET_ADMIN', 'NET_RAW', 'IPC_LOCK', 'IPC_OWNER',
-  'SYS_MODULE', 'SYS_RAWIO', 'SYS_CHROOT', 'SYS_PTRACE', 'SYS_PACCT', 'SYS_ADMIN', 'SYS_BOOT', 'SYS_NICE',
-  'SYS_RESOURCE', 'SYS_TIME', 'SYS_TTY_CONFIG', 'MKNOD', 'LEASE', 'AUDIT_WRITE', 'AUDIT_CONTROL', 'SETFCAP',
-  'MAC_OVERRIDE', 'MAC_ADMIN', 'SYSLOG', 'WAKE_ALARM', 'BLOCK_SUSPEND', 'AUDIT_READ', 'PERFMON', 'BPF', 'CHECKPOINT_RESTORE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'DAC_READ_SEARCH',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+  'SETPCAP',
+  'LINUX_IMMUTABLE',
+  'NET_BIND_SERVICE',
+  'NET_BROADCAST',
+  'NET_ADMIN',
+  'NET_RAW',
+  'IPC_LOCK',
+  'IPC_OWNER',
+  'SYS_MODULE',
+  'SYS_RAWIO',
+  'SYS_CHROOT',
+  'SYS_PTRACE',
+  'SYS_PACCT',
+  'SYS_ADMIN',
+  'SYS_BOOT',
+  'SYS_NICE',
+  'SYS_RESOURCE',
+  'SYS_TIME',
+  'SYS_TTY_CONFIG',
+  'MKNOD',
+  'LEASE',
+  'AUDIT_WRITE',
+  'AUDIT_CONTROL',
+  'SETFCAP',
+  'MAC_OVERRIDE',
+  'MAC_ADMIN',
+  'SYSLOG',
+  'WAKE_ALARM',
+  'BLOCK_SUSPEND',
+  'AUDIT_READ',
+  'PERFMON',
+  'BPF',
+  'CHECKPOINT_RESTORE',
 ] as const;
 
 /** Capabilities missing from a `CapBnd:` hex mask, among those docker knows by name. */
@@ -54,7 +90,15 @@ export function detectDindRuntime(docker: DockerEngine, probeImage: string): Pro
 async function tryStart(docker: DockerEngine, image: string, hostConfig: Record<string, unknown>): Promise<string | undefined> {
   const name = `br-dind-probe-${process.pid}-${Date.now()}`;
   try {
-    const started = await docker.createAndStart(name, { Image: image, Entrypoint: ['true'], Cmd: [], Env: [], Labels: {}, WorkingDir: '/', HostConfig: { ...hostConfig, NetworkMode: 'none' } });
+    const started = await docker.createAndStart(name, {
+      Image: image,
+      Entrypoint: ['true'],
+      Cmd: [],
+      Env: [],
+      Labels: {},
+      WorkingDir: '/',
+      HostConfig: { ...hostConfig, NetworkMode: 'none' },
+    });
     if (started === 'conflict') return 'probe container name in use';
     await docker.wait(started.id);
     return undefined;

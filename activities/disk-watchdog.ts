@@ -23,7 +23,11 @@ export async function directoryBytes(dir: string): Promise<number> {
     for (const entry of entries) {
       const full = path.join(current, entry.name);
       if (entry.isDirectory()) pending.push(full);
-      else total += await lstat(full).then((s) => s.size, () => 0);
+      else
+        total += await lstat(full).then(
+          (s) => s.size,
+          () => 0,
+        );
     }
   }
   return total;
@@ -38,7 +42,12 @@ export interface DiskExceeded {
  * Resolves when `measure` first reports more than `limitBytes`; never otherwise. Stops measuring when
  * `signal` aborts. A failed measure is skipped: the next one decides.
  */
-export function watchDiskUse(measure: () => Promise<number>, limitBytes: number, signal: AbortSignal, intervalMs = DISK_CHECK_INTERVAL_MS): Promise<DiskExceeded> {
+export function watchDiskUse(
+  measure: () => Promise<number>,
+  limitBytes: number,
+  signal: AbortSignal,
+  intervalMs = DISK_CHECK_INTERVAL_MS,
+): Promise<DiskExceeded> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     const tick = async () => {

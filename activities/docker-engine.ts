@@ -74,7 +74,8 @@ export function dockerError(operation: string, error: unknown, timeoutMs?: numbe
     return new DockerError(operation, null, timeoutMs ? `the Docker daemon did not answer within ${timeoutMs / 1000}s` : 'aborted');
   }
   const json = e.json;
-  const message = json && typeof json === 'object' && !Buffer.isBuffer(json) && json.message ? json.message : e.message.replace(/^\(HTTP code \d+\) [^-]*- /, '');
+  const message =
+    json && typeof json === 'object' && !Buffer.isBuffer(json) && json.message ? json.message : e.message.replace(/^\(HTTP code \d+\) [^-]*- /, '');
   return new DockerError(operation, e.statusCode ?? null, message);
 }
 
@@ -121,7 +122,11 @@ export class DockerEngine {
   async createAndStart(name: string, body: ContainerCreateBody): Promise<{ id: string } | 'conflict'> {
     let id: string;
     try {
-      const created = await this.client.createContainer({ name, ...body, abortSignal: AbortSignal.timeout(TIMEOUT_MS.create) } as Docker.ContainerCreateOptions);
+      const created = await this.client.createContainer({
+        name,
+        ...body,
+        abortSignal: AbortSignal.timeout(TIMEOUT_MS.create),
+      } as Docker.ContainerCreateOptions);
       id = created.id;
     } catch (error) {
       if (statusOf(error) === 409) return 'conflict';
@@ -140,7 +145,12 @@ export class DockerEngine {
 
   /** Bytes the container wrote to its own filesystem (its writable layer); the daemon computes it, so call it sparingly. */
   async writableLayerBytes(nameOrId: string): Promise<number> {
-    const c = await this.call('container inspect', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).inspect({ size: true, abortSignal } as Docker.ContainerInspectOptions), [404]);
+    const c = await this.call(
+      'container inspect',
+      TIMEOUT_MS.inspect,
+      (abortSignal) => this.client.getContainer(nameOrId).inspect({ size: true, abortSignal } as Docker.ContainerInspectOptions),
+      [404],
+    );
     return (c as { SizeRw?: number } | undefined)?.SizeRw ?? 0;
   }
 
@@ -175,11 +185,19 @@ export class DockerEngine {
   }
 
   async remove(nameOrId: string): Promise<void> {
-    await this.call('container remove', TIMEOUT_MS.remove, (abortSignal) => this.client.getContainer(nameOrId).remove({ force: true, v: true, abortSignal }), [404]);
+    await this.call(
+      'container remove',
+      TIMEOUT_MS.remove,
+      (abortSignal) => this.client.getContainer(nameOrId).remove({ force: true, v: true, abortSignal }),
+      [404],
+    );
   }
 
   async listContainers(labelFilters: string[]): Promise<Array<{ id: string; name: string; labels: Record<string, string>; state: string }>> {
-    const list = (await this.call('container list', TIMEOUT_MS.list, (abortSignal) => this.client.listContainers({ all: true, filters: { label: labelFilters }, abortSignal }))) ?? [];
+    const list =
+      (await this.call('container list', TIMEOUT_MS.list, (abortSignal) =>
+        this.client.listContainers({ all: true, filters: { label: labelFilters }, abortSignal }),
+      )) ?? [];
     return list.map((c) => ({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), labels: c.Labels ?? {}, state: c.State }));
   }
 
@@ -211,7 +229,9 @@ export class DockerEngine {
    */
   async followLogs(nameOrId: string, signal?: AbortSignal): Promise<Readable> {
     try {
-      return (await this.client.getContainer(nameOrId).logs({ follow: true, stdout: true, stderr: true, timestamps: true, ...(signal ? { abortSignal: signal } : {}) })) as Readable;
+      return (await this.client
+        .getContainer(nameOrId)
+        .logs({ follow: true, stdout: true, stderr: true, timestamps: true, ...(signal ? { abortSignal: signal } : {}) })) as Readable;
     } catch (error) {
       throw dockerError('container logs', error);
     }
@@ -222,7 +242,9 @@ export class DockerEngine {
    * behind the json-file driver's rotation misses the newest lines; this reads them from the live file.
    */
   async logTail(nameOrId: string, lines: number): Promise<Buffer> {
-    const raw = await this.call('container logs', TIMEOUT_MS.inspect, (abortSignal) => this.client.getContainer(nameOrId).logs({ follow: false, stdout: true, stderr: true, timestamps: true, tail: lines, abortSignal }));
+    const raw = await this.call('container logs', TIMEOUT_MS.inspect, (abortSignal) =>
+      this.client.getContainer(nameOrId).logs({ follow: false, stdout: true, stderr: true, timestamps: true, tail: lines, abortSignal }),
+    );
     const source = new PassThrough();
     const chunks: Buffer[] = [];
     const out = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk), done()) });
@@ -243,7 +265,11 @@ export class DockerEngine {
    */
   async containerEvents(name: string, events: string[], sinceSeconds: number, signal: AbortSignal): Promise<Readable> {
     try {
-      return (await this.client.getEvents({ since: sinceSeconds, filters: { container: [name], event: events }, abortSignal: signal } as Docker.GetEventsOptions)) as Readable;
+      return (await this.client.getEvents({
+        since: sinceSeconds,
+        filters: { container: [name], event: events },
+        abortSignal: signal,
+      } as Docker.GetEventsOptions)) as Readable;
     } catch (error) {
       throw dockerError('events', error);
     }
@@ -254,11 +280,21 @@ export class DockerEngine {
    * for each progress message. Resolves with the event that reported failure, if any: a failing
    * step arrives in the stream of a successful HTTP answer, not as an HTTP error.
    */
-  async buildImage(context: Readable, options: { tag: string; labels: Record<string, string>; signal?: AbortSignal }, onEvent: (event: BuildEvent) => void): Promise<BuildEvent | undefined> {
+  async buildImage(
+    context: Readable,
+    options: { tag: string; labels: Record<string, string>; signal?: AbortSignal },
+    onEvent: (event: BuildEvent) => void,
+  ): Promise<BuildEvent | undefined> {
     let stream: Readable;
     try {
       // version '1': the classic builder (as DOCKER_BUILDKIT=0); BuildKit needs a session this host does not serve.
-      stream = (await this.client.buildImage(context, { t: options.tag, labels: options.labels, forcerm: true, version: '1', ...(options.signal ? { abortSignal: options.signal } : {}) } as Docker.ImageBuildOptions)) as Readable;
+      stream = (await this.client.buildImage(context, {
+        t: options.tag,
+        labels: options.labels,
+        forcerm: true,
+        version: '1',
+        ...(options.signal ? { abortSignal: options.signal } : {}),
+      } as Docker.ImageBuildOptions)) as Readable;
     } catch (error) {
       throw dockerError('build', error);
     }
@@ -286,11 +322,13 @@ export class DockerEngine {
   }
 
   /** The network's id, driver options and IPv4 gateway, creating it with `options` when missing; a concurrent creator's network is fine too. */
-  async ensureNetwork(name: string, options: Omit<Docker.NetworkCreateOptions, 'Name'>): Promise<{ id: string; options: Record<string, string>; gateway?: string }> {
+  async ensureNetwork(
+    name: string,
+    options: Omit<Docker.NetworkCreateOptions, 'Name'>,
+  ): Promise<{ id: string; options: Record<string, string>; gateway?: string }> {
     const find = async () => {
       const found = (await this.call('network inspect', TIMEOUT_MS.network, () => this.client.getNetwork(name).inspect(), [404])) as
-        | { Id: string; Options?: Record<string, string> | null; IPAM?: { Config?: Array<{ Gateway?: string }> | null } }
-        | undefined;
+        { Id: string; Options?: Record<string, string> | null; IPAM?: { Config?: Array<{ Gateway?: string }> | null } } | undefined;
       if (!found) return undefined;
       const gateway = found.IPAM?.Config?.map((c) => c.Gateway).find((g) => g && !g.includes(':'));
       return { id: found.Id, options: found.Options ?? {}, ...(gateway ? { gateway } : {}) };
@@ -298,7 +336,12 @@ export class DockerEngine {
     const existing = await find();
     if (existing) return existing;
     try {
-      await this.client.createNetwork({ Name: name, CheckDuplicate: true, ...options, abortSignal: AbortSignal.timeout(TIMEOUT_MS.network) } as Docker.NetworkCreateOptions);
+      await this.client.createNetwork({
+        Name: name,
+        CheckDuplicate: true,
+        ...options,
+        abortSignal: AbortSignal.timeout(TIMEOUT_MS.network),
+      } as Docker.NetworkCreateOptions);
     } catch (error) {
       // 409: created by another worker between our inspect and create; theirs is the same network.
       if (statusOf(error) !== 409) throw dockerError(`network create ${name}`, error, TIMEOUT_MS.network);

@@ -82,7 +82,9 @@ export function isDockerfileFault(failure: BuildEvent | DockerError): boolean {
   if (failure instanceof DockerError) return failure.statusCode === 400;
   if (typeof failure.errorDetail?.code === 'number' && failure.errorDetail.code > 0) return true;
   const message = failure.errorDetail?.message ?? failure.error ?? '';
-  return /returned a non-zero code|dockerfile parse error|unknown instruction|(COPY|ADD) failed|failed to process|no build stage|no source files were specified/i.test(message);
+  return /returned a non-zero code|dockerfile parse error|unknown instruction|(COPY|ADD) failed|failed to process|no build stage|no source files were specified/i.test(
+    message,
+  );
 }
 
 /** Builds under the host lock; returns false when another job built it while we waited. */

@@ -60,14 +60,22 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
     return { status: 'TIMED_OUT', message: `exceeded the task timeout of ${job.task.timeoutSeconds}s; container killed${withLastLine(lastLine)}` };
   }
   if (outcome.exitCode === DIND_SETUP_FAILED && outcome.runtime.startsWith('dind')) {
-    return { status: 'FAILED', reason: 'INFRASTRUCTURE', message: `the task's own Docker daemon could not start (${outcome.runtime})${withLastLine(lastLine)}` };
+    return {
+      status: 'FAILED',
+      reason: 'INFRASTRUCTURE',
+      message: `the task's own Docker daemon could not start (${outcome.runtime})${withLastLine(lastLine)}`,
+    };
   }
   if (outcome.exitCode !== 0) {
     return { status: 'FAILED', reason: 'NON_ZERO_EXIT', message: `command exited with code ${outcome.exitCode}${withLastLine(lastLine)}` };
   }
   const read = readTaskOutputText(jobResultsDir(artifactsRoot, job), RESULT_FILE, RESULT_SIZE_CAP_BYTES);
   if (read.kind === 'missing') {
-    return { status: 'FAILED', reason: 'NO_RESULT', message: `no result.json: the command exited 0 but wrote nothing to $BENCHROUTER_OUTPUT_DIR/result.json${withLastLine(lastLine)}` };
+    return {
+      status: 'FAILED',
+      reason: 'NO_RESULT',
+      message: `no result.json: the command exited 0 but wrote nothing to $BENCHROUTER_OUTPUT_DIR/result.json${withLastLine(lastLine)}`,
+    };
   }
   if (read.kind === 'refused') return { status: 'FAILED', reason: 'BAD_RESULT', message: `${read.problem}; not read` };
   let parsed: unknown;
@@ -76,7 +84,11 @@ function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): 
   } catch (error) {
     // The parser's own message quotes the text, and the text is the task's: only where it broke is told.
     const at = /at position (\d+)/.exec((error as Error).message)?.[1];
-    return { status: 'FAILED', reason: 'BAD_RESULT', message: `${RESULT_FILE}: not valid JSON${read.text.trim() ? (at ? ` (at character ${Number(at) + 1})` : '') : ' (empty)'}` };
+    return {
+      status: 'FAILED',
+      reason: 'BAD_RESULT',
+      message: `${RESULT_FILE}: not valid JSON${read.text.trim() ? (at ? ` (at character ${Number(at) + 1})` : '') : ' (empty)'}`,
+    };
   }
   const normalized = normalizeResult(parsed, job.task.resultMapping);
   if (!normalized.ok) return { status: 'FAILED', reason: 'BAD_RESULT', message: `${RESULT_FILE}: ${normalized.error}` };

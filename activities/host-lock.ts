@@ -11,14 +11,16 @@ const inProcess = new Map<string, Promise<unknown>>();
 export async function withHostLock<T>(locksDir: string, name: string, fn: () => Promise<T>, onWait?: () => void): Promise<T> {
   // Same-process callers queue on a promise chain; only the head of the chain touches the filesystem.
   const previous = inProcess.get(name) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(async () => {
-    const release = await acquireDirLock(locksDir, name, onWait);
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
-  });
+  const run = previous
+    .catch(() => undefined)
+    .then(async () => {
+      const release = await acquireDirLock(locksDir, name, onWait);
+      try {
+        return await fn();
+      } finally {
+        release();
+      }
+    });
   inProcess.set(name, run);
   try {
     return await run;

@@ -14,8 +14,14 @@ export interface ArchiveDeps {
 }
 
 export class MissingPreloadImage extends Error {
-  constructor(readonly image: string, hostId: string, cacheDir: string) {
-    super(`docker_images: image "${image}" is neither on host ${hostId} nor archived in ${cacheDir}; nothing is pulled: build it on the host, or copy in an archive made with \`br images save ${image}\``);
+  constructor(
+    readonly image: string,
+    hostId: string,
+    cacheDir: string,
+  ) {
+    super(
+      `docker_images: image "${image}" is neither on host ${hostId} nor archived in ${cacheDir}; nothing is pulled: build it on the host, or copy in an archive made with \`br images save ${image}\``,
+    );
     this.name = 'MissingPreloadImage';
   }
 }

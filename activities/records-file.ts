@@ -24,7 +24,8 @@ export async function readRecordsFile(resultsDir: string, visit: (outcome: Recor
     const outcome = text === undefined ? { problem: `line ${line}: longer than ${RECORD_LINE_CAP_BYTES} bytes; not read` } : parseRecordLine(text, line);
     if (outcome) await visit(outcome);
   }
-  const notRead = opened.size > RECORDS_SIZE_CAP_BYTES ? `${RECORDS_FILE}: ${opened.size} bytes; only the first ${RECORDS_SIZE_CAP_BYTES} were read` : undefined;
+  const notRead =
+    opened.size > RECORDS_SIZE_CAP_BYTES ? `${RECORDS_FILE}: ${opened.size} bytes; only the first ${RECORDS_SIZE_CAP_BYTES} were read` : undefined;
   return { kind: 'read', lines, ...(notRead ? { notRead } : {}) };
 }
 

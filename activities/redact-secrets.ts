@@ -37,7 +37,11 @@ export function redactDeep<T>(value: T, secrets: readonly string[]): T {
  * Every secret this worker knows for a job: the model's and judge's keys as resolved on this host
  * (with --no-gateway the container holds them) and, through the gateway, the job's own tokens.
  */
-export function jobSecrets(job: Pick<JobSpec, 'jobId' | 'model' | 'judge' | 'gateway'>, gateway: Pick<ModelGateway, 'tokenFor'> | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+export function jobSecrets(
+  job: Pick<JobSpec, 'jobId' | 'model' | 'judge' | 'gateway'>,
+  gateway: Pick<ModelGateway, 'tokenFor'> | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
   const secrets: string[] = [];
   for (const source of [job.model.apiKeyEnv, job.judge?.apiKeyEnv]) {
     const key = source ? env[source] : undefined;

@@ -72,7 +72,6 @@ export interface ContainerDeps {
   firewall?: TaskFirewall;
 }
 
-
 const HEARTBEAT_MS = 2000;
 /** How long the log stream may take to close once the container stopped, before it is cut. */
 const LOG_DRAIN_MS = 60_000;
@@ -154,7 +153,8 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     log = await captureContainerLog(docker, containerId, logFile);
     if (state.running) {
       const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
-      const measure = async () => (await directoryBytes(resultsDir)) + (storageDir ? await directoryBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
+      const measure = async () =>
+        (await directoryBytes(resultsDir)) + (storageDir ? await directoryBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
       const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal, watchDiskUse(measure, limitBytes, diskWatch.signal));
       kind = ended.kind;
       disk = ended.disk;
@@ -173,7 +173,10 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
       // was down, attempt superseded) or the worker is shutting down. The container keeps running and
       // its routes stay open, for the next attempt to reattach to; this one only steps aside.
-      throw ApplicationFailure.retryable(`attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`, FAILURE_TYPES.attemptAborted);
+      throw ApplicationFailure.retryable(
+        `attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`,
+        FAILURE_TYPES.attemptAborted,
+      );
     }
     throw error;
   } finally {
@@ -187,7 +190,10 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const final = (await docker.containerState(containerId)) ?? state;
   if (kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
     // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
-    throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`, FAILURE_TYPES.containerKilled);
+    throw ApplicationFailure.retryable(
+      `container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`,
+      FAILURE_TYPES.containerKilled,
+    );
   }
   await removeContainerAndStorage(docker, containerId, storageDir);
   const usage = closeAccess();

@@ -26,7 +26,9 @@ type Iptables = (args: string[]) => Promise<{ ok: boolean; output: string }>;
 const iptables: Iptables = (args) =>
   new Promise((resolve) => {
     // -w: wait for the xtables lock rather than fail while dockerd or another worker holds it.
-    execFile('iptables', ['-w', ...args], { timeout: 30_000 }, (error, stdout, stderr) => resolve({ ok: !error, output: `${stdout}${stderr}`.trim() || (error?.message ?? '') }));
+    execFile('iptables', ['-w', ...args], { timeout: 30_000 }, (error, stdout, stderr) =>
+      resolve({ ok: !error, output: `${stdout}${stderr}`.trim() || (error?.message ?? '') }),
+    );
   });
 
 async function run(cmd: Iptables, args: string[]): Promise<void> {

@@ -7,7 +7,7 @@ import { METHOD, type RoutingReport } from './routing-analysis.js';
 const WIDTH = 1080;
 const HEIGHT = 640;
 const PLOT = { left: 84, top: 56, right: 740, bottom: 560 };
-const FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\"";
+const FONT = 'font-family="DejaVu Sans, Helvetica, Arial, sans-serif"';
 const COLORS = { models: '#7f7f7f', cluster: '#d62728', knn: '#1f77b4', frontier: '#222222', bestSingle: '#000000', oracle: '#2ca02c', random: '#9467bd' };
 
 /** Series ids in the SVG, one group each, so tools (and tests) can find them. */
@@ -39,13 +39,21 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
   ];
   const all = [...report.models, ...clusterCurve, ...knnCurve, ...baselines.map((b) => b.m)];
   const x = costScale(all.map((p) => p.cost));
-  const y = linearScale(all.map((p) => p.acc), PLOT.bottom, PLOT.top, false, [0, 1]);
+  const y = linearScale(
+    all.map((p) => p.acc),
+    PLOT.bottom,
+    PLOT.top,
+    false,
+    [0, 1],
+  );
 
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}">`);
   out.push(`<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`);
   out.push(`<text x="${PLOT.left}" y="30" ${FONT} font-size="18" font-weight="bold" fill="#111">Accuracy vs cost on the test split</text>`);
-  out.push(`<text x="${PLOT.left}" y="48" ${FONT} font-size="12" fill="#555">${esc(`${report.pool.models.length} models, ${report.pool.datasets.length} datasets, ${report.pool.testQueries} test queries; embeddings ${report.embedder}`)}</text>`);
+  out.push(
+    `<text x="${PLOT.left}" y="48" ${FONT} font-size="12" fill="#555">${esc(`${report.pool.models.length} models, ${report.pool.datasets.length} datasets, ${report.pool.testQueries} test queries; embeddings ${report.embedder}`)}</text>`,
+  );
 
   // Grid, ticks and axis titles.
   out.push('<g id="axes">');
@@ -60,8 +68,12 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
     out.push(`<text x="${PLOT.left - 8}" y="${f(py + 4)}" ${FONT} font-size="11" fill="#333" text-anchor="end">${esc(t.label)}</text>`);
   }
   out.push(`<rect x="${PLOT.left}" y="${PLOT.top}" width="${PLOT.right - PLOT.left}" height="${PLOT.bottom - PLOT.top}" fill="none" stroke="#333"/>`);
-  out.push(`<text x="${(PLOT.left + PLOT.right) / 2}" y="${PLOT.bottom + 44}" ${FONT} font-size="13" fill="#111" text-anchor="middle">Cost of the test split (USD${x.log ? ', log scale' : ''})</text>`);
-  out.push(`<text transform="translate(24 ${(PLOT.top + PLOT.bottom) / 2}) rotate(-90)" ${FONT} font-size="13" fill="#111" text-anchor="middle">Accuracy (macro mean over datasets)</text>`);
+  out.push(
+    `<text x="${(PLOT.left + PLOT.right) / 2}" y="${PLOT.bottom + 44}" ${FONT} font-size="13" fill="#111" text-anchor="middle">Cost of the test split (USD${x.log ? ', log scale' : ''})</text>`,
+  );
+  out.push(
+    `<text transform="translate(24 ${(PLOT.top + PLOT.bottom) / 2}) rotate(-90)" ${FONT} font-size="13" fill="#111" text-anchor="middle">Accuracy (macro mean over datasets)</text>`,
+  );
   out.push('</g>');
 
   // The frontier's step curve: across at each point's accuracy to the next point's cost, then up.
@@ -70,7 +82,9 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
     let d = `M${f(steps[0]![0])},${f(steps[0]![1])}`;
     for (let i = 1; i < steps.length; i++) d += ` H${f(steps[i]![0])} V${f(steps[i]![1])}`;
     d += ` H${PLOT.right}`;
-    out.push(`<g id="${PLOT_SERIES.frontier}" data-series="Pareto frontier"><path d="${d}" fill="none" stroke="${COLORS.frontier}" stroke-width="1.5" stroke-dasharray="6 4"/></g>`);
+    out.push(
+      `<g id="${PLOT_SERIES.frontier}" data-series="Pareto frontier"><path d="${d}" fill="none" stroke="${COLORS.frontier}" stroke-width="1.5" stroke-dasharray="6 4"/></g>`,
+    );
   }
 
   for (const [id, name, settings, color] of [
@@ -95,7 +109,9 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
   for (const m of report.models) {
     const px = x.map(m.cost);
     const py = y.map(m.acc);
-    out.push(`<circle cx="${f(px)}" cy="${f(py)}" r="4" fill="${m.onFrontier ? COLORS.frontier : COLORS.models}" fill-opacity="0.8" data-label="${esc(m.model)}"/>`);
+    out.push(
+      `<circle cx="${f(px)}" cy="${f(py)}" r="4" fill="${m.onFrontier ? COLORS.frontier : COLORS.models}" fill-opacity="0.8" data-label="${esc(m.model)}"/>`,
+    );
     const w = m.model.length * 5.6;
     const box: [number, number, number, number] = [px + 6, py - 12, px + 6 + w, py];
     if (box[2] <= WIDTH && !placed.some((b) => overlaps(b, box))) {

@@ -40,7 +40,12 @@ export interface ClusterAffinity {
   weights: Float64Array;
 }
 
-export function trainClusterRouter(pool: QueryPool, embeddings: EmbeddingMatrix, train: Int32Array, options: Pick<ClusterRouterOptions, 'k' | 'nInit' | 'seed'>): ClusterModel {
+export function trainClusterRouter(
+  pool: QueryPool,
+  embeddings: EmbeddingMatrix,
+  train: Int32Array,
+  options: Pick<ClusterRouterOptions, 'k' | 'nInit' | 'seed'>,
+): ClusterModel {
   const M = pool.models.length;
   const clustering = kmeans(gatherRows(embeddings, train), { k: options.k, nInit: options.nInit, rng: new PythonRandom(options.seed) });
   const { k } = clustering;

@@ -81,7 +81,7 @@ function extractTerms(texts: readonly string[], maxChars: number): SparseTerms {
       features = copyInto(new Int32Array(bigger), features, size);
       tf = copyInto(new Float32Array(bigger), tf, size);
     }
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       let j = i + 1;
       while (j < n && sorted[j] === sorted[i]) j++;
       features[size] = sorted[i]!;

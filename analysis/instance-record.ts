@@ -26,7 +26,10 @@ export interface InstanceRecord {
 }
 
 // Free-text fields sometimes hold lists or objects (chat messages); they are kept as JSON text.
-const text = z.preprocess((value) => (value === null || value === undefined ? undefined : typeof value === 'string' ? value : JSON.stringify(value)), z.string().optional());
+const text = z.preprocess(
+  (value) => (value === null || value === undefined ? undefined : typeof value === 'string' ? value : JSON.stringify(value)),
+  z.string().optional(),
+);
 const count = z.preprocess((value) => (value === null ? undefined : value), z.number().nonnegative().optional());
 
 const SCORE = 'expected a number in [0, 1] or null';
@@ -44,7 +47,10 @@ export const instanceRecordSchema = z.object({
   score: z.union([z.nan(), z.number().min(0, SCORE).max(1, SCORE)], { error: SCORE }).nullable(),
   prompt_tokens: count,
   completion_tokens: count,
-  cost: z.union([z.nan(), z.number().nonnegative(COST)], { error: COST }).nullable().optional(),
+  cost: z
+    .union([z.nan(), z.number().nonnegative(COST)], { error: COST })
+    .nullable()
+    .optional(),
 });
 
 /** The text a router sees for an instance: the prompt as sent (as LLMRouterBench embeds it), else the raw query. */
@@ -58,7 +64,10 @@ export function queryTextOf(record: Pick<InstanceRecord, 'prompt' | 'origin_quer
  * (zod and the copy cost about 8 µs a record, 3 s of CPU on a 400,000-record release); anything
  * else goes through the schema, which decides and words the error.
  */
-export function parseInstanceRecord(value: unknown, origin?: Pick<InstanceRecord, 'benchmark' | 'model' | 'group'>): ReturnType<typeof instanceRecordSchema.safeParse> {
+export function parseInstanceRecord(
+  value: unknown,
+  origin?: Pick<InstanceRecord, 'benchmark' | 'model' | 'group'>,
+): ReturnType<typeof instanceRecordSchema.safeParse> {
   const record = plainlyValid(value, origin);
   if (record) return { success: true, data: record };
   return instanceRecordSchema.safeParse(origin ? { ...(typeof value === 'object' && value !== null ? value : { record: value }), ...origin } : value);

@@ -45,7 +45,9 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
     for (const splitDir of subdirectories(path.join(bench!, datasetDir))) {
       for (const modelDir of subdirectories(path.join(bench!, datasetDir, splitDir))) {
         const where = path.join(bench!, datasetDir, splitDir, modelDir);
-        for (const name of readdirSync(where).filter((n) => n.endsWith('.json')).sort()) {
+        for (const name of readdirSync(where)
+          .filter((n) => n.endsWith('.json'))
+          .sort()) {
           const file = path.join(where, name);
           seen++;
           let data: Record<string, unknown>;
@@ -64,7 +66,14 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
             continue;
           }
           const text = (key: string, fallback: string) => (typeof data[key] === 'string' && data[key] ? (data[key] as string) : fallback);
-          const candidate = { file, dataset: text('dataset_name', datasetDir), split: text('split', splitDir), model: text('model_name', modelDir), stamp: timestampOf(file), records: data['records'] };
+          const candidate = {
+            file,
+            dataset: text('dataset_name', datasetDir),
+            split: text('split', splitDir),
+            model: text('model_name', modelDir),
+            stamp: timestampOf(file),
+            records: data['records'],
+          };
           const key = `${candidate.dataset}\u0000${candidate.split}\u0000${candidate.model}`;
           groups.set(key, [...(groups.get(key) ?? []), candidate]);
         }

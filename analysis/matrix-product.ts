@@ -21,10 +21,22 @@ export function productABt(a: Float32Array, aRows: number, b: Float32Array, bRow
       const b1 = j1 * dim;
       const b2 = j2 * dim;
       const b3 = j3 * dim;
-      let c00 = 0, c01 = 0, c02 = 0, c03 = 0;
-      let c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-      let c20 = 0, c21 = 0, c22 = 0, c23 = 0;
-      let c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+      let c00 = 0,
+        c01 = 0,
+        c02 = 0,
+        c03 = 0;
+      let c10 = 0,
+        c11 = 0,
+        c12 = 0,
+        c13 = 0;
+      let c20 = 0,
+        c21 = 0,
+        c22 = 0,
+        c23 = 0;
+      let c30 = 0,
+        c31 = 0,
+        c32 = 0,
+        c33 = 0;
       for (let t = 0; t < dim; t++) {
         const x0 = a[a0 + t]!;
         const x1 = a[a1 + t]!;
@@ -34,19 +46,43 @@ export function productABt(a: Float32Array, aRows: number, b: Float32Array, bRow
         const y1 = b[b1 + t]!;
         const y2 = b[b2 + t]!;
         const y3 = b[b3 + t]!;
-        c00 += x0 * y0; c01 += x0 * y1; c02 += x0 * y2; c03 += x0 * y3;
-        c10 += x1 * y0; c11 += x1 * y1; c12 += x1 * y2; c13 += x1 * y3;
-        c20 += x2 * y0; c21 += x2 * y1; c22 += x2 * y2; c23 += x2 * y3;
-        c30 += x3 * y0; c31 += x3 * y1; c32 += x3 * y2; c33 += x3 * y3;
+        c00 += x0 * y0;
+        c01 += x0 * y1;
+        c02 += x0 * y2;
+        c03 += x0 * y3;
+        c10 += x1 * y0;
+        c11 += x1 * y1;
+        c12 += x1 * y2;
+        c13 += x1 * y3;
+        c20 += x2 * y0;
+        c21 += x2 * y1;
+        c22 += x2 * y2;
+        c23 += x2 * y3;
+        c30 += x3 * y0;
+        c31 += x3 * y1;
+        c32 += x3 * y2;
+        c33 += x3 * y3;
       }
       const r0 = i * bRows;
       const r1 = i1 * bRows;
       const r2 = i2 * bRows;
       const r3 = i3 * bRows;
-      out[r0 + j] = c00; out[r0 + j1] = c01; out[r0 + j2] = c02; out[r0 + j3] = c03;
-      out[r1 + j] = c10; out[r1 + j1] = c11; out[r1 + j2] = c12; out[r1 + j3] = c13;
-      out[r2 + j] = c20; out[r2 + j1] = c21; out[r2 + j2] = c22; out[r2 + j3] = c23;
-      out[r3 + j] = c30; out[r3 + j1] = c31; out[r3 + j2] = c32; out[r3 + j3] = c33;
+      out[r0 + j] = c00;
+      out[r0 + j1] = c01;
+      out[r0 + j2] = c02;
+      out[r0 + j3] = c03;
+      out[r1 + j] = c10;
+      out[r1 + j1] = c11;
+      out[r1 + j2] = c12;
+      out[r1 + j3] = c13;
+      out[r2 + j] = c20;
+      out[r2 + j1] = c21;
+      out[r2 + j2] = c22;
+      out[r2 + j3] = c23;
+      out[r3 + j] = c30;
+      out[r3 + j1] = c31;
+      out[r3 + j2] = c32;
+      out[r3 + j3] = c33;
     }
   }
 }

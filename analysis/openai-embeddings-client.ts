@@ -83,13 +83,16 @@ function parseEmbeddings(url: string, text: string, expected: number): number[][
     throw new Error(`${url}: expected a JSON response, got ${JSON.stringify(text.slice(0, 100))}`);
   }
   const data = (body as { data?: unknown }).data;
-  if (!Array.isArray(data) || data.length !== expected) throw new Error(`${url}: data: expected ${expected} embeddings, got ${Array.isArray(data) ? data.length : typeof data}`);
+  if (!Array.isArray(data) || data.length !== expected)
+    throw new Error(`${url}: data: expected ${expected} embeddings, got ${Array.isArray(data) ? data.length : typeof data}`);
   const out: number[][] = new Array(expected);
   data.forEach((item: { index?: unknown; embedding?: unknown }, position) => {
     const index = typeof item?.index === 'number' ? item.index : position;
-    if (!Number.isInteger(index) || index < 0 || index >= expected || out[index]) throw new Error(`${url}: data[${position}].index: expected a distinct whole number below ${expected}, got ${index}`);
+    if (!Number.isInteger(index) || index < 0 || index >= expected || out[index])
+      throw new Error(`${url}: data[${position}].index: expected a distinct whole number below ${expected}, got ${index}`);
     const embedding = item?.embedding;
-    if (!Array.isArray(embedding) || !embedding.every((x) => typeof x === 'number')) throw new Error(`${url}: data[${position}].embedding: expected an array of numbers`);
+    if (!Array.isArray(embedding) || !embedding.every((x) => typeof x === 'number'))
+      throw new Error(`${url}: data[${position}].embedding: expected an array of numbers`);
     out[index] = embedding as number[];
   });
   return out;

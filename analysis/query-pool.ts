@@ -199,7 +199,8 @@ export function buildQueryPool(records: Iterable<InstanceRecord>, missing: Missi
       if (got === 0) missingModels.push(models[m]!);
       else if (got < datasetQueries[d]!) partialModels.push({ model: models[m]!, missing: datasetQueries[d]! - got });
     }
-    if (missingModels.length || partialModels.length) gaps.push({ dataset, queries: datasetQueries[d]!, missingModels, partialModels, dropped: !present.has(d) });
+    if (missingModels.length || partialModels.length)
+      gaps.push({ dataset, queries: datasetQueries[d]!, missingModels, partialModels, dropped: !present.has(d) });
   });
 
   return {

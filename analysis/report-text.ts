@@ -12,13 +12,26 @@ export function renderReportText(report: RoutingReport): string {
     '',
     textTable(
       ['METHOD', 'ACC', 'COST (USD)', 'GAIN@R', 'GAIN@B', 'GAP@O'],
-      report.methods.map((m) => [m.model ? `${m.name}: ${m.model}` : m.name, formatAcc(m.acc), formatUsd(m.cost), formatPercent(m.gainOverRandom), formatPercent(m.gainOverBestSingle), formatPercent(m.gapToOracle)]),
+      report.methods.map((m) => [
+        m.model ? `${m.name}: ${m.model}` : m.name,
+        formatAcc(m.acc),
+        formatUsd(m.cost),
+        formatPercent(m.gainOverRandom),
+        formatPercent(m.gainOverBestSingle),
+        formatPercent(m.gapToOracle),
+      ]),
       [false, true, true, true, true, true],
     ),
     '',
     textTable(
       ['COST-AWARE ROUTER (α = 0…1)', 'PERFGAIN', 'COSTSAVE', 'PARETODIST', 'ON FRONTIER'],
-      report.costAware.map((r) => [r.name, formatPercent(r.perfGain), formatPercent(r.costSave), r.paretoDist === null ? 'n/a' : r.paretoDist.toFixed(4), `${r.settings.filter((s) => s.onFrontier).length}/${r.settings.length}`]),
+      report.costAware.map((r) => [
+        r.name,
+        formatPercent(r.perfGain),
+        formatPercent(r.costSave),
+        r.paretoDist === null ? 'n/a' : r.paretoDist.toFixed(4),
+        `${r.settings.filter((s) => s.onFrontier).length}/${r.settings.length}`,
+      ]),
       [false, true, true, true, true],
     ),
     '',
@@ -40,7 +53,11 @@ export function renderReportText(report: RoutingReport): string {
 
 export function textTable(headers: string[], rows: string[][], alignRight: boolean[] = []): string {
   const widths = headers.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? '').length), h.length));
-  const line = (cells: string[]) => cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }
 

@@ -32,10 +32,25 @@ export interface AnalysisOptions {
   oracleRule: OracleRule;
 }
 
-export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = { seed: 42, trainRatio: 0.7, k: 32, topK: 1, beta: 9, nInit: 10, knnK: 10, alphaSteps: 100, splitUnit: 'instance', oracleRule: 'max-score' };
+export const DEFAULT_ANALYSIS_OPTIONS: AnalysisOptions = {
+  seed: 42,
+  trainRatio: 0.7,
+  k: 32,
+  topK: 1,
+  beta: 9,
+  nInit: 10,
+  knnK: 10,
+  alphaSteps: 100,
+  splitUnit: 'instance',
+  oracleRule: 'max-score',
+};
 
 /** LLMRouterBench's own definitions, the defaults for its release layout. */
-export const LLMROUTERBENCH_DEFINITIONS: Pick<AnalysisOptions, 'splitUnit' | 'oracleRule'> & { missingRecords: MissingRecords } = { splitUnit: 'prompt', oracleRule: 'any-positive', missingRecords: 'keep' };
+export const LLMROUTERBENCH_DEFINITIONS: Pick<AnalysisOptions, 'splitUnit' | 'oracleRule'> & { missingRecords: MissingRecords } = {
+  splitUnit: 'prompt',
+  oracleRule: 'any-positive',
+  missingRecords: 'keep',
+};
 
 export const METHOD = {
   randomExpected: 'Random (expected)',
@@ -126,11 +141,22 @@ export class UnanalysableInputError extends Error {
 /** Called after each phase with its wall time, for perf reporting. */
 export type PhaseListener = (phase: string, milliseconds: number) => void;
 
-export async function analyzeRecords(records: Iterable<InstanceRecord>, options: Partial<AnalysisOptions>, embedder: Embedder, onPhase?: PhaseListener, missingRecords: MissingRecords = 'drop'): Promise<RoutingReport> {
+export async function analyzeRecords(
+  records: Iterable<InstanceRecord>,
+  options: Partial<AnalysisOptions>,
+  embedder: Embedder,
+  onPhase?: PhaseListener,
+  missingRecords: MissingRecords = 'drop',
+): Promise<RoutingReport> {
   return analyzeRouting(buildQueryPool(records, missingRecords), options, embedder, onPhase);
 }
 
-export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisOptions>, embedder: Embedder, onPhase: PhaseListener = () => {}): Promise<RoutingReport> {
+export async function analyzeRouting(
+  pool: QueryPool,
+  partial: Partial<AnalysisOptions>,
+  embedder: Embedder,
+  onPhase: PhaseListener = () => {},
+): Promise<RoutingReport> {
   const options = { ...DEFAULT_ANALYSIS_OPTIONS, ...partial };
   let started = performance.now();
   const phase = (name: string) => {
@@ -145,7 +171,9 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
   }
   const split = splitQueries(pool, options);
   if (split.train.length === 0 || split.test.length === 0) {
-    throw new UnanalysableInputError(`the split leaves ${split.train.length} training and ${split.test.length} test queries: need at least one of each (train ratio ${options.trainRatio})`);
+    throw new UnanalysableInputError(
+      `the split leaves ${split.train.length} training and ${split.test.length} test queries: need at least one of each (train ratio ${options.trainRatio})`,
+    );
   }
   const train = querySet(pool, split.train);
   const test = querySet(pool, split.test);
@@ -157,7 +185,8 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
   phase('baselines');
 
   const embeddings = normalizeRows(await embedder.embed(pool.queryText, split.train));
-  if (embeddings.rows !== pool.queryText.length) throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${pool.queryText.length} queries`);
+  if (embeddings.rows !== pool.queryText.length)
+    throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${pool.queryText.length} queries`);
   phase('embed');
 
   const clusterModel = trainClusterRouter(pool, embeddings, split.train, options);
@@ -204,7 +233,9 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
   ];
   const points: Array<CostAccPoint & { label: string }> = [
     ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc, exactAcc: perModel.test[m]!.exactAcc })),
-    ...sweeps.flatMap(({ name, outcomes }) => outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc }))),
+    ...sweeps.flatMap(({ name, outcomes }) =>
+      outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc })),
+    ),
   ];
   const frontierIndex = paretoFrontier(points);
   const onFrontier = new Set(frontierIndex);
@@ -226,7 +257,13 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
       queries: pool.queryDataset.length,
       trainQueries: split.train.length,
       testQueries: split.test.length,
-      datasets: pool.datasets.map((name, d) => ({ name, queries: train.datasetCount[d]! + test.datasetCount[d]!, train: train.datasetCount[d]!, test: test.datasetCount[d]!, dropped: pool.dropped.byDataset[name] ?? 0 })),
+      datasets: pool.datasets.map((name, d) => ({
+        name,
+        queries: train.datasetCount[d]! + test.datasetCount[d]!,
+        train: train.datasetCount[d]!,
+        test: test.datasetCount[d]!,
+        dropped: pool.dropped.byDataset[name] ?? 0,
+      })),
       droppedQueries: pool.dropped.total,
       droppedByDataset: pool.dropped.byDataset,
       missingRecords: pool.missingRecords,
@@ -235,7 +272,14 @@ export async function analyzeRouting(pool: QueryPool, partial: Partial<AnalysisO
       nanScores: pool.nanScores,
       nanCosts: pool.nanCosts,
     },
-    models: pool.models.map((model, m) => ({ model, trainAcc: perModel.train[m]!.acc, acc: perModel.test[m]!.acc, cost: perModel.test[m]!.cost, datasetAcc: datasetAccOf(perModel.test[m]!), onFrontier: onFrontier.has(m) })),
+    models: pool.models.map((model, m) => ({
+      model,
+      trainAcc: perModel.train[m]!.acc,
+      acc: perModel.test[m]!.acc,
+      cost: perModel.test[m]!.cost,
+      datasetAcc: datasetAccOf(perModel.test[m]!),
+      onFrontier: onFrontier.has(m),
+    })),
     methods,
     costAware,
     frontier: frontierIndex.map((i) => ({ label: points[i]!.label, cost: points[i]!.cost, acc: points[i]!.acc })),

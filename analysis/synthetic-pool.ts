@@ -64,7 +64,8 @@ export function syntheticPool(options: SyntheticPoolOptions): SyntheticPool {
       const topic = rng.randbelow(topics);
       topicOfQuery[q] = topic;
       const words: string[] = [];
-      for (let w = 0; w < wordsPerQuery; w++) words.push(rng.random() < 0.6 ? topicWords[topic]![rng.randbelow(40)]! : commonWords[rng.randbelow(commonWords.length)]!);
+      for (let w = 0; w < wordsPerQuery; w++)
+        words.push(rng.random() < 0.6 ? topicWords[topic]![rng.randbelow(40)]! : commonWords[rng.randbelow(commonWords.length)]!);
       const prompt = `${benchmark} question ${i}: ${words.join(' ')}?`;
       const promptTokens = wordsPerQuery + 4;
       for (let m = 0; m < models; m++) {

@@ -75,9 +75,9 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
         .result()
         .then((result) => withJobs(context.client.workflow, result))
         .then(
-        (result) => ({ result }),
-        (error: unknown) => ({ error }),
-      );
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
       while (open) {
         await poll();
         const settled = await Promise.race([done, new Promise<undefined>((r) => setTimeout(() => r(undefined), POLL_MS))]);

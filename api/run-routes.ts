@@ -308,16 +308,14 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
       const spec = createRetrySpec(await runSpecOf(runHandle(context.client, request.params.id)), result);
       if (spec.tasks.length === 0) throw new ApiError(409, `run ${request.params.id}: every job succeeded; nothing to retry`);
       await submitRun(context.client, context.settings, spec);
-      return reply
-        .status(201)
-        .send({
-          runId: spec.runId,
-          created: true,
-          jobs: spec.tasks.length * spec.options.repeats,
-          retryOf: request.params.id,
-          carried: spec.retryOf?.carried.length ?? 0,
-          links: runLinks(request, context.settings, spec.runId),
-        });
+      return reply.status(201).send({
+        runId: spec.runId,
+        created: true,
+        jobs: spec.tasks.length * spec.options.repeats,
+        retryOf: request.params.id,
+        carried: spec.retryOf?.carried.length ?? 0,
+        links: runLinks(request, context.settings, spec.runId),
+      });
     },
   );
 

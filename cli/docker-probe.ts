@@ -7,8 +7,16 @@ import type { DockerProbe } from '../client/doctor.js';
 export function dockerProbe(engine = new DockerEngine()): DockerProbe {
   return {
     async info() {
-      const [info, version] = await Promise.all([engine.client.info() as Promise<{ ServerVersion?: string; DockerRootDir?: string; Driver?: string }>, engine.client.version()]);
-      return { version: info.ServerVersion ?? '?', apiVersion: version.ApiVersion ?? '?', rootDir: info.DockerRootDir ?? '/var/lib/docker', storageDriver: info.Driver ?? '?' };
+      const [info, version] = await Promise.all([
+        engine.client.info() as Promise<{ ServerVersion?: string; DockerRootDir?: string; Driver?: string }>,
+        engine.client.version(),
+      ]);
+      return {
+        version: info.ServerVersion ?? '?',
+        apiVersion: version.ApiVersion ?? '?',
+        rootDir: info.DockerRootDir ?? '/var/lib/docker',
+        storageDriver: info.Driver ?? '?',
+      };
     },
     async imageLabels(image) {
       return (await engine.inspectImage(image))?.labels;

@@ -32,7 +32,11 @@ export interface RunWait {
  * Starts checking the run's health and handling Ctrl-C until stop(). `newLine` is called before a
  * finding is printed, so that a progress bar redrawn in place on a TTY is not overwritten.
  */
-export function watchRunWhileWaiting(deps: CliDeps, runId: string, options: { cancelling?: boolean; suite?: boolean; newLine?: () => void; intervalMs?: number } = {}): RunWait {
+export function watchRunWhileWaiting(
+  deps: CliDeps,
+  runId: string,
+  options: { cancelling?: boolean; suite?: boolean; newLine?: () => void; intervalMs?: number } = {},
+): RunWait {
   let latest: RunProgress | undefined;
   const settings = deps.settings();
   const client = connectClient(settings);

@@ -7,7 +7,19 @@ import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 import type { TableCell, TableView } from './table-view.js';
 
-export const RESULT_COLUMNS = ['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status'] as const;
+export const RESULT_COLUMNS = [
+  'benchmark',
+  'score',
+  'num samples',
+  'active time (h)',
+  'latency (s)',
+  'TTFT (s)',
+  'tok/s',
+  'input tokens',
+  'output tokens',
+  'cost',
+  'status',
+] as const;
 
 /** Fields a job result may carry that its type does not declare yet. */
 type JobWithRecords = JobResult & { records?: RecordsSummary; repeat?: number };
@@ -21,10 +33,16 @@ export function runResultView(run: RunResult, name?: string): TableView {
   const jobRows = jobs.map((job) => jobRow(run.benchmark, job, repeated.has(job.task)));
   const model = run.usage?.model;
   // Repeated: the score cells read "mean ± std" (over a task's repeats, and over repeats for the run).
-  const meanStd = (mean: number | null, std: number | null | undefined): TableCell => (mean === null ? null : std === null || std === undefined ? mean : `${mean.toFixed(4)} ± ${std.toFixed(4)}`);
+  const meanStd = (mean: number | null, std: number | null | undefined): TableCell =>
+    mean === null ? null : std === null || std === undefined ? mean : `${mean.toFixed(4)} ± ${std.toFixed(4)}`;
   const taskRows: TableCell[][] = (run.tasks ?? [])
     .filter((t) => repeated.has(t.task))
-    .map((t) => [`${run.benchmark}/${t.task}`, meanStd(t.mean, t.std), ...jobRows.filter((r) => String(r[0]).startsWith(`${run.benchmark}/${t.task} (repeat`)).reduce(sumRows, emptyRest()), `${t.scores.length}/${t.repeats} repeats`]);
+    .map((t) => [
+      `${run.benchmark}/${t.task}`,
+      meanStd(t.mean, t.std),
+      ...jobRows.filter((r) => String(r[0]).startsWith(`${run.benchmark}/${t.task} (repeat`)).reduce(sumRows, emptyRest()),
+      `${t.scores.length}/${t.repeats} repeats`,
+    ]);
   const runRow: TableCell[] = [
     run.benchmark,
     meanStd(run.overall, run.overallStd),
@@ -71,11 +89,7 @@ function jobRow(benchmark: string, job: JobWithRecords, repeated: boolean): Tabl
 }
 
 function latencyCells(usage: UsageSummary | undefined): TableCell[] {
-  return [
-    usage?.latencyMs ? usage.latencyMs.mean / 1000 : null,
-    usage?.ttftMs ? usage.ttftMs.mean / 1000 : null,
-    usage?.outputTokensPerSecond ?? null,
-  ];
+  return [usage?.latencyMs ? usage.latencyMs.mean / 1000 : null, usage?.ttftMs ? usage.ttftMs.mean / 1000 : null, usage?.outputTokensPerSecond ?? null];
 }
 
 function sampleCountFromMetrics(metrics: Record<string, unknown> | undefined): number | null {

@@ -14,14 +14,31 @@ export function routingReportTables(report: RoutingReport): TableView[] {
     {
       name: 'Methods',
       columns: ['Method', 'Kind', 'Model', 'Acc', 'Cost (USD)', 'Gain@R', 'Gain@B', 'Gap@O', ...accColumns],
-      rows: report.methods.map((m) => [m.name, m.kind, m.model ?? null, m.acc, m.cost, m.gainOverRandom, m.gainOverBestSingle, m.gapToOracle, ...perDataset(m.datasetAcc)]),
+      rows: report.methods.map((m) => [
+        m.name,
+        m.kind,
+        m.model ?? null,
+        m.acc,
+        m.cost,
+        m.gainOverRandom,
+        m.gainOverBestSingle,
+        m.gapToOracle,
+        ...perDataset(m.datasetAcc),
+      ]),
       percentColumns: ['Gain@R', 'Gain@B', 'Gap@O'],
     },
     {
       name: 'Cost setting',
       // CostSave's "n/a" is written out: an empty cell would read as a missing value, not "never reached".
       columns: ['Router', 'PerfGain', 'CostSave', 'ParetoDist', 'Settings on frontier', 'Settings'],
-      rows: report.costAware.map((r) => [r.name, r.perfGain, r.costSave ?? 'n/a', r.paretoDist, r.settings.filter((s) => s.onFrontier).length, r.settings.length]),
+      rows: report.costAware.map((r) => [
+        r.name,
+        r.perfGain,
+        r.costSave ?? 'n/a',
+        r.paretoDist,
+        r.settings.filter((s) => s.onFrontier).length,
+        r.settings.length,
+      ]),
       percentColumns: ['PerfGain', 'CostSave'],
     },
     {
@@ -35,7 +52,11 @@ export function routingReportTables(report: RoutingReport): TableView[] {
       rows: report.models.map((m) => [m.model, m.trainAcc, m.acc, m.cost, m.onFrontier, ...perDataset(m.datasetAcc)]),
     },
     { name: 'Pareto frontier', columns: ['Point', 'Cost (USD)', 'Acc'], rows: report.frontier.map((p) => [p.label, p.cost, p.acc]) },
-    { name: 'Datasets', columns: ['Dataset', 'Queries', 'Train', 'Test', 'Dropped'], rows: report.pool.datasets.map((d) => [d.name, d.queries, d.train, d.test, d.dropped]) },
+    {
+      name: 'Datasets',
+      columns: ['Dataset', 'Queries', 'Train', 'Test', 'Dropped'],
+      rows: report.pool.datasets.map((d) => [d.name, d.queries, d.train, d.test, d.dropped]),
+    },
     {
       name: 'Options',
       columns: ['Option', 'Value'],

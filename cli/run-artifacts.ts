@@ -58,7 +58,9 @@ export function selectJobs(root: string, runId: string, jobArg: string | undefin
   if (jobArg === undefined) return jobs;
   const matching = jobs.filter((jobId) => jobId === jobArg || jobId === `${runId}.${jobArg}` || taskOf(runId, jobId) === jobArg);
   if (!matching.length) {
-    throw new InputError([{ file: runDir, field: '', message: `no job "${jobArg}" in run ${runId} (have ${jobs.map((j) => shortJobId(runId, j)).join(', ')})` }]);
+    throw new InputError([
+      { file: runDir, field: '', message: `no job "${jobArg}" in run ${runId} (have ${jobs.map((j) => shortJobId(runId, j)).join(', ')})` },
+    ]);
   }
   return matching;
 }

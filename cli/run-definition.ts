@@ -22,7 +22,11 @@ export { resolveBenchmarkDir };
 export function requestFromFlags(benchmarkArg: string, flags: RunFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunRequest {
   const benchmarkName = loadBenchmark(resolveBenchmarkDir(benchmarkArg)).name;
   const taskNames = suite?.entry.tasks ?? (flags.tasks === undefined ? undefined : commaList(flags.tasks));
-  const options = { ...withoutUndefined(runOptionsFrom(flags)), ...(suite?.entry.repeats ? { repeats: suite.entry.repeats } : {}), ...(suite?.entry.limit ? { limit: suite.entry.limit } : {}) };
+  const options = {
+    ...withoutUndefined(runOptionsFrom(flags)),
+    ...(suite?.entry.repeats ? { repeats: suite.entry.repeats } : {}),
+    ...(suite?.entry.limit ? { limit: suite.entry.limit } : {}),
+  };
   const gateway = withoutUndefined(gatewayFrom(flags));
   const judge = judgeFrom(flags);
   const prices = pricesFrom(flags);
@@ -32,9 +36,28 @@ export function requestFromFlags(benchmarkArg: string, flags: RunFlags, suite?: 
     endpoint: flags.endpoint,
     ...(flags.apiKeyEnv ? { apiKeyEnv: flags.apiKeyEnv } : {}),
     ...(taskNames ? { tasks: taskNames } : {}),
-    ...withoutUndefined({ concurrency: options.concurrency, hostTimeoutSeconds: options.hostTimeoutSeconds, heartbeatTimeoutSeconds: options.heartbeatTimeoutSeconds, maxHosts: options.maxHosts, repeats: options.repeats, seed: options.seed, limit: options.limit, instances: options.instances }),
-    ...withoutUndefined({ gateway: gateway.enabled, cache: gateway.cache, modelConcurrency: gateway.concurrency, modelRate: gateway.ratePerSecond, modelRetries: gateway.maxRetries }),
-    generation: generationFrom(flags, benchmarkName, suite?.entry.generation ? { file: suite.file, field: suite.field, generation: suite.entry.generation } : undefined),
+    ...withoutUndefined({
+      concurrency: options.concurrency,
+      hostTimeoutSeconds: options.hostTimeoutSeconds,
+      heartbeatTimeoutSeconds: options.heartbeatTimeoutSeconds,
+      maxHosts: options.maxHosts,
+      repeats: options.repeats,
+      seed: options.seed,
+      limit: options.limit,
+      instances: options.instances,
+    }),
+    ...withoutUndefined({
+      gateway: gateway.enabled,
+      cache: gateway.cache,
+      modelConcurrency: gateway.concurrency,
+      modelRate: gateway.ratePerSecond,
+      modelRetries: gateway.maxRetries,
+    }),
+    generation: generationFrom(
+      flags,
+      benchmarkName,
+      suite?.entry.generation ? { file: suite.file, field: suite.field, generation: suite.entry.generation } : undefined,
+    ),
     ...(judge ? { judge: { model: judge.name, endpoint: judge.endpoint, ...(judge.apiKeyEnv ? { apiKeyEnv: judge.apiKeyEnv } : {}) } } : {}),
     ...(prices ? { prices } : {}),
   };
@@ -56,7 +79,12 @@ export function findSuite(name: string, suitesFile: string | undefined, settings
 
 /** `a, b,,c` → ['a', 'b', 'c']. */
 export function commaList(text: string | undefined): string[] {
-  return text?.split(',').map((t) => t.trim()).filter(Boolean) ?? [];
+  return (
+    text
+      ?.split(',')
+      .map((t) => t.trim())
+      .filter(Boolean) ?? []
+  );
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

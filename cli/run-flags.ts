@@ -73,19 +73,38 @@ export function addRunFlags(command: Command, benchmark: 'required' | 'optional'
     .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
     .option('--concurrency <n>', 'jobs running at once', positiveInt, DEFAULT_RUN_OPTIONS.concurrency)
     .option('--tasks <names>', 'comma-separated subset of tasks to run')
-    .option('--repeats <n>', 'run each task n times, with seeds seed..seed+n-1 in BENCHROUTER_SEED; reports mean ± std', positiveInt, DEFAULT_RUN_OPTIONS.repeats)
+    .option(
+      '--repeats <n>',
+      'run each task n times, with seeds seed..seed+n-1 in BENCHROUTER_SEED; reports mean ± std',
+      positiveInt,
+      DEFAULT_RUN_OPTIONS.repeats,
+    )
     .option('--seed <n>', 'seed of the first repeat (BENCHROUTER_SEED)', integer)
     .option('--limit <n>', "run only each task's first n instances (BENCHROUTER_LIMIT; benchmarks that ignore it run all)", positiveInt)
     .option('--instances <ids>', 'run only these instance ids (BENCHROUTER_INSTANCES): comma-separated, or @FILE with one id per line')
-    .option('--host-timeout <s>', "seconds a job waits for its host's worker before moving to another host", positiveInt, DEFAULT_RUN_OPTIONS.hostTimeoutSeconds)
-    .option('--heartbeat-timeout <s>', 'seconds without a heartbeat before a running container activity is retried', positiveInt, DEFAULT_RUN_OPTIONS.heartbeatTimeoutSeconds)
+    .option(
+      '--host-timeout <s>',
+      "seconds a job waits for its host's worker before moving to another host",
+      positiveInt,
+      DEFAULT_RUN_OPTIONS.hostTimeoutSeconds,
+    )
+    .option(
+      '--heartbeat-timeout <s>',
+      'seconds without a heartbeat before a running container activity is retried',
+      positiveInt,
+      DEFAULT_RUN_OPTIONS.heartbeatTimeoutSeconds,
+    )
     .option('--max-hosts <n>', 'hosts a job may try before it fails', positiveInt, DEFAULT_RUN_OPTIONS.maxHosts)
     .option('--no-gateway', 'give containers the real endpoint and key instead of the metering gateway')
     .option('--cache', "replay the gateway's stored answers for identical requests")
     .option('--model-concurrency <n>', 'upstream model requests of the run at once, per host', positiveInt, DEFAULT_GATEWAY.concurrency)
     .option('--model-rate <n>', 'upstream model requests started per second, per host', positiveNumber)
     .option('--model-retries <n>', 'retries of a 429 or 5xx answer', nonNegativeInt, DEFAULT_GATEWAY.maxRetries)
-    .addOption(new Option('--gen <key=value>', 'set a request field on every model call (repeatable), e.g. temperature=0').argParser((v: string, prev: string[] = []) => [...prev, v]).default([]))
+    .addOption(
+      new Option('--gen <key=value>', 'set a request field on every model call (repeatable), e.g. temperature=0')
+        .argParser((v: string, prev: string[] = []) => [...prev, v])
+        .default([]),
+    )
     .option('--gen-config <file>', 'YAML generation config: {defaults: {...}, benchmarks: {<name>: {...}}}')
     .option('--max-tokens <n>', 'max_tokens on every model call', positiveInt)
     .option('--max-tokens-add <n>', "added to each request's own max_tokens", integer)
@@ -106,9 +125,12 @@ const GenConfigSchema = z.strictObject({ defaults: GenEntrySchema.optional(), be
 function generationFromEntry(entry: Record<string, unknown>, file: string, at: string): Partial<GenerationSettings> {
   const { max_tokens_add, max_tokens_scale, thinking, ...set } = entry;
   const problems = [];
-  if (max_tokens_add !== undefined && !Number.isInteger(max_tokens_add)) problems.push({ file, field: `${at}.max_tokens_add`, message: `expected a whole number, got ${JSON.stringify(max_tokens_add)}` });
-  if (max_tokens_scale !== undefined && (typeof max_tokens_scale !== 'number' || max_tokens_scale <= 0)) problems.push({ file, field: `${at}.max_tokens_scale`, message: `expected a positive number, got ${JSON.stringify(max_tokens_scale)}` });
-  if (thinking !== undefined && typeof thinking !== 'boolean') problems.push({ file, field: `${at}.thinking`, message: `expected true or false, got ${JSON.stringify(thinking)}` });
+  if (max_tokens_add !== undefined && !Number.isInteger(max_tokens_add))
+    problems.push({ file, field: `${at}.max_tokens_add`, message: `expected a whole number, got ${JSON.stringify(max_tokens_add)}` });
+  if (max_tokens_scale !== undefined && (typeof max_tokens_scale !== 'number' || max_tokens_scale <= 0))
+    problems.push({ file, field: `${at}.max_tokens_scale`, message: `expected a positive number, got ${JSON.stringify(max_tokens_scale)}` });
+  if (thinking !== undefined && typeof thinking !== 'boolean')
+    problems.push({ file, field: `${at}.thinking`, message: `expected true or false, got ${JSON.stringify(thinking)}` });
   if (problems.length) throw new InputError(problems);
   return {
     set,
@@ -119,7 +141,11 @@ function generationFromEntry(entry: Record<string, unknown>, file: string, at: s
 }
 
 /** Layers, weakest first: the config's defaults, its benchmark entry, a suite entry's settings, the flags. */
-export function generationFrom(flags: RunFlags, benchmarkName: string, suiteEntry?: { file: string; field: string; generation: Record<string, unknown> }): GenerationSettings {
+export function generationFrom(
+  flags: RunFlags,
+  benchmarkName: string,
+  suiteEntry?: { file: string; field: string; generation: Record<string, unknown> },
+): GenerationSettings {
   const layers: Array<Partial<GenerationSettings>> = [];
   if (flags.genConfig) {
     const file = flags.genConfig;
@@ -170,14 +196,19 @@ export function instanceIds(value: string): string[] {
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new InputError([{ file, field: '--instances', message: `cannot read the instance list: ${(error as NodeJS.ErrnoException).code ?? String(error)}` }]);
+      throw new InputError([
+        { file, field: '--instances', message: `cannot read the instance list: ${(error as NodeJS.ErrnoException).code ?? String(error)}` },
+      ]);
     }
   }
   const ids = (fromFile ? text.split('\n') : text.split(',')).map((id) => id.trim()).filter(Boolean);
   const where = fromFile ? file : '--instances';
   if (ids.length === 0) throw new InputError([{ file: where, field: '', message: 'expected at least one instance id' }]);
   const withComma = ids.find((id) => id.includes(','));
-  if (withComma) throw new InputError([{ file: where, field: '', message: `instance ids cannot contain a comma (BENCHROUTER_INSTANCES is comma-separated), got "${withComma}"` }]);
+  if (withComma)
+    throw new InputError([
+      { file: where, field: '', message: `instance ids cannot contain a comma (BENCHROUTER_INSTANCES is comma-separated), got "${withComma}"` },
+    ]);
   return [...new Set(ids)];
 }
 
@@ -194,7 +225,9 @@ export function gatewayFrom(flags: RunFlags): Partial<GatewayOptions> {
 export function judgeFrom(flags: RunFlags): ModelTarget | undefined {
   if (!flags.judgeEndpoint && !flags.judgeModel) return undefined;
   if (!flags.judgeEndpoint || !flags.judgeModel) {
-    throw new InputError([{ file: flags.judgeEndpoint ? '--judge-model' : '--judge-endpoint', field: '', message: 'a judge needs both --judge-endpoint and --judge-model' }]);
+    throw new InputError([
+      { file: flags.judgeEndpoint ? '--judge-model' : '--judge-endpoint', field: '', message: 'a judge needs both --judge-endpoint and --judge-model' },
+    ]);
   }
   return { name: flags.judgeModel, endpoint: flags.judgeEndpoint, ...(flags.judgeApiKeyEnv ? { apiKeyEnv: flags.judgeApiKeyEnv } : {}) };
 }

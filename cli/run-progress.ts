@@ -49,6 +49,8 @@ export async function waitWithProgress(deps: CliDeps, handle: RunHandle, options
 
 /** What `br run`, `retry`, `rerun`, `cancel` and `demo` end with: the result, and the exit code its status means. */
 export async function printRun(deps: CliDeps, result: RunResult, json: boolean | undefined): Promise<void> {
-  await deps.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${renderRunResult(result, runWebUiLink(deps.settings(), result.runId), process.stdout.columns)}\n`);
+  await deps.stdout(
+    json ? `${JSON.stringify(result, null, 2)}\n` : `${renderRunResult(result, runWebUiLink(deps.settings(), result.runId), process.stdout.columns)}\n`,
+  );
   deps.setExitCode(exitCodeOf(result.status));
 }

@@ -23,24 +23,38 @@ export function formatMeanStd(mean: number | null | undefined, std: number | nul
 export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidth?: number): string {
   const repeated = run.jobs.some((j) => (j.repeat ?? 0) > 0);
   const headers = [repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'];
-  const cells = run.jobs.map((job) => [repeated ? `${job.task} #${job.repeat ?? 0}` : job.task, job.status, formatScore(job.result?.overall), jobSeconds(job), job.reason ?? '']);
+  const cells = run.jobs.map((job) => [
+    repeated ? `${job.task} #${job.repeat ?? 0}` : job.task,
+    job.status,
+    formatScore(job.result?.overall),
+    jobSeconds(job),
+    job.reason ?? '',
+  ]);
   const width = detailWidth(
     headers.slice(0, -1).map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length))),
     terminalWidth,
   );
   const rows = run.jobs.map((job, i) => [...cells[i]!, cutTo(failureLine(job), width)]);
   const succeeded = run.jobs.filter((j) => j.status === 'SUCCEEDED').length;
-  const lines = [
-    `Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`,
-    '',
-    textTable(headers, rows),
-    '',
-  ];
+  const lines = [`Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`, '', textTable(headers, rows), ''];
   if (repeated && run.tasks) {
-    const passes = (t: NonNullable<RunResult['tasks']>[number]) => (t.passAtK ? Object.entries(t.passAtK).map(([k, v]) => `${k} ${v.toFixed(4)}`).join(', ') : '');
-    lines.push(textTable(['TASK', 'REPEATS', 'MEAN ± STD', 'PASS@K'], run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std), passes(t)])), '');
+    const passes = (t: NonNullable<RunResult['tasks']>[number]) =>
+      t.passAtK
+        ? Object.entries(t.passAtK)
+            .map(([k, v]) => `${k} ${v.toFixed(4)}`)
+            .join(', ')
+        : '';
+    lines.push(
+      textTable(
+        ['TASK', 'REPEATS', 'MEAN ± STD', 'PASS@K'],
+        run.tasks.map((t) => [t.task, `${t.scores.length}/${t.repeats}`, formatMeanStd(t.mean, t.std), passes(t)]),
+      ),
+      '',
+    );
   }
-  lines.push(`overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`);
+  lines.push(
+    `overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`,
+  );
   if (run.usage) lines.push(usageLine('model', run.usage.model));
   if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
@@ -72,7 +86,9 @@ export function progressLine(p: RunProgress, width = 30): string {
   const done = p.succeeded + p.failed + p.timedOut + p.cancelled;
   const filled = p.total ? Math.round((done / p.total) * width) : 0;
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
-  const extra = [p.failed && `${p.failed} failed`, p.timedOut && `${p.timedOut} timed out`, p.cancelled && `${p.cancelled} cancelled`].filter(Boolean).join(', ');
+  const extra = [p.failed && `${p.failed} failed`, p.timedOut && `${p.timedOut} timed out`, p.cancelled && `${p.cancelled} cancelled`]
+    .filter(Boolean)
+    .join(', ');
   return `[${bar}] ${done}/${p.total} done, ${p.running} running, ${p.pending} pending${extra ? `, ${extra}` : ''}`;
 }
 
@@ -84,7 +100,13 @@ export function renderSuiteResult(suite: SuiteResult, webUiLink?: string): strin
       '',
       textTable(
         ['BENCHMARK', 'SCORE', 'JOBS', 'STATUS', 'RUN'],
-        suite.runs.map((run) => [run.benchmark, formatMeanStd(run.overall, run.overallStd), `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`, run.status, run.runId]),
+        suite.runs.map((run) => [
+          run.benchmark,
+          formatMeanStd(run.overall, run.overallStd),
+          `${run.jobs.filter((j) => j.status === 'SUCCEEDED').length}/${run.jobs.length}`,
+          run.status,
+          run.runId,
+        ]),
       ),
       ...(webUiLink ? ['', `Web UI:  ${webUiLink}`] : []),
     ].join('\n'),

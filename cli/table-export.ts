@@ -11,14 +11,21 @@ export type ViewFormat = 'table' | 'json' | 'csv' | 'md';
 /** Columns padded to their widest cell, two spaces apart: what people read in a terminal. */
 export function textTable(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (c ?? '').padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
 export function renderView(view: TableView, format: ViewFormat): string {
   switch (format) {
     case 'table':
-      return `${textTable(view.columns, view.rows.map((row) => view.columns.map((_, i) => showCell(cellAt(row, i)))))}\n`;
+      return `${textTable(
+        view.columns,
+        view.rows.map((row) => view.columns.map((_, i) => showCell(cellAt(row, i)))),
+      )}\n`;
     case 'json':
       return `${JSON.stringify(rowObjects(view), null, 2)}\n`;
     case 'csv':
@@ -50,7 +57,10 @@ export function renderViews(views: readonly TableView[], format: ViewFormat): st
 function joinViews(views: readonly TableView[]): TableView {
   const columns = [...new Set(views.flatMap((view) => view.columns))];
   const rows = views.flatMap((view) =>
-    view.rows.map((row): TableCell[] => [view.name, ...columns.map((column) => (view.columns.includes(column) ? cellAt(row, view.columns.indexOf(column)) : null))]),
+    view.rows.map((row): TableCell[] => [
+      view.name,
+      ...columns.map((column) => (view.columns.includes(column) ? cellAt(row, view.columns.indexOf(column)) : null)),
+    ]),
   );
   return { name: 'tables', columns: ['table', ...columns], rows };
 }
@@ -97,15 +107,21 @@ function csvField(value: TableCell): string {
 
 function renderMarkdown(view: TableView): string {
   const escape = (text: string) => text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
-  const numeric = view.columns.map((_, i) => view.rows.some((r) => typeof cellAt(r, i) === 'number') && view.rows.every((r) => typeof cellAt(r, i) !== 'string'));
+  const numeric = view.columns.map(
+    (_, i) => view.rows.some((r) => typeof cellAt(r, i) === 'number') && view.rows.every((r) => typeof cellAt(r, i) !== 'string'),
+  );
   const line = (cells: string[]) => `| ${cells.join(' | ')} |\n`;
   return [
     line(view.columns.map(escape)),
     line(numeric.map((right) => (right ? '---:' : '---'))),
-    ...view.rows.map((row) => line(view.columns.map((_, i) => {
-      const cell = cellAt(row, i);
-      return typeof cell === 'string' ? escape(cell) : showCell(cell);
-    }))),
+    ...view.rows.map((row) =>
+      line(
+        view.columns.map((_, i) => {
+          const cell = cellAt(row, i);
+          return typeof cell === 'string' ? escape(cell) : showCell(cell);
+        }),
+      ),
+    ),
   ].join('');
 }
 
@@ -118,7 +134,11 @@ const SHEET_NAME_MAX = 31;
 export function sheetNames(names: readonly string[]): string[] {
   const taken = new Set<string>();
   return names.map((name) => {
-    const base = name.replace(/[[\]:*?/\\]/g, '_').replace(/^'+|'+$/g, '').trim() || 'Sheet';
+    const base =
+      name
+        .replace(/[[\]:*?/\\]/g, '_')
+        .replace(/^'+|'+$/g, '')
+        .trim() || 'Sheet';
     let candidate = base.slice(0, SHEET_NAME_MAX);
     for (let n = 2; taken.has(candidate.toLowerCase()); n++) {
       const suffix = ` (${n})`;

@@ -55,7 +55,12 @@ export type StopOutcome = 'not-running' | 'stopped' | 'killed';
  * SIGTERM, then SIGKILL once `graceMs` has passed; resolves only once the process is gone and throws
  * when even SIGKILL did not end it. The pid file goes only when its process has.
  */
-export async function stopProcess(name: string, pidFile: string, say: (line: string) => void, options: { graceMs?: number; commandMarker?: string } = {}): Promise<StopOutcome> {
+export async function stopProcess(
+  name: string,
+  pidFile: string,
+  say: (line: string) => void,
+  options: { graceMs?: number; commandMarker?: string } = {},
+): Promise<StopOutcome> {
   const pid = pidInFile(pidFile);
   if (pid === undefined || !processRuns(pid, options.commandMarker)) {
     if (pid !== undefined) say(`${name}: ${pidFile} named pid ${pid}, which is not running (stale): removed it`);

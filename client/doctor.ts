@@ -75,15 +75,31 @@ async function temporalChecks(deps: DoctorDeps, client: Client): Promise<Check[]
     await client.workflowService.describeNamespace({ namespace });
     checks.push({ name: 'namespace', level: 'ok', detail: namespace });
   } catch (error) {
-    checks.push({ name: 'namespace', level: 'fail', detail: `${namespace}: ${(error as Error).message}`, fix: 'create it (`temporal operator namespace create`) or set TEMPORAL_NAMESPACE' });
+    checks.push({
+      name: 'namespace',
+      level: 'fail',
+      detail: `${namespace}: ${(error as Error).message}`,
+      fix: 'create it (`temporal operator namespace create`) or set TEMPORAL_NAMESPACE',
+    });
     return checks;
   }
   const { customAttributes } = await client.connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => !(key.name in (customAttributes ?? {})));
   checks.push(
     missing.length === 0
-      ? { name: 'search attributes', level: 'ok', detail: Object.values(SEARCH_ATTRIBUTES).map((k) => k.name).join(', ') }
-      : { name: 'search attributes', level: 'fail', detail: `missing ${missing.map((k) => `${k.name} (${k.type})`).join(', ')}`, fix: 'register them: `br up` does on the embedded server; see docs/operations.md for a cluster' },
+      ? {
+          name: 'search attributes',
+          level: 'ok',
+          detail: Object.values(SEARCH_ATTRIBUTES)
+            .map((k) => k.name)
+            .join(', '),
+        }
+      : {
+          name: 'search attributes',
+          level: 'fail',
+          detail: `missing ${missing.map((k) => `${k.name} (${k.type})`).join(', ')}`,
+          fix: 'register them: `br up` does on the embedded server; see docs/operations.md for a cluster',
+        },
   );
 
   const queues: Array<{ label: string; queue: string; type: 'workflow' | 'activity' }> = [
@@ -97,9 +113,19 @@ async function temporalChecks(deps: DoctorDeps, client: Client): Promise<Check[]
     const name = `workers: ${label}`;
     if (state.backlogCount > 0 && state.backlogAgeMs > 10_000) {
       const who = pollers.length ? `polled by ${pollers.join(', ')} but none takes tasks: that worker is wedged` : 'no worker polls it';
-      checks.push({ name, level: 'fail', detail: `${queue}: ${state.backlogCount} task(s) waiting for ${Math.round(state.backlogAgeMs / 1000)} s; ${who}`, fix: settings.embedded ? '`br down` then `br up` restarts the embedded worker' : 'restart the worker (`br worker`) on that host' });
+      checks.push({
+        name,
+        level: 'fail',
+        detail: `${queue}: ${state.backlogCount} task(s) waiting for ${Math.round(state.backlogAgeMs / 1000)} s; ${who}`,
+        fix: settings.embedded ? '`br down` then `br up` restarts the embedded worker' : 'restart the worker (`br worker`) on that host',
+      });
     } else if (pollers.length === 0) {
-      checks.push({ name, level: 'warn', detail: `${queue}: no worker polling`, fix: settings.embedded ? '`br up` starts the embedded worker' : 'start `br worker` on an evaluation host' });
+      checks.push({
+        name,
+        level: 'warn',
+        detail: `${queue}: no worker polling`,
+        fix: settings.embedded ? '`br up` starts the embedded worker' : 'start `br worker` on an evaluation host',
+      });
     } else {
       checks.push({ name, level: 'ok', detail: `${queue}: ${pollers.join(', ')}` });
     }
@@ -144,24 +170,43 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
     checks.push({ name: 'docker engine', level: 'ok', detail: `Docker ${info.version} (API ${info.apiVersion}), storage ${info.storageDriver}` });
     for (const image of deps.requiredImages) {
       const labels = await deps.docker.imageLabels(image);
-      checks.push(labels ? { name: `image ${image}`, level: 'ok', detail: 'present' } : { name: `image ${image}`, level: 'fail', detail: 'missing', fix: 'run scripts/bootstrap.sh (builds the base images without a registry)' });
+      checks.push(
+        labels
+          ? { name: `image ${image}`, level: 'ok', detail: 'present' }
+          : { name: `image ${image}`, level: 'fail', detail: 'missing', fix: 'run scripts/bootstrap.sh (builds the base images without a registry)' },
+      );
       if (labels && image === BASE_IMAGE) checks.push(caTrustCheck(deps, labels[CA_DIGEST_LABEL]));
     }
     checks.push(diskCheck('disk: docker root', info.rootDir));
   } catch (error) {
-    checks.push({ name: 'docker engine', level: 'fail', detail: `not reachable: ${(error as Error).message}`, fix: 'start dockerd (scripts/bootstrap.sh does), or set DOCKER_HOST' });
+    checks.push({
+      name: 'docker engine',
+      level: 'fail',
+      detail: `not reachable: ${(error as Error).message}`,
+      fix: 'start dockerd (scripts/bootstrap.sh does), or set DOCKER_HOST',
+    });
   }
   checks.push(diskCheck('disk: BenchRouter home', settings.home));
 
   const client = await deps.connect().catch(() => undefined);
   if (!client) {
-    checks.push({ name: 'temporal', level: 'fail', detail: `not reachable at ${settings.temporalAddress}`, fix: settings.embedded ? '`br up` starts the embedded server' : 'check TEMPORAL_ADDRESS and the TLS settings' });
+    checks.push({
+      name: 'temporal',
+      level: 'fail',
+      detail: `not reachable at ${settings.temporalAddress}`,
+      fix: settings.embedded ? '`br up` starts the embedded server' : 'check TEMPORAL_ADDRESS and the TLS settings',
+    });
   } else {
     checks.push({ name: 'temporal', level: 'ok', detail: `${settings.temporalAddress}${settings.embedded ? ' (embedded dev server)' : ''}` });
     try {
       checks.push(...(await temporalChecks(deps, client)));
     } catch (error) {
-      checks.push({ name: 'temporal', level: 'fail', detail: `a check stopped halfway: ${(error as Error).message}`, fix: 'check the server log; on the embedded server, $BENCHROUTER_HOME/temporal.log' });
+      checks.push({
+        name: 'temporal',
+        level: 'fail',
+        detail: `a check stopped halfway: ${(error as Error).message}`,
+        fix: 'check the server log; on the embedded server, $BENCHROUTER_HOME/temporal.log',
+      });
     } finally {
       await client.connection.close();
     }
@@ -171,9 +216,25 @@ export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
   const listening = await deps.gatewayListening();
   if (listening && settings.embedded && !workerPid) {
     // The issue that motivated this check: a wedged worker that outlived its pid file keeps the port.
-    checks.push({ name: 'model gateway', level: 'warn', detail: `port ${settings.gatewayPort} is taken, but not by the embedded worker (no live worker.pid): a leftover worker or another program holds it`, fix: `find it (\`ss -ltnp 'sport = :${settings.gatewayPort}'\`) and stop it, or set BENCHROUTER_GATEWAY_PORT; \`br up\` cannot start its worker meanwhile` });
-  } else if (listening) checks.push({ name: 'model gateway', level: 'ok', detail: `listening on port ${settings.gatewayPort}${workerPid ? ` (embedded worker pid ${workerPid})` : ''}` });
-  else if (workerPid) checks.push({ name: 'model gateway', level: 'fail', detail: `the embedded worker (pid ${workerPid}) runs but nothing listens on port ${settings.gatewayPort}`, fix: `see ${settings.home}/worker.log` });
+    checks.push({
+      name: 'model gateway',
+      level: 'warn',
+      detail: `port ${settings.gatewayPort} is taken, but not by the embedded worker (no live worker.pid): a leftover worker or another program holds it`,
+      fix: `find it (\`ss -ltnp 'sport = :${settings.gatewayPort}'\`) and stop it, or set BENCHROUTER_GATEWAY_PORT; \`br up\` cannot start its worker meanwhile`,
+    });
+  } else if (listening)
+    checks.push({
+      name: 'model gateway',
+      level: 'ok',
+      detail: `listening on port ${settings.gatewayPort}${workerPid ? ` (embedded worker pid ${workerPid})` : ''}`,
+    });
+  else if (workerPid)
+    checks.push({
+      name: 'model gateway',
+      level: 'fail',
+      detail: `the embedded worker (pid ${workerPid}) runs but nothing listens on port ${settings.gatewayPort}`,
+      fix: `see ${settings.home}/worker.log`,
+    });
   else checks.push({ name: 'model gateway', level: 'info', detail: `port ${settings.gatewayPort} is free (no worker on this machine)` });
 
   return checks;

@@ -68,7 +68,13 @@ function liveProcess(settings: Settings, name: Detached): number | undefined {
 }
 
 /** Starts a detached process logging to `<name>.log`; its pid, and where in the log its own lines begin. */
-function startDetached(settings: Settings, name: Detached, command: string, args: string[], say: (line: string) => void): { pid: number; logFile: string; logFrom: number } {
+function startDetached(
+  settings: Settings,
+  name: Detached,
+  command: string,
+  args: string[],
+  say: (line: string) => void,
+): { pid: number; logFile: string; logFrom: number } {
   mkdirSync(settings.home, { recursive: true });
   const pidFile = pidFileOf(settings, name);
   const stale = pidInFile(pidFile);
@@ -95,8 +101,12 @@ export async function ensureSearchAttributes(settings: Settings): Promise<void> 
     const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => !(key.name in (customAttributes ?? {})));
     if (missing.length === 0) return;
     const { IndexedValueType } = proto.temporal.api.enums.v1;
-    const indexedType = (key: (typeof missing)[number]) => (key.type === 'DOUBLE' ? IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((key) => [key.name, indexedType(key)])) });
+    const indexedType = (key: (typeof missing)[number]) =>
+      key.type === 'DOUBLE' ? IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((key) => [key.name, indexedType(key)])),
+    });
   } finally {
     await connection.close();
   }
@@ -108,12 +118,17 @@ export async function ensureSearchAttributes(settings: Settings): Promise<void> 
  */
 export function devServerArgs(port: number, dbFile: string, options: { uiPort?: number; logLevel?: string } = {}): string[] {
   return [
-    'server', 'start-dev',
-    '--db-filename', dbFile,
-    '--ip', '127.0.0.1',
-    '--port', String(port),
+    'server',
+    'start-dev',
+    '--db-filename',
+    dbFile,
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
     ...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']),
-    '--log-level', options.logLevel ?? 'error',
+    '--log-level',
+    options.logLevel ?? 'error',
     ...DEV_SERVER_SQLITE_ARGS,
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
   ];
@@ -154,7 +169,13 @@ export function apiServerPid(settings: Settings): number | undefined {
 /** `br serve` on the fixed API port, detached like the worker, so the dashboard link stays the same. */
 export function startApiServer(settings: Settings, say: (line: string) => void): void {
   if (apiServerPid(settings)) return;
-  const api = startDetached(settings, 'api', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'serve', '--port', String(settings.apiPort)], say);
+  const api = startDetached(
+    settings,
+    'api',
+    process.execPath,
+    ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'serve', '--port', String(settings.apiPort)],
+    say,
+  );
   say(`starting the API server and dashboard on port ${settings.apiPort}, pid ${api.pid} (log ${api.logFile})`);
 }
 
@@ -189,7 +210,12 @@ export const WORKER_START_TIMEOUT_MS = 120_000;
  * Temporal lists it (by its identity) polling the shared queue and its gateway accepts connections.
  * Throws with the worker's own last log lines when it exits or does not get there in time.
  */
-export async function ensureBackgroundWorker(settings: Settings, hostId: string, say: (line: string) => void, timeoutMs = WORKER_START_TIMEOUT_MS): Promise<number> {
+export async function ensureBackgroundWorker(
+  settings: Settings,
+  hostId: string,
+  say: (line: string) => void,
+  timeoutMs = WORKER_START_TIMEOUT_MS,
+): Promise<number> {
   const running = backgroundWorkerPid(settings);
   if (running) return running;
   await refuseTakenGatewayPort(settings);
@@ -210,7 +236,10 @@ export async function ensureBackgroundWorker(settings: Settings, hostId: string,
       }
       const { pollers } = await queueState(client, settings.temporalNamespace, settings.sharedQueue, 'workflow');
       if (pollers.some((p) => p.identity === identity) && (await isReachable(`127.0.0.1:${settings.gatewayPort}`))) return worker.pid;
-      if (Date.now() > deadline) throw failed(`(pid ${worker.pid}) is not polling ${settings.sharedQueue} after ${Math.round(timeoutMs / 1000)} s; it keeps running, \`br down\` stops it`);
+      if (Date.now() > deadline)
+        throw failed(
+          `(pid ${worker.pid}) is not polling ${settings.sharedQueue} after ${Math.round(timeoutMs / 1000)} s; it keeps running, \`br down\` stops it`,
+        );
       await new Promise((r) => setTimeout(r, 500));
     }
   } finally {

@@ -43,7 +43,8 @@ function reportFiles(dir: string, depth = 0): string[] {
     }
   }
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory() && !['reports', 'predictions', 'reviews', 'logs', 'configs'].includes(entry.name)) found.push(...reportFiles(path.join(dir, entry.name), depth + 1));
+    if (entry.isDirectory() && !['reports', 'predictions', 'reviews', 'logs', 'configs'].includes(entry.name))
+      found.push(...reportFiles(path.join(dir, entry.name), depth + 1));
   }
   return found;
 }
@@ -56,7 +57,10 @@ function metricLabel(metric: ReportMetric): string {
   return label;
 }
 
-const canonical = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
 
 const readJsonl = (file: string) =>
   readFileSync(file, 'utf8')
@@ -71,18 +75,23 @@ interface Review {
   sample_score?: { score?: { value?: Record<string, number | boolean>; main_score_name?: string; prediction?: unknown; extracted_prediction?: unknown } };
 }
 
-const textOf = (content: unknown) => (Array.isArray(content) ? content.map((p) => (p as { text?: string }).text ?? '').join('') : typeof content === 'string' ? content : '');
+const textOf = (content: unknown) =>
+  Array.isArray(content) ? content.map((p) => (p as { text?: string }).text ?? '').join('') : typeof content === 'string' ? content : '';
 
 /** One record per reviewed sample, in the bridge's shape (the bridge is the reference: evalscope_bridge.py). */
 function recordsOf(workDir: string, model: string, dataset: string): Array<Record<string, unknown>> {
   const reviewsDir = path.join(workDir, 'reviews', model);
   if (!existsSync(reviewsDir)) return [];
   const records: Array<Record<string, unknown>> = [];
-  for (const file of readdirSync(reviewsDir).filter((f) => f.startsWith(`${dataset}_`) && f.endsWith('.jsonl')).sort()) {
+  for (const file of readdirSync(reviewsDir)
+    .filter((f) => f.startsWith(`${dataset}_`) && f.endsWith('.jsonl'))
+    .sort()) {
     const subset = file.slice(dataset.length + 1, -'.jsonl'.length);
     const predictionsFile = path.join(workDir, 'predictions', model, file);
     const usage = new Map<number, { input_tokens?: number; output_tokens?: number }>();
-    if (existsSync(predictionsFile)) for (const p of readJsonl(predictionsFile)) usage.set(p.index as number, ((p.model_output as { usage?: object } | null)?.usage ?? {}) as { input_tokens?: number });
+    if (existsSync(predictionsFile))
+      for (const p of readJsonl(predictionsFile))
+        usage.set(p.index as number, ((p.model_output as { usage?: object } | null)?.usage ?? {}) as { input_tokens?: number });
     for (const review of readJsonl(path.join(reviewsDir, file)) as unknown as Review[]) {
       const score = review.sample_score?.score ?? {};
       const value = score.value ?? {};
@@ -94,7 +103,10 @@ function recordsOf(workDir: string, model: string, dataset: string): Array<Recor
         index: `${subset}/${review.index}`,
         subset,
         sample_index: review.index,
-        prompt: messages.filter((m) => m.role !== 'assistant').map((m) => textOf(m.content)).join('\n'),
+        prompt: messages
+          .filter((m) => m.role !== 'assistant')
+          .map((m) => textOf(m.content))
+          .join('\n'),
         prediction: score.prediction ?? null,
         extracted_prediction: score.extracted_prediction ?? null,
         ground_truth: review.target ?? null,
@@ -114,7 +126,8 @@ function recordsOf(workDir: string, model: string, dataset: string): Array<Recor
  * the one in the last folder by name, that is the newest timestamp, wins.
  */
 export function readEvalScopeOutputs(dir: string): EvalScopeResult[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError([{ file: dir, field: '', message: 'expected an EvalScope output folder (a directory with reports/<model>/<dataset>.json)' }]);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new InputError([{ file: dir, field: '', message: 'expected an EvalScope output folder (a directory with reports/<model>/<dataset>.json)' }]);
   const byKey = new Map<string, EvalScopeResult>();
   const problems: Array<{ file: string; field: string; message: string }> = [];
   for (const reportFile of reportFiles(dir).sort()) {
@@ -127,7 +140,9 @@ export function readEvalScopeOutputs(dir: string): EvalScopeResult[] {
       problems.push({ file: reportFile, field: '', message: `not valid JSON (${(error as Error).message})` });
       continue;
     }
-    const primary = (report.metrics ?? []).filter((m) => report.primary_metric_identity !== undefined && canonical(m.identity) === canonical(report.primary_metric_identity));
+    const primary = (report.metrics ?? []).filter(
+      (m) => report.primary_metric_identity !== undefined && canonical(m.identity) === canonical(report.primary_metric_identity),
+    );
     if (primary.length !== 1 || typeof primary[0]!.score !== 'number') {
       problems.push({ file: reportFile, field: 'primary_metric_identity', message: 'expected exactly one metric with this identity and a numeric score' });
       continue;
@@ -136,9 +151,21 @@ export function readEvalScopeOutputs(dir: string): EvalScopeResult[] {
     const dataset = report.dataset_name ?? path.basename(reportFile, '.json');
     const subsets: Record<string, number> = {};
     for (const category of metric.categories ?? []) for (const subset of category.subsets ?? []) subsets[subset.name] = subset.score;
-    byKey.set(`${model}\u0000${dataset}`, { model, dataset, score: metric.score!, metric: metricLabel(metric), num: metric.num ?? 0, subsets, records: recordsOf(workDir, model, dataset), reportFile });
+    byKey.set(`${model}\u0000${dataset}`, {
+      model,
+      dataset,
+      score: metric.score!,
+      metric: metricLabel(metric),
+      num: metric.num ?? 0,
+      subsets,
+      records: recordsOf(workDir, model, dataset),
+      reportFile,
+    });
   }
   if (problems.length) throw new InputError(problems);
-  if (byKey.size === 0) throw new InputError([{ file: dir, field: '', message: 'no EvalScope report found: expected reports/<model>/<dataset>.json in it or in a folder below it' }]);
+  if (byKey.size === 0)
+    throw new InputError([
+      { file: dir, field: '', message: 'no EvalScope report found: expected reports/<model>/<dataset>.json in it or in a folder below it' },
+    ]);
   return [...byKey.values()];
 }

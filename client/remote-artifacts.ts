@@ -40,17 +40,28 @@ export async function listRemoteArtifacts(client: Client, settings: Settings, jo
 }
 
 /** One artifact file, page by page; fails rather than return a file that changed size meanwhile. */
-export async function readRemoteArtifact(client: Client, settings: Settings, job: RemoteJob, file: string, maxBytes = REMOTE_ARTIFACT_MAX_BYTES): Promise<Buffer> {
+export async function readRemoteArtifact(
+  client: Client,
+  settings: Settings,
+  job: RemoteJob,
+  file: string,
+  maxBytes = REMOTE_ARTIFACT_MAX_BYTES,
+): Promise<Buffer> {
   const pages: Buffer[] = [];
   let offset = 0;
   let total: number | undefined;
   do {
     const request = { runId: job.runId, jobId: job.jobId, file, offset };
-    const page = (await fetchOnHost(client, settings, job, { kind: 'page', hostQueue: hostQueueName(settings.sharedQueue, job.host), request })) as ArtifactPage;
+    const page = (await fetchOnHost(client, settings, job, {
+      kind: 'page',
+      hostQueue: hostQueueName(settings.sharedQueue, job.host),
+      request,
+    })) as ArtifactPage;
     if (total === undefined) {
       total = page.totalBytes;
       if (total > maxBytes) throw new Error(`${file} of job ${job.jobId}: ${total} bytes exceeds the ${maxBytes}-byte limit for reading through Temporal`);
-    } else if (page.totalBytes !== total) throw new Error(`${file} of job ${job.jobId}: changed size while being read (${total} then ${page.totalBytes} bytes)`);
+    } else if (page.totalBytes !== total)
+      throw new Error(`${file} of job ${job.jobId}: changed size while being read (${total} then ${page.totalBytes} bytes)`);
     const bytes = Buffer.from(page.base64, 'base64');
     if (bytes.length === 0 && offset < total) throw new Error(`${file} of job ${job.jobId}: read no bytes at offset ${offset} of ${total}`);
     pages.push(bytes);

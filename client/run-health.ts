@@ -54,10 +54,14 @@ export async function queueState(client: Client, namespace: string, queue: strin
 }
 
 export function stalledQueueFinding(queue: string, type: 'workflow' | 'activity', state: QueueState, hint: string): HealthFinding | undefined {
-  const stalled = state.backlogCount > 0 && (state.backlogAgeMs > STALLED_BACKLOG_MS || (state.pollers.length === 0 && state.backlogAgeMs > UNPOLLED_BACKLOG_MS));
+  const stalled =
+    state.backlogCount > 0 && (state.backlogAgeMs > STALLED_BACKLOG_MS || (state.pollers.length === 0 && state.backlogAgeMs > UNPOLLED_BACKLOG_MS));
   if (!stalled) return undefined;
   const waited = state.backlogAgeMs > 0 ? ` for ${Math.round(state.backlogAgeMs / 1000)} s` : '';
-  const seen = state.pollers.length === 0 ? 'no worker polls it' : `${state.pollers.length} worker(s) seen polling in the last ${POLLER_FRESH_MS / 1000} s (${state.pollers.map((p) => p.identity).join(', ')}), none taking tasks`;
+  const seen =
+    state.pollers.length === 0
+      ? 'no worker polls it'
+      : `${state.pollers.length} worker(s) seen polling in the last ${POLLER_FRESH_MS / 1000} s (${state.pollers.map((p) => p.identity).join(', ')}), none taking tasks`;
   return { key: `stalled:${type}:${queue}`, message: `${state.backlogCount} ${type} task(s) have waited${waited} on queue "${queue}": ${seen}`, hint };
 }
 
@@ -75,14 +79,21 @@ export function workflowTaskFinding(id: string, what: string, raw: DescribeWorkf
 export async function checkRunHealth(client: Client, settings: Settings, runId: string, progress?: RunProgress, now = Date.now()): Promise<HealthFinding[]> {
   const namespace = settings.temporalNamespace;
   const findings: HealthFinding[] = [];
-  const sharedHint = settings.embedded ? 'br doctor; br up starts the embedded worker (br down first if it is wedged)' : 'br doctor; start `br worker` on an evaluation host';
+  const sharedHint = settings.embedded
+    ? 'br doctor; br up starts the embedded worker (br down first if it is wedged)'
+    : 'br doctor; start `br worker` on an evaluation host';
   for (const type of ['workflow', 'activity'] as const) {
     const stalled = stalledQueueFinding(settings.sharedQueue, type, await queueState(client, namespace, settings.sharedQueue, type, now), sharedHint);
     if (stalled) findings.push(stalled);
   }
   const run = await client.workflow.getHandle(runId).describe();
   const stuck = (run.raw.pendingWorkflowTask?.attempt ?? 0) >= 2;
-  const runTask = workflowTaskFinding(runId, `run ${runId}`, run.raw, stuck ? await lastWorkflowTaskWorker(client, namespace, runId, run.runId).catch(() => undefined) : undefined);
+  const runTask = workflowTaskFinding(
+    runId,
+    `run ${runId}`,
+    run.raw,
+    stuck ? await lastWorkflowTaskWorker(client, namespace, runId, run.runId).catch(() => undefined) : undefined,
+  );
   if (runTask) findings.push(runTask);
 
   const hostsChecked = new Set<string>();
@@ -110,7 +121,12 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     if (host && !hostsChecked.has(host)) {
       hostsChecked.add(host);
       const queue = hostQueueName(settings.sharedQueue, host);
-      const stalled = stalledQueueFinding(queue, 'activity', await queueState(client, namespace, queue, 'activity', now), `the worker of host ${host} is down or wedged (the job moves to another host after its host timeout); br doctor`);
+      const stalled = stalledQueueFinding(
+        queue,
+        'activity',
+        await queueState(client, namespace, queue, 'activity', now),
+        `the worker of host ${host} is down or wedged (the job moves to another host after its host timeout); br doctor`,
+      );
       if (stalled) findings.push(stalled);
     }
   }

@@ -21,25 +21,28 @@ export async function recordsOfRuns(client: Client, artifactsRoot: string, runs:
     let bad = 0;
     // With repeats, the first repeat stands for the model: routing compares models, not seeds.
     for (const job of run.jobs.filter((j) => (j.repeat ?? 0) === 0)) {
-      const read = await readRecordsFile(jobResultsDir(artifactsRoot, { runId: run.runId, jobId: job.jobId, ...(job.carriedFrom ? { carriedFrom: job.carriedFrom } : {}) }), (outcome) => {
-        if ('problem' in outcome) {
-          bad += 1;
-          return;
-        }
-        const r = outcome.record;
-        records.push({
-          benchmark: `${run.benchmark}/${job.task}`,
-          model: run.model,
-          index: r.index,
-          origin_query: typeof r.origin_query === 'string' ? r.origin_query : r.origin_query === undefined ? undefined : JSON.stringify(r.origin_query),
-          prompt: typeof r.prompt === 'string' ? r.prompt : r.prompt === undefined ? undefined : JSON.stringify(r.prompt),
-          score: r.score,
-          ...(r.prompt_tokens !== null ? { prompt_tokens: r.prompt_tokens } : {}),
-          ...(r.completion_tokens !== null ? { completion_tokens: r.completion_tokens } : {}),
-          cost: r.cost,
-        });
-        count += 1;
-      });
+      const read = await readRecordsFile(
+        jobResultsDir(artifactsRoot, { runId: run.runId, jobId: job.jobId, ...(job.carriedFrom ? { carriedFrom: job.carriedFrom } : {}) }),
+        (outcome) => {
+          if ('problem' in outcome) {
+            bad += 1;
+            return;
+          }
+          const r = outcome.record;
+          records.push({
+            benchmark: `${run.benchmark}/${job.task}`,
+            model: run.model,
+            index: r.index,
+            origin_query: typeof r.origin_query === 'string' ? r.origin_query : r.origin_query === undefined ? undefined : JSON.stringify(r.origin_query),
+            prompt: typeof r.prompt === 'string' ? r.prompt : r.prompt === undefined ? undefined : JSON.stringify(r.prompt),
+            score: r.score,
+            ...(r.prompt_tokens !== null ? { prompt_tokens: r.prompt_tokens } : {}),
+            ...(r.completion_tokens !== null ? { completion_tokens: r.completion_tokens } : {}),
+            cost: r.cost,
+          });
+          count += 1;
+        },
+      );
       if (read.kind === 'refused') notes.push(`run ${run.runId}, job ${job.jobId}: ${read.problem}; not read`);
     }
     notes.push(`run ${run.runId} (${run.model} on ${run.benchmark}): ${count} records${bad ? `, ${bad} bad lines skipped` : ''}`);

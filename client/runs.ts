@@ -11,7 +11,17 @@ import type { Benchmark } from '../contract/benchmark.js';
 import { InputError } from '../contract/problems.js';
 import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../runs/generation.js';
 import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
-import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type GatewayOptions, type JobResult, type ModelTarget, type RunOptions, type RunProgress, type RunResult, type RunSpec } from '../runs/run-spec.js';
+import {
+  DEFAULT_GATEWAY,
+  DEFAULT_RUN_OPTIONS,
+  type GatewayOptions,
+  type JobResult,
+  type ModelTarget,
+  type RunOptions,
+  type RunProgress,
+  type RunResult,
+  type RunSpec,
+} from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import { withJobs } from './run-jobs.js';
@@ -45,7 +55,13 @@ export interface RunExtras {
   prices?: PriceTable;
 }
 
-export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options: Partial<RunOptions> = {}, taskNames?: string[], extras: RunExtras = {}): RunSpec {
+export function createRunSpec(
+  benchmark: Benchmark,
+  model: ModelTarget,
+  options: Partial<RunOptions> = {},
+  taskNames?: string[],
+  extras: RunExtras = {},
+): RunSpec {
   const tasks = taskNames?.length ? benchmark.tasks.filter((t) => taskNames.includes(t.name)) : benchmark.tasks;
   return {
     runId: newRunId(),
@@ -68,7 +84,9 @@ export function createRunSpec(benchmark: Benchmark, model: ModelTarget, options:
 export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
   // A task is carried over only when every one of its repeats succeeded; otherwise all its repeats run again.
   const failedTasks = new Set(result.jobs.filter((job) => job.status !== 'SUCCEEDED').map((job) => job.task));
-  const carried: JobResult[] = result.jobs.filter((job) => !failedTasks.has(job.task)).map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
+  const carried: JobResult[] = result.jobs
+    .filter((job) => !failedTasks.has(job.task))
+    .map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
   const succeeded = new Set(carried.map((job) => job.task));
   return {
     ...original,
@@ -117,7 +135,13 @@ export const RUN_SPEC_LIMIT_BYTES = 1536 * 1024;
 export function refuseOversizedInput(input: unknown, file: string, what: string): void {
   const bytes = Buffer.byteLength(JSON.stringify(input), 'utf8');
   if (bytes <= RUN_SPEC_LIMIT_BYTES) return;
-  throw new InputError([{ file, field: 'tasks', message: `expected ${what} to be at most ${RUN_SPEC_LIMIT_BYTES.toLocaleString('en-US')} bytes as submitted, got ${bytes.toLocaleString('en-US')} (Temporal limits one payload to 2 MB)` }]);
+  throw new InputError([
+    {
+      file,
+      field: 'tasks',
+      message: `expected ${what} to be at most ${RUN_SPEC_LIMIT_BYTES.toLocaleString('en-US')} bytes as submitted, got ${bytes.toLocaleString('en-US')} (Temporal limits one payload to 2 MB)`,
+    },
+  ]);
 }
 
 /**
@@ -136,7 +160,13 @@ export async function submitRun(client: Client, settings: Settings, spec: RunSpe
     taskQueue: settings.sharedQueue,
     args: [spec],
     ...(submit.once ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
-    memo: { benchmark: spec.benchmark.name, model: spec.model.name, tasks: spec.tasks.length, ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}), ...(submit.once ? { requestDigest: submit.once.requestDigest } : {}) },
+    memo: {
+      benchmark: spec.benchmark.name,
+      model: spec.model.name,
+      tasks: spec.tasks.length,
+      ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
+      ...(submit.once ? { requestDigest: submit.once.requestDigest } : {}),
+    },
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.model, value: spec.model.name },
       { key: SEARCH_ATTRIBUTES.benchmark, value: spec.benchmark.name },
@@ -224,7 +254,13 @@ function executionStatusName(status: number | null | undefined): string {
 }
 
 /** Visibility's own names for the execution statuses a run's status attribute cannot tell. */
-const VISIBILITY_EXECUTION_STATUS: Record<string, string> = { RUNNING: 'Running', TERMINATED: 'Terminated', TIMED_OUT: 'TimedOut', FAILED: 'Failed', CANCELLED: 'Canceled' };
+const VISIBILITY_EXECUTION_STATUS: Record<string, string> = {
+  RUNNING: 'Running',
+  TERMINATED: 'Terminated',
+  TIMED_OUT: 'TimedOut',
+  FAILED: 'Failed',
+  CANCELLED: 'Canceled',
+};
 
 /**
  * The status attribute says RUNNING until the run workflow itself sets the final one, so a run that
@@ -265,7 +301,10 @@ function doubleOf(fields: Record<string, proto.temporal.api.common.v1.IPayload> 
 }
 
 /** A memo field of a run from before search attributes, when it is plain JSON (not encrypted). */
-function plainMemo(fields: Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined, name: string): string | undefined {
+function plainMemo(
+  fields: Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined,
+  name: string,
+): string | undefined {
   const field = fields?.[name];
   if (!field?.data || Buffer.from(field.metadata?.encoding ?? []).toString() !== 'json/plain') return undefined;
   return String(JSON.parse(Buffer.from(field.data).toString('utf8')));
@@ -288,8 +327,18 @@ export async function listRuns(client: Client, limit = 50, filter: RunFilter = {
 }
 
 /** One page of runs, and the token of the next page (absent on the last one). */
-export async function listRunsPage(client: Client, pageSize: number, filter: RunFilter = {}, pageToken?: Uint8Array): Promise<{ runs: RunSummary[]; nextPageToken?: Uint8Array }> {
-  const page = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query: runsQuery(filter), pageSize, nextPageToken: pageToken });
+export async function listRunsPage(
+  client: Client,
+  pageSize: number,
+  filter: RunFilter = {},
+  pageToken?: Uint8Array,
+): Promise<{ runs: RunSummary[]; nextPageToken?: Uint8Array }> {
+  const page = await client.workflowService.listWorkflowExecutions({
+    namespace: client.options.namespace,
+    query: runsQuery(filter),
+    pageSize,
+    nextPageToken: pageToken,
+  });
   const runs = (page.executions ?? []).map((execution): RunSummary => {
     const fields = execution.searchAttributes?.indexedFields;
     const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;

@@ -45,5 +45,10 @@ export async function suiteProgress(client: Client, handle: SuiteHandle): Promis
 }
 
 export async function followSuite(client: Client, handle: SuiteHandle, onProgress: (p: RunProgress) => void, intervalMs = 1000): Promise<SuiteResult> {
-  return whilePolling(handle.result().then(async (suite) => ({ ...suite, runs: await Promise.all(suite.runs.map((run) => withJobs(client.workflow, run))) })), () => suiteProgress(client, handle), onProgress, intervalMs);
+  return whilePolling(
+    handle.result().then(async (suite) => ({ ...suite, runs: await Promise.all(suite.runs.map((run) => withJobs(client.workflow, run))) })),
+    () => suiteProgress(client, handle),
+    onProgress,
+    intervalMs,
+  );
 }

@@ -65,7 +65,8 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     buildLogsDir: `${home}/builds`,
     imageCacheDir: env.BENCHROUTER_IMAGE_CACHE || `${home}/image-cache`,
     dindStorageRoot: `${home}/dind`,
-    gatewayPort: env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,
+    gatewayPort:
+      env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,
     gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',
     apiPort: env.BENCHROUTER_API_PORT ? Number(env.BENCHROUTER_API_PORT) : DEFAULT_API_PORT,
     apiUrl: (env.BENCHROUTER_API_URL || `http://127.0.0.1:${env.BENCHROUTER_API_PORT || DEFAULT_API_PORT}`).replace(/\/$/, ''),

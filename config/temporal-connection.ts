@@ -59,7 +59,9 @@ export function temporalConnectionOptions(address: string, tls: TemporalTlsSetti
   const config: TLSConfig = {
     ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
     ...(tls.caFile ? { serverRootCACertificate: readPem('TEMPORAL_TLS_CA', tls.caFile) } : {}),
-    ...(tls.certFile && tls.keyFile ? { clientCertPair: { crt: readPem('TEMPORAL_TLS_CERT', tls.certFile), key: readPem('TEMPORAL_TLS_KEY', tls.keyFile) } } : {}),
+    ...(tls.certFile && tls.keyFile
+      ? { clientCertPair: { crt: readPem('TEMPORAL_TLS_CERT', tls.certFile), key: readPem('TEMPORAL_TLS_KEY', tls.keyFile) } }
+      : {}),
   };
   return { address, tls: config, ...(tls.apiKey ? { apiKey: tls.apiKey } : {}) };
 }

@@ -71,33 +71,44 @@ const ResultMappingSchema = z
 
 const EnvValue = z.union([z.string(), z.number(), z.boolean()], expecting('a string, number or boolean'));
 
-export const TaskYamlSchema = z.strictObject(
-  {
-    name: pathSegmentName('a task name'),
-    command: z.string(expecting('a shell command string')).min(1, expecting('a non-empty shell command')),
-    timeout: z.number(expecting('a positive number of seconds')).positive(expecting('a positive number of seconds')).default(DEFAULT_TIMEOUT_SECONDS),
-    result_mapping: ResultMappingSchema.default({ overall: 'overall' }),
-    docker: z.boolean(expecting('true or false')).default(false),
-    docker_images: z.array(z.string(expecting('an image reference')).min(1), expecting('a list of image references')).default([]),
-    extra_env: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, expecting('an environment variable name')), EnvValue, expecting('a mapping of variable names to values'))
-      .superRefine((env, ctx) => {
-        for (const key of Object.keys(env)) {
-          if (RESERVED_ENV.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is set by BenchRouter and cannot be overridden` });
-        }
-      })
-      .default({}),
-    resources: ResourcesSchema.default({ memory: DEFAULT_RESOURCES.memory, cpus: DEFAULT_RESOURCES.cpus, disk: DEFAULT_RESOURCES.disk }),
-    // isolated: a bridge that reaches the model gateway and the outside, not the worker host's other
-    // ports. host: the worker host's own network, every service it listens on (loopback included:
-    // Temporal, databases, the gateway's admin paths) open to the task. Only for a task that needs it.
-    network: z.enum(TASK_NETWORK_MODES, expecting('"isolated" or "host"')).default('isolated'),
-  },
-  expecting('a mapping with name and command'),
-).superRefine((task, ctx) => {
-  // A task's own Docker daemon makes bridges and iptables rules: on the host's network they would be the host's.
-  if (task.docker && task.network === 'host') ctx.addIssue({ code: 'custom', path: ['network'], message: 'expected "isolated" for a task with docker: true, got "host": its own Docker daemon needs a network of its own' });
-});
+export const TaskYamlSchema = z
+  .strictObject(
+    {
+      name: pathSegmentName('a task name'),
+      command: z.string(expecting('a shell command string')).min(1, expecting('a non-empty shell command')),
+      timeout: z.number(expecting('a positive number of seconds')).positive(expecting('a positive number of seconds')).default(DEFAULT_TIMEOUT_SECONDS),
+      result_mapping: ResultMappingSchema.default({ overall: 'overall' }),
+      docker: z.boolean(expecting('true or false')).default(false),
+      docker_images: z.array(z.string(expecting('an image reference')).min(1), expecting('a list of image references')).default([]),
+      extra_env: z
+        .record(
+          z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, expecting('an environment variable name')),
+          EnvValue,
+          expecting('a mapping of variable names to values'),
+        )
+        .superRefine((env, ctx) => {
+          for (const key of Object.keys(env)) {
+            if (RESERVED_ENV.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is set by BenchRouter and cannot be overridden` });
+          }
+        })
+        .default({}),
+      resources: ResourcesSchema.default({ memory: DEFAULT_RESOURCES.memory, cpus: DEFAULT_RESOURCES.cpus, disk: DEFAULT_RESOURCES.disk }),
+      // isolated: a bridge that reaches the model gateway and the outside, not the worker host's other
+      // ports. host: the worker host's own network, every service it listens on (loopback included:
+      // Temporal, databases, the gateway's admin paths) open to the task. Only for a task that needs it.
+      network: z.enum(TASK_NETWORK_MODES, expecting('"isolated" or "host"')).default('isolated'),
+    },
+    expecting('a mapping with name and command'),
+  )
+  .superRefine((task, ctx) => {
+    // A task's own Docker daemon makes bridges and iptables rules: on the host's network they would be the host's.
+    if (task.docker && task.network === 'host')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['network'],
+        message: 'expected "isolated" for a task with docker: true, got "host": its own Docker daemon needs a network of its own',
+      });
+  });
 
 export type BenchmarkYaml = z.infer<typeof BenchmarkYamlSchema>;
 export type TaskEntry = z.infer<typeof TaskEntrySchema>;

@@ -49,9 +49,17 @@ export function inspectBenchmark(dir: string): LoadOutcome {
     const envDir = path.join(root, 'environments', entry.environment);
     const envPlace = placeOfDirectory(root, envDir);
     if (envPlace === 'outside') {
-      problems.push({ file: benchmarkFile, field: `tasks[${index}].environment`, message: `environment "${entry.environment}" leads outside the benchmark: expected a directory environments/${entry.environment}/ inside the benchmark, not a link out of it` });
+      problems.push({
+        file: benchmarkFile,
+        field: `tasks[${index}].environment`,
+        message: `environment "${entry.environment}" leads outside the benchmark: expected a directory environments/${entry.environment}/ inside the benchmark, not a link out of it`,
+      });
     } else if (envPlace === 'missing') {
-      problems.push({ file: benchmarkFile, field: `tasks[${index}].environment`, message: `environment "${entry.environment}" not found: expected a directory environments/${entry.environment}/ inside the benchmark` });
+      problems.push({
+        file: benchmarkFile,
+        field: `tasks[${index}].environment`,
+        message: `environment "${entry.environment}" not found: expected a directory environments/${entry.environment}/ inside the benchmark`,
+      });
     } else if (!existsSync(path.join(envDir, 'Dockerfile'))) {
       problems.push({ file: shown('environments', entry.environment), field: '', message: 'expected a Dockerfile in the environment directory, found none' });
     }
@@ -59,7 +67,11 @@ export function inspectBenchmark(dir: string): LoadOutcome {
     const taskDir = path.join(root, 'tasks', entry.name);
     const taskPlace = placeOfDirectory(root, taskDir);
     if (taskPlace === 'outside') {
-      problems.push({ file: benchmarkFile, field: `tasks[${index}].name`, message: `task directory tasks/${entry.name}/ leads outside the benchmark: expected a directory inside the benchmark, not a link out of it` });
+      problems.push({
+        file: benchmarkFile,
+        field: `tasks[${index}].name`,
+        message: `task directory tasks/${entry.name}/ leads outside the benchmark: expected a directory inside the benchmark, not a link out of it`,
+      });
       return;
     }
     if (taskPlace === 'missing') {
@@ -121,7 +133,8 @@ function checkSchema<T extends z.ZodType>(file: string, data: unknown, schema: T
   const parsed = schema.safeParse(data, { reportInput: true });
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues) {
-    const message = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+    const message =
+      issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
     problems.push({ file, field: fieldPath([...at, ...issue.path]), message });
   }
   return undefined;

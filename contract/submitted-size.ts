@@ -9,7 +9,12 @@ import type { Problem } from './problems.js';
 export const SUBMITTED_TASKS_LIMIT_BYTES = 1024 * 1024;
 
 /** task.yaml's own names for the definition's fields. */
-const YAML_FIELDS: Record<string, string> = { timeoutSeconds: 'timeout', resultMapping: 'result_mapping', dockerImages: 'docker_images', extraEnv: 'extra_env' };
+const YAML_FIELDS: Record<string, string> = {
+  timeoutSeconds: 'timeout',
+  resultMapping: 'result_mapping',
+  dockerImages: 'docker_images',
+  extraEnv: 'extra_env',
+};
 
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 const shown = (bytes: number) => `${bytes.toLocaleString('en-US')} bytes`;
@@ -34,13 +39,22 @@ export function largestField(task: TaskDefinition): { field: string; bytes: numb
  * Problems for task definitions too big to submit, all at once. `taskFile` names each task's
  * task.yaml; `benchmarkFile` the benchmark.yaml for a total that is too big only in sum.
  */
-export function submittedSizeProblems(tasks: TaskDefinition[], taskFile: (task: TaskDefinition) => string, benchmarkFile: string, limit = SUBMITTED_TASKS_LIMIT_BYTES): Problem[] {
+export function submittedSizeProblems(
+  tasks: TaskDefinition[],
+  taskFile: (task: TaskDefinition) => string,
+  benchmarkFile: string,
+  limit = SUBMITTED_TASKS_LIMIT_BYTES,
+): Problem[] {
   const problems: Problem[] = [];
   const sizes = tasks.map((task) => ({ task, bytes: bytesOf(task) }));
   for (const { task, bytes } of sizes) {
     if (bytes <= limit) continue;
     const { field } = largestField(task);
-    problems.push({ file: taskFile(task), field, message: `expected the task's definition to be at most ${shown(limit)} as submitted, got ${shown(bytes)}, most of it this field (a run goes to Temporal as one payload, limited to 2 MB)` });
+    problems.push({
+      file: taskFile(task),
+      field,
+      message: `expected the task's definition to be at most ${shown(limit)} as submitted, got ${shown(bytes)}, most of it this field (a run goes to Temporal as one payload, limited to 2 MB)`,
+    });
   }
   const total = sizes.reduce((sum, s) => sum + s.bytes, 0);
   if (problems.length === 0 && total > limit) {

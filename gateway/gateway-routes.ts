@@ -23,7 +23,10 @@ export const ALLOWED_ROUTES = 'POST /v1/chat/completions, /v1/completions, /v1/e
  */
 export function checkRoute(method: string, target: string): RouteCheck {
   const rawPath = target.split('?', 1)[0]!;
-  const deny = (why: string): RouteCheck => ({ allowed: false, reason: `the gateway does not forward ${method} ${rawPath}: ${why}; it forwards ${ALLOWED_ROUTES}` });
+  const deny = (why: string): RouteCheck => ({
+    allowed: false,
+    reason: `the gateway does not forward ${method} ${rawPath}: ${why}; it forwards ${ALLOWED_ROUTES}`,
+  });
   if (!rawPath.startsWith('/')) return deny('expected a path that starts with /');
   if (/%2f|%5c/i.test(rawPath)) return deny('encoded slashes are not allowed in the path');
   let decoded: string;

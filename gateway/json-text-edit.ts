@@ -51,7 +51,12 @@ function editObject(text: string, objectStart: number, path: string[], edit: Jso
     let out = text;
     for (const member of named.reverse()) {
       const index = members.indexOf(member);
-      const [from, to] = index < members.length - 1 ? [member.start, members[index + 1]!.start] : index > 0 ? [members[index - 1]!.valueEnd, member.valueEnd] : [member.start, member.valueEnd];
+      const [from, to] =
+        index < members.length - 1
+          ? [member.start, members[index + 1]!.start]
+          : index > 0
+            ? [members[index - 1]!.valueEnd, member.valueEnd]
+            : [member.start, member.valueEnd];
       out = out.slice(0, from) + out.slice(to);
     }
     return out;

@@ -108,7 +108,13 @@ export class ModelGateway {
   register(route: GatewayRoute): string {
     const token = this.tokenFor(route.jobId, route.role);
     const counters = existsSync(route.usageFile) ? savedCounters(route.usageFile) : emptyCounters();
-    this.routes.set(token, { ...route, token, counters, savedRequests: -1, cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined });
+    this.routes.set(token, {
+      ...route,
+      token,
+      counters,
+      savedRequests: -1,
+      cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined,
+    });
     if (!this.limiters.has(route.runId)) this.limiters.set(route.runId, new RunLimiter(route.limits.concurrency, route.limits.ratePerSecond));
     return token;
   }
@@ -165,7 +171,16 @@ export class ModelGateway {
     const method = req.method ?? 'GET';
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
     const refuse = (status: number, message: string, type: string) => {
-      record(route.counters, { status, latencyMs: performance.now() - arrived, promptTokens: 0, completionTokens: 0, cost: 0, retries: 0, throttled: 0, queued: false });
+      record(route.counters, {
+        status,
+        latencyMs: performance.now() - arrived,
+        promptTokens: 0,
+        completionTokens: 0,
+        cost: 0,
+        retries: 0,
+        throttled: 0,
+        queued: false,
+      });
       sendError(res, status, message, type);
     };
     const target = req.url ?? '/';
@@ -192,7 +207,17 @@ export class ModelGateway {
     if (hit) {
       res.writeHead(hit.status, { 'content-type': hit.contentType });
       res.end(Buffer.from(hit.body, 'base64'));
-      record(route.counters, { status: hit.status, latencyMs: performance.now() - started, promptTokens: hit.promptTokens, completionTokens: hit.completionTokens, cost: 0, retries: 0, throttled: 0, queued: false, cache: 'hit' });
+      record(route.counters, {
+        status: hit.status,
+        latencyMs: performance.now() - started,
+        promptTokens: hit.promptTokens,
+        completionTokens: hit.completionTokens,
+        cost: 0,
+        retries: 0,
+        throttled: 0,
+        queued: false,
+        cache: 'hit',
+      });
       return;
     }
 
@@ -210,7 +235,17 @@ export class ModelGateway {
             await sleep(backoffMs(retries));
             continue;
           }
-          record(route.counters, { status: 0, latencyMs: performance.now() - started, promptTokens: 0, completionTokens: 0, cost: 0, retries, throttled, queued, cache: key ? 'miss' : undefined });
+          record(route.counters, {
+            status: 0,
+            latencyMs: performance.now() - started,
+            promptTokens: 0,
+            completionTokens: 0,
+            cost: 0,
+            retries,
+            throttled,
+            queued,
+            cache: key ? 'miss' : undefined,
+          });
           return sendError(res, 502, `upstream did not answer: ${(error as Error).message}`, 'upstream_unreachable');
         }
         const retryable = answer.status === 429 || answer.status >= 500;
@@ -255,7 +290,8 @@ export class ModelGateway {
         const completionTokens = usage?.completionTokens ?? 0;
         const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
         record(route.counters, { ...sample, latencyMs: performance.now() - started, ttftMs, promptTokens, completionTokens, cost });
-        if (key && answer.status === 200) route.cacheStore!.put(key, { status: 200, contentType, body: forwarded.toString('base64'), promptTokens, completionTokens, cost });
+        if (key && answer.status === 200)
+          route.cacheStore!.put(key, { status: 200, contentType, body: forwarded.toString('base64'), promptTokens, completionTokens, cost });
         return;
       }
     } finally {
@@ -355,6 +391,7 @@ function savedCounters(usageFile: string): UsageCounters {
   } catch (error) {
     throw new Error(`${usageFile}: expected the JSON usage snapshot the gateway writes (${(error as Error).message})`, { cause: error });
   }
-  if (typeof saved?.counters !== 'object' || saved.counters === null) throw new Error(`${usageFile}: counters: expected an object, got ${JSON.stringify(saved?.counters)}`);
+  if (typeof saved?.counters !== 'object' || saved.counters === null)
+    throw new Error(`${usageFile}: counters: expected an object, got ${JSON.stringify(saved?.counters)}`);
   return saved.counters;
 }

@@ -34,7 +34,13 @@ export function loadPriceFile(file: string): PriceTable {
   if (!read.ok) throw new InputError([read.problem]);
   const parsed = PriceFileSchema.safeParse(read.data);
   if (!parsed.success) {
-    throw new InputError(parsed.error.issues.map((issue) => ({ file, field: fieldPath(issue.path), message: `${issue.message} (expected models: {<name>: {input: $/1M tokens, output: $/1M tokens}})` })));
+    throw new InputError(
+      parsed.error.issues.map((issue) => ({
+        file,
+        field: fieldPath(issue.path),
+        message: `${issue.message} (expected models: {<name>: {input: $/1M tokens, output: $/1M tokens}})`,
+      })),
+    );
   }
   return parsed.data.models;
 }

@@ -33,7 +33,10 @@ export function upstreamRequest(endpoint: Endpoint, raw: Buffer, generation: Gen
     return { ok: false, message: `request body is not valid JSON: ${(error as Error).message}` };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return { ok: false, message: `request body: expected a JSON object for /v1/${endpoint}, got ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`}` };
+    return {
+      ok: false,
+      message: `request body: expected a JSON object for /v1/${endpoint}, got ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`}`,
+    };
   }
   const body = parsed as Record<string, unknown>;
   let sent = GENERATES.has(endpoint) && !isEmptyGeneration(generation) ? applyGeneration(body, generation) : body;

@@ -20,7 +20,11 @@ export interface CachedResponse {
 
 /** Keyed by the exact bytes sent upstream, and by whether the client's stream keeps its usage event. */
 export function cacheKey(model: string, endpoint: string, upstreamBody: Buffer, stripsUsageEvent: boolean): string {
-  return createHash('sha256').update(JSON.stringify([model, endpoint, stripsUsageEvent])).update('\0').update(upstreamBody).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([model, endpoint, stripsUsageEvent]))
+    .update('\0')
+    .update(upstreamBody)
+    .digest('hex');
 }
 
 export class ResponseCache {

@@ -36,7 +36,8 @@ export class RunLimiter {
         if (released) return;
         released = true;
         const next = this.waiting.shift();
-        if (next) next(); // the slot passes straight to the next waiter
+        if (next)
+          next(); // the slot passes straight to the next waiter
         else this.active -= 1;
       },
     };

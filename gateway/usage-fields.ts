@@ -31,7 +31,9 @@ export function carriesOutput(event: unknown): boolean {
     if (!isObject(choice)) return false;
     if (typeof choice.text === 'string' && choice.text) return true;
     const delta = choice.delta;
-    return isObject(delta) && Boolean(delta.content || delta.reasoning_content || delta.reasoning || (Array.isArray(delta.tool_calls) && delta.tool_calls.length));
+    return (
+      isObject(delta) && Boolean(delta.content || delta.reasoning_content || delta.reasoning || (Array.isArray(delta.tool_calls) && delta.tool_calls.length))
+    );
   });
 }
 

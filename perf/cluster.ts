@@ -30,7 +30,8 @@ async function main(): Promise<void> {
     BENCHROUTER_CLUSTER_PORT: String(port),
     BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
   };
-  const cluster = (args: string[]) => execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const cluster = (args: string[]) =>
+    execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
   const embedded = await startStack('cluster-embedded');
   cluster(['up']);
   try {

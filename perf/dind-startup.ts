@@ -21,7 +21,10 @@ function task(dir: string, name: string, yaml: string): void {
 }
 
 function makeBenchmark(dir: string): void {
-  for (const [env, from] of [['simple', 'benchrouter/base:bookworm'], ['dind', 'benchrouter/dind:bookworm']]) {
+  for (const [env, from] of [
+    ['simple', 'benchrouter/base:bookworm'],
+    ['dind', 'benchrouter/dind:bookworm'],
+  ]) {
     mkdirSync(path.join(dir, 'environments', env!), { recursive: true });
     writeFileSync(path.join(dir, 'environments', env!, 'Dockerfile'), `FROM ${from}\n`);
   }
@@ -30,7 +33,10 @@ function makeBenchmark(dir: string): void {
     'name: perf-dind\ntasks:\n  - {name: simple, environment: simple}\n  - {name: dind-small, environment: dind}\n  - {name: dind-large, environment: dind}\n',
   );
   task(dir, 'simple', `command: |\n  ${READY}\n`);
-  for (const [name, image] of [['dind-small', SMALL_IMAGE], ['dind-large', LARGE_IMAGE]]) {
+  for (const [name, image] of [
+    ['dind-small', SMALL_IMAGE],
+    ['dind-large', LARGE_IMAGE],
+  ]) {
     task(dir, name!, `docker: true\ndocker_images: ["${image}"]\ncommand: |\n  docker image inspect ${image} >/dev/null && ${READY}\n`);
   }
 }
@@ -42,7 +48,9 @@ function median(values: number[]): number {
 }
 
 async function main(): Promise<void> {
-  execFileSync('docker', ['build', '--quiet', '--tag', SMALL_IMAGE, path.join(repoRoot, 'test', 'fixtures', 'images', 'inner-service')], { env: { ...process.env, DOCKER_BUILDKIT: '0' } });
+  execFileSync('docker', ['build', '--quiet', '--tag', SMALL_IMAGE, path.join(repoRoot, 'test', 'fixtures', 'images', 'inner-service')], {
+    env: { ...process.env, DOCKER_BUILDKIT: '0' },
+  });
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-dind-'));
   const dir = path.join(scratch, 'perf-dind');
   makeBenchmark(dir);
@@ -53,8 +61,15 @@ async function main(): Promise<void> {
     await run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--concurrency', '1', '--json'], stack.env);
     for (let i = 0; i < REPEATS; i++) {
       // One job at a time, so neither mode competes with the other for the two cores.
-      const result = await run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--concurrency', '1', '--json'], stack.env);
-      const parsed = JSON.parse(result.stdout) as { status: string; jobs: Array<{ task: string; timings: { queuedAt: string }; result?: { raw_metrics: { ready_at: number } } }> };
+      const result = await run(
+        path.join(repoRoot, 'br'),
+        ['run', dir, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--concurrency', '1', '--json'],
+        stack.env,
+      );
+      const parsed = JSON.parse(result.stdout) as {
+        status: string;
+        jobs: Array<{ task: string; timings: { queuedAt: string }; result?: { raw_metrics: { ready_at: number } } }>;
+      };
       if (parsed.status !== 'COMPLETED') throw new Error(`run ended ${parsed.status}: ${result.stdout}`);
       for (const job of parsed.jobs) seconds[job.task]!.push(job.result!.raw_metrics.ready_at - Date.parse(job.timings.queuedAt) / 1000);
     }
@@ -63,7 +78,9 @@ async function main(): Promise<void> {
     console.log(`simple:                         ${show('simple')}`);
     console.log(`dind, 1 preloaded image  (2 MB):  ${show('dind-small')}`);
     console.log(`dind, 1 preloaded image (175 MB): ${show('dind-large')}`);
-    console.log(`dind adds over simple: ${(median(seconds['dind-small']!) - median(seconds.simple!)).toFixed(2)} s with the 2 MB image (target <= 5 s), ${(median(seconds['dind-large']!) - median(seconds.simple!)).toFixed(2)} s with the 175 MB image`);
+    console.log(
+      `dind adds over simple: ${(median(seconds['dind-small']!) - median(seconds.simple!)).toFixed(2)} s with the 2 MB image (target <= 5 s), ${(median(seconds['dind-large']!) - median(seconds.simple!)).toFixed(2)} s with the 175 MB image`,
+    );
   } finally {
     await stack.stop();
     rmSync(scratch, { recursive: true, force: true });

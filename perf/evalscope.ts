@@ -25,11 +25,37 @@ async function evalscopeDirect(dataDir: string, workDir: string, endpoint: strin
   await promisify(execFile)(
     'docker',
     [
-      'run', '--rm', '--network', 'host', '-v', `${dataDir}:/data:ro`, '-v', `${workDir}:/out`, '--entrypoint', 'evalscope', IMAGE,
-      'eval', '--model', 'replay', '--api-url', endpoint, '--api-key', 'EMPTY', '--eval-type', 'openai_api', '--datasets', 'general_mcq',
-      '--dataset-args', JSON.stringify({ general_mcq: { local_path: '/data/general_mcq' } }),
-      '--generation-config', JSON.stringify({ temperature: 0.0, top_p: 1.0, max_tokens: 32768 }),
-      '--eval-batch-size', String(BATCH), '--work-dir', '/out', '--no-timestamp',
+      'run',
+      '--rm',
+      '--network',
+      'host',
+      '-v',
+      `${dataDir}:/data:ro`,
+      '-v',
+      `${workDir}:/out`,
+      '--entrypoint',
+      'evalscope',
+      IMAGE,
+      'eval',
+      '--model',
+      'replay',
+      '--api-url',
+      endpoint,
+      '--api-key',
+      'EMPTY',
+      '--eval-type',
+      'openai_api',
+      '--datasets',
+      'general_mcq',
+      '--dataset-args',
+      JSON.stringify({ general_mcq: { local_path: '/data/general_mcq' } }),
+      '--generation-config',
+      JSON.stringify({ temperature: 0.0, top_p: 1.0, max_tokens: 32768 }),
+      '--eval-batch-size',
+      String(BATCH),
+      '--work-dir',
+      '/out',
+      '--no-timestamp',
     ],
     { maxBuffer: 256 * 1024 * 1024 },
   );
@@ -40,9 +66,18 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-evalscope-'));
   const dataDir = path.join(scratch, 'datasets');
   mkdirSync(path.join(dataDir, 'general_mcq'), { recursive: true });
-  const rows = Array.from({ length: SAMPLES }, (_, i) => ({ question: `What is ${i} + ${i + 1}?`, A: String(2 * i + 1), B: String(2 * i), C: String(2 * i + 2), D: String(i), answer: 'A' }));
+  const rows = Array.from({ length: SAMPLES }, (_, i) => ({
+    question: `What is ${i} + ${i + 1}?`,
+    A: String(2 * i + 1),
+    B: String(2 * i),
+    C: String(2 * i + 2),
+    D: String(i),
+    answer: 'A',
+  }));
   writeFileSync(path.join(dataDir, 'general_mcq', 'default_val.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  execFileSync('docker', ['build', '--quiet', '--tag', IMAGE, path.join(repoRoot, 'benchmarks', 'evalscope', 'environments', 'python')], { env: { ...process.env, DOCKER_BUILDKIT: '0' } });
+  execFileSync('docker', ['build', '--quiet', '--tag', IMAGE, path.join(repoRoot, 'benchmarks', 'evalscope', 'environments', 'python')], {
+    env: { ...process.env, DOCKER_BUILDKIT: '0' },
+  });
 
   // The prompts are EvalScope's own: learn them once, then answer them from a replay file (one in four wrong).
   const capture = await startCaptureModel('答案：A');
@@ -62,11 +97,19 @@ async function main(): Promise<void> {
   const stack = await startStack('evalscope');
   try {
     // Warm: the environment image is built (cached layers) once before either measurement.
-    const warm = await run(path.join(repoRoot, 'br'), ['run', benchmarkDir, '--tasks', 'general_mcq', '--limit', '4', '--model', 'replay', '--endpoint', replay.url, '--json'], stack.env);
+    const warm = await run(
+      path.join(repoRoot, 'br'),
+      ['run', benchmarkDir, '--tasks', 'general_mcq', '--limit', '4', '--model', 'replay', '--endpoint', replay.url, '--json'],
+      stack.env,
+    );
     if (warm.code !== 0) throw new Error(`warm-up run failed: ${warm.stderr}`);
     const direct = await evalscopeDirect(dataDir, path.join(scratch, 'direct'), replay.url);
     const started = performance.now();
-    const through = await run(path.join(repoRoot, 'br'), ['run', benchmarkDir, '--tasks', 'general_mcq', '--model', 'replay', '--endpoint', replay.url, '--json'], stack.env);
+    const through = await run(
+      path.join(repoRoot, 'br'),
+      ['run', benchmarkDir, '--tasks', 'general_mcq', '--model', 'replay', '--endpoint', replay.url, '--json'],
+      stack.env,
+    );
     const benchrouter = (performance.now() - started) / 1000;
     if (through.code !== 0) throw new Error(`br run failed: ${through.stderr}`);
     const overall = (JSON.parse(through.stdout) as { overall: number }).overall;

@@ -38,13 +38,19 @@ function longSleepers(into: string, seconds: number) {
 /** Container start events of a run, as `docker events` sees them, by container name. */
 function watchStarts(runId: string): { names: string[]; stop(): void } {
   const names: string[] = [];
-  const events = spawn('docker', ['events', '--filter', `label=benchrouter.run=${runId}`, '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const events = spawn(
+    'docker',
+    ['events', '--filter', `label=benchrouter.run=${runId}`, '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   events.stdout.on('data', (d: Buffer) => names.push(...d.toString().split('\n').filter(Boolean)));
   return { names, stop: () => events.kill() };
 }
 
 function containersOn(runId: string, host: string): string[] {
-  return execFileSync('docker', ['ps', '-q', '--filter', `label=benchrouter.run=${runId}`, '--filter', `label=benchrouter.host=${host}`], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  return execFileSync('docker', ['ps', '-q', '--filter', `label=benchrouter.run=${runId}`, '--filter', `label=benchrouter.host=${host}`], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 }
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
@@ -88,14 +94,20 @@ async function main(): Promise<void> {
       stack.workers[0] = await startWorkerProcess(stack.env, 'perf-failover');
       const restarted = performance.now();
       await until(async () => {
-        const described = await Promise.all(jobs.map((_, i) => client.workflow.getHandle(`${first.workflowId}.${String(i).padStart(3, '0')}-${jobs[i]}`).describe()));
+        const described = await Promise.all(
+          jobs.map((_, i) => client.workflow.getHandle(`${first.workflowId}.${String(i).padStart(3, '0')}-${jobs[i]}`).describe()),
+        );
         const STARTED = 2; // PENDING_ACTIVITY_STATE_STARTED
-        return described.every((d) => d.raw.pendingActivities?.some((a) => a.activityType?.name === 'runTaskContainer' && (a.attempt ?? 0) >= 2 && Number(a.state) === STARTED));
+        return described.every((d) =>
+          d.raw.pendingActivities?.some((a) => a.activityType?.name === 'runTaskContainer' && (a.attempt ?? 0) >= 2 && Number(a.state) === STARTED),
+        );
       });
       const sameHost = (performance.now() - t0) / 1000;
       await first.result();
 
-      console.log(`kill -9 -> jobs running again, same host restarted:  ${sameHost.toFixed(2)} s (worker back after ${((restarted - t0) / 1000).toFixed(2)} s; reattached, no container restarted)`);
+      console.log(
+        `kill -9 -> jobs running again, same host restarted:  ${sameHost.toFixed(2)} s (worker back after ${((restarted - t0) / 1000).toFixed(2)} s; reattached, no container restarted)`,
+      );
     }
 
     if (want('host')) {
@@ -105,8 +117,28 @@ async function main(): Promise<void> {
       await until(() => containersOn(second.workflowId, 'perf-failover').length === 4);
       stack.workers.push(await startWorkerProcess(stack.env, 'perf-failover-b'));
       const startsOnB = new Set<string>();
-      const events = spawn('docker', ['events', '--filter', `label=benchrouter.run=${second.workflowId}`, '--filter', 'label=benchrouter.host=perf-failover-b', '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], { stdio: ['ignore', 'pipe', 'ignore'] });
-      events.stdout.on('data', (d: Buffer) => d.toString().split('\n').filter(Boolean).forEach((name) => startsOnB.add(name)));
+      const events = spawn(
+        'docker',
+        [
+          'events',
+          '--filter',
+          `label=benchrouter.run=${second.workflowId}`,
+          '--filter',
+          'label=benchrouter.host=perf-failover-b',
+          '--filter',
+          'event=start',
+          '--format',
+          '{{.Actor.Attributes.name}}',
+        ],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+      events.stdout.on('data', (d: Buffer) =>
+        d
+          .toString()
+          .split('\n')
+          .filter(Boolean)
+          .forEach((name) => startsOnB.add(name)),
+      );
       await sleep(300); // let `docker events` subscribe before anything happens
       const t1 = await kill9(stack.workers[0]!);
       execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=perf-failover | xargs -r docker rm -f >/dev/null`]);
@@ -134,9 +166,13 @@ async function main(): Promise<void> {
       const serverBackAt = Date.now();
       const serverBack = (performance.now() - t2) / 1000;
       await until(async () => {
-        const described = await Promise.all(long.tasks.map((t, i) => client.workflow.getHandle(`${third.workflowId}.${String(i).padStart(3, '0')}-${t.name}`).describe()));
+        const described = await Promise.all(
+          long.tasks.map((t, i) => client.workflow.getHandle(`${third.workflowId}.${String(i).padStart(3, '0')}-${t.name}`).describe()),
+        );
         return described.every((d) =>
-          d.raw.pendingActivities?.some((a) => a.activityType?.name === 'runTaskContainer' && (optionalTsToDate(a.lastHeartbeatTime)?.getTime() ?? 0) >= serverBackAt),
+          d.raw.pendingActivities?.some(
+            (a) => a.activityType?.name === 'runTaskContainer' && (optionalTsToDate(a.lastHeartbeatTime)?.getTime() ?? 0) >= serverBackAt,
+          ),
         );
       });
       const serverRestart = (performance.now() - t2) / 1000;
@@ -144,7 +180,9 @@ async function main(): Promise<void> {
       await sleep(500);
       startsOfThird.stop();
 
-      console.log(`kill -9 of the Temporal server -> jobs running again: ${serverRestart.toFixed(2)} s (server down ${SERVER_DOWN_SECONDS} s, back after ${serverBack.toFixed(2)} s); run ${thirdResult.status}, container starts per job: ${(startsOfThird.names.length / long.tasks.length).toFixed(2)} (${startsOfThird.names.length} for ${long.tasks.length} jobs)`);
+      console.log(
+        `kill -9 of the Temporal server -> jobs running again: ${serverRestart.toFixed(2)} s (server down ${SERVER_DOWN_SECONDS} s, back after ${serverBack.toFixed(2)} s); run ${thirdResult.status}, container starts per job: ${(startsOfThird.names.length / long.tasks.length).toFixed(2)} (${startsOfThird.names.length} for ${long.tasks.length} jobs)`,
+      );
     }
   } finally {
     await client.connection.close();

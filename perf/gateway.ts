@@ -33,10 +33,20 @@ function startProcess(args: string[], ready: RegExp): Promise<{ child: ChildProc
 
 function call(port: number, token: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'content-length': Buffer.byteLength(BODY) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/chat/completions',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'content-length': Buffer.byteLength(BODY) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+      },
+    );
     req.on('error', reject);
     req.end(BODY);
   });
@@ -87,8 +97,12 @@ async function main(): Promise<void> {
     console.log(`sequential calls: ${CALLS} direct and ${CALLS} through the gateway, interleaved`);
     console.log(`direct   p50 ${ms(percentile(direct, 0.5))}  p99 ${ms(percentile(direct, 0.99))}`);
     console.log(`gateway  p50 ${ms(percentile(through, 0.5))}  p99 ${ms(percentile(through, 0.99))}`);
-    console.log(`added    p50 ${ms(percentile(through, 0.5) - percentile(direct, 0.5))} (target <= 1 ms)  p99 ${ms(percentile(through, 0.99) - percentile(direct, 0.99))}`);
-    console.log(`throughput, ${CONNECTIONS} keep-alive connections for ${SECONDS} s: direct ${directRps.toFixed(0)} req/s, through the gateway ${gatewayRps.toFixed(0)} req/s (target >= 2000)`);
+    console.log(
+      `added    p50 ${ms(percentile(through, 0.5) - percentile(direct, 0.5))} (target <= 1 ms)  p99 ${ms(percentile(through, 0.99) - percentile(direct, 0.99))}`,
+    );
+    console.log(
+      `throughput, ${CONNECTIONS} keep-alive connections for ${SECONDS} s: direct ${directRps.toFixed(0)} req/s, through the gateway ${gatewayRps.toFixed(0)} req/s (target >= 2000)`,
+    );
   } finally {
     agent.destroy();
     model.child.kill();

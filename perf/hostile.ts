@@ -17,10 +17,18 @@ function writeBenchmark(root: string, name: string, tasks: Record<string, string
   const dir = path.join(root, name);
   mkdirSync(path.join(dir, 'environments', 'shell'), { recursive: true });
   writeFileSync(path.join(dir, 'environments', 'shell', 'Dockerfile'), 'FROM benchrouter/base:bookworm\n');
-  writeFileSync(path.join(dir, 'benchmark.yaml'), `name: ${name}\ntasks:\n${Object.keys(tasks).map((t) => `  - {name: ${t}, environment: shell}`).join('\n')}\n`);
+  writeFileSync(
+    path.join(dir, 'benchmark.yaml'),
+    `name: ${name}\ntasks:\n${Object.keys(tasks)
+      .map((t) => `  - {name: ${t}, environment: shell}`)
+      .join('\n')}\n`,
+  );
   for (const [task, command] of Object.entries(tasks)) {
     mkdirSync(path.join(dir, 'tasks', task), { recursive: true });
-    writeFileSync(path.join(dir, 'tasks', task, 'task.yaml'), `name: ${task}\ntimeout: 1800\nresources:\n  disk: 4g\ncommand: |\n${command.replace(/^/gm, '  ')}\n`);
+    writeFileSync(
+      path.join(dir, 'tasks', task, 'task.yaml'),
+      `name: ${task}\ntimeout: 1800\nresources:\n  disk: 4g\ncommand: |\n${command.replace(/^/gm, '  ')}\n`,
+    );
   }
   return dir;
 }
@@ -67,13 +75,20 @@ try {
   const rssBefore = peakRssMiB(workerPid);
   const crowdedRun = await br(crowded);
   await sleep(500);
-  const result = JSON.parse(crowdedRun.stdout) as Parameters<typeof jobSeconds>[0] & { jobs: Array<{ task: string; status: string; records?: { count: number } }> };
+  const result = JSON.parse(crowdedRun.stdout) as Parameters<typeof jobSeconds>[0] & {
+    jobs: Array<{ task: string; status: string; records?: { count: number } }>;
+  };
   const base = jobSeconds(baseline, 'steady');
   const beside = jobSeconds(result, 'steady');
   console.log(`hostile neighbours: one prints ${mib} MiB to stdout, one writes a ${mib} MiB records.jsonl`);
-  for (const job of result.jobs) console.log(`  ${job.task.padEnd(15)} ${job.status.padEnd(10)} ${jobSeconds(result, job.task).toFixed(1)} s${job.records ? `, ${job.records.count} records` : ''}`);
+  for (const job of result.jobs)
+    console.log(
+      `  ${job.task.padEnd(15)} ${job.status.padEnd(10)} ${jobSeconds(result, job.task).toFixed(1)} s${job.records ? `, ${job.records.count} records` : ''}`,
+    );
   console.log(`worker peak RSS: ${peakRssMiB(workerPid).toFixed(0)} MiB (before the hostile run ${rssBefore.toFixed(0)} MiB; target < 400 MiB)`);
-  console.log(`steady job: alone ${base.toFixed(2)} s, beside the hostile tasks ${beside.toFixed(2)} s; slowdown ${(((beside - base) / base) * 100).toFixed(1)}% (target < 10%)`);
+  console.log(
+    `steady job: alone ${base.toFixed(2)} s, beside the hostile tasks ${beside.toFixed(2)} s; slowdown ${(((beside - base) / base) * 100).toFixed(1)}% (target < 10%)`,
+  );
 } finally {
   await stack.stop();
   rmSync(scratch, { recursive: true, force: true });

@@ -23,7 +23,9 @@ async function main(): Promise<void> {
   const settings = settingsFrom(stack.env, '/root');
   const client = await connectClient(settings);
   const fixtures = path.join(repoRoot, 'test', 'fixtures', 'benchmarks');
-  const benchmarks = Object.fromEntries(BENCHMARKS.map((name) => [name, loadBenchmark(name === 'arith' ? path.join(repoRoot, 'benchmarks', 'arith') : path.join(fixtures, name))]));
+  const benchmarks = Object.fromEntries(
+    BENCHMARKS.map((name) => [name, loadBenchmark(name === 'arith' ? path.join(repoRoot, 'benchmarks', 'arith') : path.join(fixtures, name))]),
+  );
   try {
     const madeStart = performance.now();
     await pool(N, 32, async (i) => {

@@ -21,10 +21,26 @@ export function makeNoopBenchmark(dir: string, count: number): void {
 /** Seconds for `br run` of every task of `dir`, through the Temporal that `env` names. */
 export async function timeBrRun(env: Record<string, string>, dir: string, count: number, concurrency: number, tasks?: string): Promise<number> {
   const started = performance.now();
-  const result = await run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'noop', '--endpoint', 'http://127.0.0.1:9/v1', '--concurrency', String(concurrency), ...(tasks ? ['--tasks', tasks] : []), '--json'], env);
+  const result = await run(
+    path.join(repoRoot, 'br'),
+    [
+      'run',
+      dir,
+      '--model',
+      'noop',
+      '--endpoint',
+      'http://127.0.0.1:9/v1',
+      '--concurrency',
+      String(concurrency),
+      ...(tasks ? ['--tasks', tasks] : []),
+      '--json',
+    ],
+    env,
+  );
   const seconds = (performance.now() - started) / 1000;
   const parsed = JSON.parse(result.stdout || '{}') as { status?: string; jobs?: unknown[] };
-  if (parsed.status !== 'COMPLETED' || parsed.jobs?.length !== count) throw new Error(`br run ended ${parsed.status} with ${parsed.jobs?.length} jobs: ${result.stderr}`);
+  if (parsed.status !== 'COMPLETED' || parsed.jobs?.length !== count)
+    throw new Error(`br run ended ${parsed.status} with ${parsed.jobs?.length} jobs: ${result.stderr}`);
   return seconds;
 }
 
@@ -34,10 +50,27 @@ export async function timeRawDockerRuns(image: string, benchmarkDir: string, scr
     const results = path.join(scratch, `raw-${i}`);
     mkdirSync(results, { recursive: true });
     const r = await run('docker', [
-      'run', '--rm', '--network', 'host', '--memory', '2g', '--cpus', '1', '--pids-limit', '512',
-      '--mount', `type=bind,source=${benchmarkDir},target=/app/benchmark,readonly`,
-      '--mount', `type=bind,source=${results},target=/app/results`,
-      '--env', 'BENCHROUTER_OUTPUT_DIR=/app/results', '--entrypoint', '/bin/sh', image, '-c', NOOP_COMMAND,
+      'run',
+      '--rm',
+      '--network',
+      'host',
+      '--memory',
+      '2g',
+      '--cpus',
+      '1',
+      '--pids-limit',
+      '512',
+      '--mount',
+      `type=bind,source=${benchmarkDir},target=/app/benchmark,readonly`,
+      '--mount',
+      `type=bind,source=${results},target=/app/results`,
+      '--env',
+      'BENCHROUTER_OUTPUT_DIR=/app/results',
+      '--entrypoint',
+      '/bin/sh',
+      image,
+      '-c',
+      NOOP_COMMAND,
     ]);
     if (r.code !== 0) throw new Error(`docker run failed: ${r.stderr}`);
   });

@@ -26,7 +26,13 @@ async function main(): Promise<void> {
     await run(path.join(repoRoot, 'br'), ['run', warm, '--model', 'noop', '--endpoint', 'http://127.0.0.1:9/v1', '--tasks', 'noop-000', '--json'], stack.env);
     const image = imageTagFor('perf-noop', 'noop', directoryDigest(path.join(benchmarkDir, 'environments', 'noop')));
 
-    const processes = { dockerd: /^(\/usr\/sbin\/)?dockerd/, containerd: /containerd/, temporal: /temporal server/, worker: /cli\/bin\.ts worker/, 'br run': /cli\/bin\.ts run/ };
+    const processes = {
+      dockerd: /^(\/usr\/sbin\/)?dockerd/,
+      containerd: /containerd/,
+      temporal: /temporal server/,
+      worker: /cli\/bin\.ts worker/,
+      'br run': /cli\/bin\.ts run/,
+    };
     const cpu0 = cpuSecondsByProcess(processes);
     const raw = await timeRawDockerRuns(image, benchmarkDir, scratch, N, CONCURRENCY);
     const cpu1 = cpuSecondsByProcess(processes);

@@ -31,7 +31,12 @@ async function main(): Promise<void> {
     // Each case in a child process, so the second's peak RSS does not carry the first's heap.
     let failed = 0;
     for (const name of ['pool', 'release']) {
-      const code = await new Promise<number>((resolve) => spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'perf', 'routing-analysis.ts'), name], { cwd: repoRoot, stdio: 'inherit' }).on('exit', (c) => resolve(c ?? 1)));
+      const code = await new Promise<number>((resolve) =>
+        spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'perf', 'routing-analysis.ts'), name], { cwd: repoRoot, stdio: 'inherit' }).on(
+          'exit',
+          (c) => resolve(c ?? 1),
+        ),
+      );
       if (code !== 0) failed++;
       process.stdout.write('\n');
     }
@@ -99,13 +104,33 @@ async function releaseCase(): Promise<number> {
     }
     for (const list of files.values()) {
       const { benchmark, model } = list[0]!;
-      writeReleaseFile(dir, benchmark, 'test', model, list.map((r) => ({ index: r.index as number, origin_query: r.prompt, prompt: r.prompt!, prediction: 'B', ground_truth: 'B', raw_output: `The answer is B, because ${r.prompt!.slice(0, 60)}`, score: r.score, prompt_tokens: r.prompt_tokens, completion_tokens: r.completion_tokens, cost: r.cost ?? null })));
+      writeReleaseFile(
+        dir,
+        benchmark,
+        'test',
+        model,
+        list.map((r) => ({
+          index: r.index as number,
+          origin_query: r.prompt,
+          prompt: r.prompt!,
+          prediction: 'B',
+          ground_truth: 'B',
+          raw_output: `The answer is B, because ${r.prompt!.slice(0, 60)}`,
+          score: r.score,
+          prompt_tokens: r.prompt_tokens,
+          completion_tokens: r.completion_tokens,
+          cost: r.cost ?? null,
+        })),
+      );
     }
     const writeSeconds = (performance.now() - written) / 1000;
 
     const started = performance.now();
     const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(time, ['-f', 'maxrss_kb=%M cpu_s=%U+%S', path.join(repoRoot, 'br'), 'analyze', '--llmrouterbench-dir', dir, '--json'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(time, ['-f', 'maxrss_kb=%M cpu_s=%U+%S', path.join(repoRoot, 'br'), 'analyze', '--llmrouterbench-dir', dir, '--json'], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const chunks: Buffer[] = [];
       let stderr = '';
       child.stdout.on('data', (b: Buffer) => chunks.push(b));
@@ -121,7 +146,10 @@ async function releaseCase(): Promise<number> {
     const lines = [
       `release: br analyze --llmrouterbench-dir over ${MODELS} models × ${DATASETS} datasets = ${files.size} result files, ${records.length} records (${report.pool.trainQueries} train / ${report.pool.testQueries} test queries)`,
       `  (release written in ${writeSeconds.toFixed(2)} s, not counted; the time is the whole br process: start, load, analysis, JSON out)`,
-      ...result.stderr.split('\n').filter((l) => l && !l.startsWith('maxrss_kb=')).map((l) => `  br: ${l}`),
+      ...result.stderr
+        .split('\n')
+        .filter((l) => l && !l.startsWith('maxrss_kb='))
+        .map((l) => `  br: ${l}`),
       verdict('wall time ', seconds, TARGET_SECONDS, peak, cpuSeconds),
       ...summary(report),
     ];
@@ -146,7 +174,9 @@ function verdict(label: string, seconds: number, target: number, peakRss: number
 function summary(report: RoutingReport): string[] {
   return [
     ...report.methods.map((m) => `  ${m.name.padEnd(22)} acc ${m.acc.toFixed(4)}  cost $${m.cost.toFixed(2)}`),
-    ...report.costAware.map((r) => `  ${r.name.padEnd(28)} PerfGain ${pct(r.perfGain)}  CostSave ${pct(r.costSave)}  ParetoDist ${r.paretoDist?.toFixed(4) ?? 'n/a'}`),
+    ...report.costAware.map(
+      (r) => `  ${r.name.padEnd(28)} PerfGain ${pct(r.perfGain)}  CostSave ${pct(r.costSave)}  ParetoDist ${r.paretoDist?.toFixed(4) ?? 'n/a'}`,
+    ),
   ];
 }
 

@@ -44,7 +44,11 @@ async function main(): Promise<void> {
     const client = await connectClient(settings);
     const dir = path.join(scratch, 'perf-noop');
     makeNoopBenchmark(dir, TASKS);
-    const spec = createRunSpec(loadBenchmark(dir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: CONCURRENCY, repeats: Math.ceil(JOBS / TASKS), ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}) });
+    const spec = createRunSpec(
+      loadBenchmark(dir),
+      { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' },
+      { concurrency: CONCURRENCY, repeats: Math.ceil(JOBS / TASKS), ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}) },
+    );
     const jobs = TASKS * spec.options.repeats;
 
     const started = performance.now();
@@ -52,7 +56,9 @@ async function main(): Promise<void> {
     const result = await handle.result();
     const wall = (performance.now() - started) / 1000;
     if (result.status !== 'COMPLETED' || result.jobCount !== jobs) throw new Error(`the run ended ${result.status} with ${result.jobCount} of ${jobs} jobs`);
-    console.log(`${jobs} no-op jobs at concurrency ${CONCURRENCY}, ${spec.options.jobsPerExecution ?? 'default'} jobs per execution: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`);
+    console.log(
+      `${jobs} no-op jobs at concurrency ${CONCURRENCY}, ${spec.options.jobsPerExecution ?? 'default'} jobs per execution: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`,
+    );
 
     // The run's continue-as-new chain: every execution of its workflow id.
     const executions: string[] = [];
@@ -66,7 +72,9 @@ async function main(): Promise<void> {
       largest.bytes = Math.max(largest.bytes, bytes);
       largestPayload = Math.max(largestPayload, ...payloadSizes(history));
     }
-    console.log(`run workflow: ${executions.length} executions; largest history ${largest.events} events, largest ${(largest.bytes / 1024).toFixed(0)} KB (target ≤ 10,240 events)`);
+    console.log(
+      `run workflow: ${executions.length} executions; largest history ${largest.events} events, largest ${(largest.bytes / 1024).toFixed(0)} KB (target ≤ 10,240 events)`,
+    );
     console.log(`largest payload in the run's histories: ${(largestPayload / 1024).toFixed(1)} KB (target ≤ 256 KB)`);
 
     const readStart = performance.now();
@@ -77,7 +85,9 @@ async function main(): Promise<void> {
     const cli = await run(path.join(repoRoot, 'br'), ['results', spec.runId, '--json'], stack.env);
     const cliSeconds = (performance.now() - cliStart) / 1000;
     if (cli.code !== 0 || (JSON.parse(cli.stdout) as { jobs: unknown[] }).jobs.length !== jobs) throw new Error(`br results failed: ${cli.stderr}`);
-    console.log(`br results: ${cliSeconds.toFixed(2)} s as a user waits (whole process), ${readSeconds.toFixed(2)} s to read the ${jobs} jobs' results (target < 2 s)`);
+    console.log(
+      `br results: ${cliSeconds.toFixed(2)} s as a user waits (whole process), ${readSeconds.toFixed(2)} s to read the ${jobs} jobs' results (target < 2 s)`,
+    );
     await client.connection.close();
   } finally {
     await stack.stop();

@@ -12,9 +12,7 @@ export function parseAccuracy(model: string): number {
   if (match === null) return 100;
   const accuracy = Number(match[1]);
   if (!Number.isInteger(accuracy) || accuracy > 100) {
-    throw new Error(
-      `model "${model}": acc${match[1]}: expected an integer accuracy from 0 to 100, got ${match[1]}`,
-    );
+    throw new Error(`model "${model}": acc${match[1]}: expected an integer accuracy from 0 to 100, got ${match[1]}`);
   }
   return accuracy;
 }

@@ -4,7 +4,18 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpError, messageText, parseJsonObject, readBody, sendError, sendEventStream, sendJson, splitForStreaming, wantsStreamUsage, type JsonObject } from './openai-http.js';
+import {
+  HttpError,
+  messageText,
+  parseJsonObject,
+  readBody,
+  sendError,
+  sendEventStream,
+  sendJson,
+  splitForStreaming,
+  wantsStreamUsage,
+  type JsonObject,
+} from './openai-http.js';
 import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from './reference-answer.js';
 
 export interface RecordedRequest {
@@ -108,12 +119,7 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
         chatRequestsByModel.set(model, seen);
         if (seen <= failures) {
           res.setHeader('Retry-After', '0');
-          throw new HttpError(
-            429,
-            `rate limit exceeded (injected by ${model}: request ${seen} of ${failures} failing)`,
-            'requests',
-            'rate_limit_exceeded',
-          );
+          throw new HttpError(429, `rate limit exceeded (injected by ${model}: request ${seen} of ${failures} failing)`, 'requests', 'rate_limit_exceeded');
         }
       }
     }
@@ -161,7 +167,6 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
 
 // ---------------------------------------------------------------------------------------------
 // Routes
-
 
 type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => Usage | void;
 

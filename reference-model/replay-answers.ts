@@ -19,7 +19,10 @@ const ToolCallSchema = z.strictObject({
 
 const AnswerLineSchema = z
   .strictObject({
-    key: z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character sha256 hex key').optional(),
+    key: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'expected a 64-character sha256 hex key')
+      .optional(),
     messages: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
     prompt: z.string().optional(),
     content: z.string().nullable().optional(),
@@ -64,7 +67,8 @@ export function parseAnswers(text: string, file: string): Map<string, ReplayAnsw
     }
     const parsed = AnswerLineSchema.safeParse(data);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push({ file, field: `line ${line}${issue.path.length ? ` ${fieldPath(issue.path)}` : ''}`, message: issue.message });
+      for (const issue of parsed.error.issues)
+        problems.push({ file, field: `line ${line}${issue.path.length ? ` ${fieldPath(issue.path)}` : ''}`, message: issue.message });
       return;
     }
     const entry = parsed.data;

@@ -8,7 +8,18 @@ import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpError, messageText, parseJsonObject, readBody, sendError, sendEventStream, sendJson, splitForStreaming, wantsStreamUsage, type JsonObject } from './openai-http.js';
+import {
+  HttpError,
+  messageText,
+  parseJsonObject,
+  readBody,
+  sendError,
+  sendEventStream,
+  sendJson,
+  splitForStreaming,
+  wantsStreamUsage,
+  type JsonObject,
+} from './openai-http.js';
 import { countTokens } from './reference-answer.js';
 import { loadAnswers, type ReplayAnswer } from './replay-answers.js';
 import { messagesKey, promptKey } from './replay-key.js';
@@ -41,7 +52,12 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
     }
     counts.unknown += 1;
     if (options.missesFile) appendFileSync(options.missesFile, `${JSON.stringify({ key, ...request })}\n`);
-    throw new HttpError(404, `no answer for request ${key} in ${options.answersFile}: add a line with "key": "${key}" (or the request's messages) and its answer`, 'invalid_request_error', 'unknown_request');
+    throw new HttpError(
+      404,
+      `no answer for request ${key} in ${options.answersFile}: add a line with "key": "${key}" (or the request's messages) and its answer`,
+      'invalid_request_error',
+      'unknown_request',
+    );
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -51,23 +67,32 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
       return;
     }
     if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/v1/completions')) {
-      throw new HttpError(404, `${req.method} ${path}: the replay model serves POST /v1/chat/completions, POST /v1/completions and GET /v1/models`, 'invalid_request_error', 'unknown_route');
+      throw new HttpError(
+        404,
+        `${req.method} ${path}: the replay model serves POST /v1/chat/completions, POST /v1/completions and GET /v1/models`,
+        'invalid_request_error',
+        'unknown_route',
+      );
     }
     const body = parseJsonObject(await readBody(req));
     const model = typeof body.model === 'string' ? body.model : 'replay';
     if (path === '/v1/completions') {
-      if (typeof body.prompt !== 'string') throw new HttpError(400, 'prompt: the replay model expects one prompt string', 'invalid_request_error', 'invalid_value');
+      if (typeof body.prompt !== 'string')
+        throw new HttpError(400, 'prompt: the replay model expects one prompt string', 'invalid_request_error', 'invalid_value');
       respondCompletion(res, body, model, find(promptKey(body.prompt), { prompt: body.prompt }));
       return;
     }
     const messages = body.messages;
-    if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, 'messages: expected a non-empty array', 'invalid_request_error', 'invalid_value');
+    if (!Array.isArray(messages) || messages.length === 0)
+      throw new HttpError(400, 'messages: expected a non-empty array', 'invalid_request_error', 'invalid_value');
     const key = messagesKey(messages);
     respondChat(res, body, model, key, find(key, { messages }), messages.map((m, i) => messageText(m, i)).join('\n'));
   };
 
   const server = createServer({ keepAlive: true }, (req, res) => {
-    handle(req, res).catch((error: unknown) => sendError(res, error instanceof HttpError ? error : new HttpError(500, `internal error: ${String(error)}`, 'server_error')));
+    handle(req, res).catch((error: unknown) =>
+      sendError(res, error instanceof HttpError ? error : new HttpError(500, `internal error: ${String(error)}`, 'server_error')),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -97,12 +122,23 @@ function usageOf(answer: ReplayAnswer, promptText: string) {
 function respondChat(res: ServerResponse, body: JsonObject, model: string, key: string, answer: ReplayAnswer, promptText: string): void {
   const id = `chatcmpl-replay-${key.slice(0, 16)}`;
   // Ids are derived from the request, so a harness that sends them back in the next turn hashes the same.
-  const toolCalls = answer.toolCalls.map((call, index) => ({ id: call.id ?? `call_${key.slice(0, 12)}_${index}`, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+  const toolCalls = answer.toolCalls.map((call, index) => ({
+    id: call.id ?? `call_${key.slice(0, 12)}_${index}`,
+    type: 'function' as const,
+    function: { name: call.name, arguments: call.arguments },
+  }));
   const finishReason = answer.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
   const usage = usageOf(answer, promptText);
   if (body.stream !== true) {
     const message = { role: 'assistant', content: answer.content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
-    sendJson(res, 200, { id, object: 'chat.completion', created: 0, model, choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }], usage });
+    sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: 0,
+      model,
+      choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
+      usage,
+    });
     return;
   }
   const includeUsage = wantsStreamUsage(body);
@@ -134,7 +170,13 @@ function respondCompletion(res: ServerResponse, body: JsonObject, model: string,
     sendJson(res, 200, { id, object: 'text_completion', created: 0, model, choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }], usage });
     return;
   }
-  const events: unknown[] = splitForStreaming(text).map((piece) => ({ id, object: 'text_completion', created: 0, model, choices: [{ index: 0, text: piece, logprobs: null, finish_reason: null }] }));
+  const events: unknown[] = splitForStreaming(text).map((piece) => ({
+    id,
+    object: 'text_completion',
+    created: 0,
+    model,
+    choices: [{ index: 0, text: piece, logprobs: null, finish_reason: null }],
+  }));
   events.push({ id, object: 'text_completion', created: 0, model, choices: [{ index: 0, text: '', logprobs: null, finish_reason: finishReason }] });
   if (wantsStreamUsage(body)) events.push({ id, object: 'text_completion', created: 0, model, choices: [], usage });
   sendEventStream(res, events);

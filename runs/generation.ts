@@ -44,7 +44,9 @@ export function mergeGeneration(...layers: Array<Partial<GenerationSettings> | u
 }
 
 export function isEmptyGeneration(g: GenerationSettings): boolean {
-  return Object.keys(g.set).length === 0 && g.maxTokens === undefined && g.maxTokensAdd === undefined && g.maxTokensScale === undefined && g.thinking === undefined;
+  return (
+    Object.keys(g.set).length === 0 && g.maxTokens === undefined && g.maxTokensAdd === undefined && g.maxTokensScale === undefined && g.thinking === undefined
+  );
 }
 
 /**
@@ -65,7 +67,8 @@ export function applyGeneration(body: Record<string, unknown>, g: GenerationSett
     out[tokenField] = adjusted;
   }
   if (g.thinking !== undefined) {
-    const kwargs = typeof out.chat_template_kwargs === 'object' && out.chat_template_kwargs !== null ? (out.chat_template_kwargs as Record<string, unknown>) : {};
+    const kwargs =
+      typeof out.chat_template_kwargs === 'object' && out.chat_template_kwargs !== null ? (out.chat_template_kwargs as Record<string, unknown>) : {};
     out.chat_template_kwargs = { ...kwargs, enable_thinking: g.thinking };
     if ('reasoning_effort' in out) {
       if (!g.thinking) out.reasoning_effort = 'none';

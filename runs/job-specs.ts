@@ -21,14 +21,23 @@ export function jobSpecsOf(spec: RunSpec): JobSpec[] {
       benchmark: spec.benchmark,
       task,
       model: spec.model,
-      options: { hostTimeoutSeconds: spec.options.hostTimeoutSeconds, heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds, maxHosts: spec.options.maxHosts },
+      options: {
+        hostTimeoutSeconds: spec.options.hostTimeoutSeconds,
+        heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds,
+        maxHosts: spec.options.maxHosts,
+      },
       gateway: spec.gateway,
       generation: spec.generation,
       ...(spec.judge ? { judge: spec.judge } : {}),
       prices: spec.prices,
       repeat: { index: repeat, ...(spec.options.seed !== undefined || repeats > 1 ? { seed: (spec.options.seed ?? 0) + repeat } : {}) },
       ...(spec.options.limit !== undefined || spec.options.instances !== undefined
-        ? { selection: { ...(spec.options.limit !== undefined ? { limit: spec.options.limit } : {}), ...(spec.options.instances ? { instances: spec.options.instances } : {}) } }
+        ? {
+            selection: {
+              ...(spec.options.limit !== undefined ? { limit: spec.options.limit } : {}),
+              ...(spec.options.instances ? { instances: spec.options.instances } : {}),
+            },
+          }
         : {}),
     })),
   ).flat();

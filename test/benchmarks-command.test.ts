@@ -27,7 +27,12 @@ describe('br benchmarks', () => {
       upstream: 'bfcl-eval 2026.3.23 (PyPI)',
     });
     expect(rows.find((r) => r.name === 'sql')).toMatchObject({ mode: 'dind', instances: 8, upstream: null });
-    expect(rows.find((r) => r.name === 'mathematics')).toMatchObject({ tasks: ['interpolate'], instances: 560, mode: 'simple', upstream: 'mathematics-dataset 1.0.1 (PyPI)' });
+    expect(rows.find((r) => r.name === 'mathematics')).toMatchObject({
+      tasks: ['interpolate'],
+      instances: 560,
+      mode: 'simple',
+      upstream: 'mathematics-dataset 1.0.1 (PyPI)',
+    });
   });
 
   it('prints a table with a header row by default', async () => {
@@ -41,7 +46,9 @@ describe('br benchmarks', () => {
     const dir = path.join(scratch, 'benchmarks');
     cpSync(path.join(repoRoot, 'benchmarks', 'arith'), path.join(dir, 'arith'), { recursive: true });
     writeFileSync(path.join(dir, 'catalogue.yaml'), 'benchmarks:\n  arith: {domain: demo, instances: {addition: 20}}\n');
-    expect(readCatalogue(dir)).toEqual([{ name: 'arith', domain: 'demo', tasks: ['addition', 'multiplication'], instances: null, mode: 'simple', upstream: null }]);
+    expect(readCatalogue(dir)).toEqual([
+      { name: 'arith', domain: 'demo', tasks: ['addition', 'multiplication'], instances: null, mode: 'simple', upstream: null },
+    ]);
   });
 
   it('names the file and field of a bad catalogue entry', () => {

@@ -47,8 +47,11 @@ function capture(env: Record<string, string>): Captured {
 
 /** Parses and runs one command line through the program, as `br` would, but in this process. */
 async function br(captured: Captured, ...args: string[]): Promise<void> {
-  const program = buildProgram(captured.deps).exitOverride().configureOutput({ writeOut: (t) => void captured.notes.push(t), writeErr: (t) => void captured.notes.push(t) });
-  for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: (t) => void captured.notes.push(t), writeErr: (t) => void captured.notes.push(t) });
+  const program = buildProgram(captured.deps)
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => void captured.notes.push(t), writeErr: (t) => void captured.notes.push(t) });
+  for (const command of program.commands)
+    command.exitOverride().configureOutput({ writeOut: (t) => void captured.notes.push(t), writeErr: (t) => void captured.notes.push(t) });
   await program.parseAsync(['node', 'br', ...args]);
 }
 
@@ -112,7 +115,15 @@ describe('records and artifacts through the program', () => {
     const results = path.join(env.BENCHROUTER_ARTIFACTS, runId, job, 'results');
     mkdirSync(results, { recursive: true });
     const long = 'x'.repeat(100);
-    writeFileSync(path.join(results, 'records.jsonl'), [{ index: 0, score: 1, prediction: '=HYPERLINK("http://evil")', ground_truth: '2' }, { index: 1, score: 0, prediction: long, ground_truth: '-3' }].map((r) => JSON.stringify(r)).join('\n'));
+    writeFileSync(
+      path.join(results, 'records.jsonl'),
+      [
+        { index: 0, score: 1, prediction: '=HYPERLINK("http://evil")', ground_truth: '2' },
+        { index: 1, score: 0, prediction: long, ground_truth: '-3' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
     writeFileSync(path.join(results, 'result.json'), '{"overall": 0.5}');
   });
 
@@ -131,7 +142,13 @@ describe('records and artifacts through the program', () => {
     const viaFormat = capture(env);
     await br(viaFormat, 'records', runId, '--format', 'json');
     expect(viaJson.stdout()).toBe(viaFormat.stdout());
-    expect(viaJson.stdout().trimEnd().split('\n').map((line) => JSON.parse(line).index)).toEqual([0, 1]);
+    expect(
+      viaJson
+        .stdout()
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).index),
+    ).toEqual([0, 1]);
   });
 
   it('artifacts --format md prints a Markdown table with exact byte counts', async () => {
@@ -218,7 +235,10 @@ describe('failure details against a real run', () => {
   it("the table's DETAIL for a non-zero exit is its exit code and the task's last log line", async () => {
     const captured = capture(h.env);
     await br(captured, 'results', runId);
-    const row = captured.stdout().split('\n').find((line) => line.startsWith('exits-nonzero '));
+    const row = captured
+      .stdout()
+      .split('\n')
+      .find((line) => line.startsWith('exits-nonzero '));
     expect(row).toMatch(/NON_ZERO_EXIT\s+exit 3: model endpoint refused us$/);
   });
 

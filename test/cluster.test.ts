@@ -30,21 +30,34 @@ let submitter: { settings: Settings; client: Client; env: Record<string, string>
 const workers: WorkerProcess[] = [];
 
 function cluster(args: string[]): string {
-  return execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, {
+    env: { ...process.env, ...clusterEnv },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 }
 
 function composeContainer(service: string): string {
-  return execFileSync('docker-compose', ['--project-directory', repoRoot, '-f', path.join(repoRoot, 'docker-compose.yml'), 'ps', '-q', service], { env: { ...process.env, ...clusterEnv }, encoding: 'utf8' }).trim();
+  return execFileSync('docker-compose', ['--project-directory', repoRoot, '-f', path.join(repoRoot, 'docker-compose.yml'), 'ps', '-q', service], {
+    env: { ...process.env, ...clusterEnv },
+    encoding: 'utf8',
+  }).trim();
 }
 
 function psql(query: string): string {
-  return execFileSync('docker', ['exec', composeContainer('postgresql'), 'psql', '-U', 'temporal', '-d', 'temporal', '-Atc', query], { encoding: 'utf8' }).trim();
+  return execFileSync('docker', ['exec', composeContainer('postgresql'), 'psql', '-U', 'temporal', '-d', 'temporal', '-Atc', query], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 /** A client certificate of its own for every host and user, as a production cluster hands out. */
 function clientTlsEnv(name: string): Record<string, string> {
   execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [tlsDir, 'client', name]);
-  return { TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'), TEMPORAL_TLS_CERT: path.join(tlsDir, `${name}.pem`), TEMPORAL_TLS_KEY: path.join(tlsDir, `${name}-key.pem`) };
+  return {
+    TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'),
+    TEMPORAL_TLS_CERT: path.join(tlsDir, `${name}.pem`),
+    TEMPORAL_TLS_KEY: path.join(tlsDir, `${name}-key.pem`),
+  };
 }
 
 beforeAll(async () => {
@@ -62,7 +75,12 @@ beforeAll(async () => {
   const started = Date.now();
   cluster(['up']);
   console.log(`cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  const env = { BENCHROUTER_HOME: path.join(scratch, 'submitter'), TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `cluster-${randomBytes(3).toString('hex')}`, ...clientTlsEnv('submitter') };
+  const env = {
+    BENCHROUTER_HOME: path.join(scratch, 'submitter'),
+    TEMPORAL_ADDRESS: address,
+    BENCHROUTER_TASK_QUEUE: `cluster-${randomBytes(3).toString('hex')}`,
+    ...clientTlsEnv('submitter'),
+  };
   const settings = settingsFrom(env, os.homedir());
   submitter = { settings, env, client: await connectClient(settings) };
 }, 40 * 60_000);
@@ -125,52 +143,66 @@ describe('mTLS on the frontend', () => {
   it('refuses a certificate from another CA', async () => {
     const otherCa = path.join(scratch, 'other-ca');
     execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [otherCa, 'client', 'intruder']);
-    const options = temporalConnectionOptions(address, { caFile: path.join(tlsDir, 'ca.pem'), certFile: path.join(otherCa, 'intruder.pem'), keyFile: path.join(otherCa, 'intruder-key.pem'), enabled: true });
+    const options = temporalConnectionOptions(address, {
+      caFile: path.join(tlsDir, 'ca.pem'),
+      certFile: path.join(otherCa, 'intruder.pem'),
+      keyFile: path.join(otherCa, 'intruder-key.pem'),
+      enabled: true,
+    });
     await expect(systemInfo(options)).rejects.toThrow();
   });
 });
 
 describe('a run on two worker hosts of the cluster', () => {
-  it('completes through a host killed for good and a server restart, each container starting once on the surviving host, with artifacts read from the submitter', async () => {
-    const hostEnv = (host: string) => ({ ...submitter.env, BENCHROUTER_HOME: path.join(scratch, host), ...clientTlsEnv(host) });
-    const a = await spawnWorker(hostEnv('host-a'), 'host-a');
-    workers.push(a);
-    const spec = createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 5 });
-    const handle = await submitRun(submitter.client, submitter.settings, spec);
-    const starts = watchContainerStarts(handle.workflowId);
-    try {
-      await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4, 120_000);
-      // The machine vanishes, its worker and its containers with it.
-      await a.kill9();
-      execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`]);
-      const b = await spawnWorker(hostEnv('host-b'), 'host-b');
-      workers.push(b);
+  it(
+    'completes through a host killed for good and a server restart, each container starting once on the surviving host, with artifacts read from the submitter',
+    async () => {
+      const hostEnv = (host: string) => ({ ...submitter.env, BENCHROUTER_HOME: path.join(scratch, host), ...clientTlsEnv(host) });
+      const a = await spawnWorker(hostEnv('host-a'), 'host-a');
+      workers.push(a);
+      const spec = createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 5 });
+      const handle = await submitRun(submitter.client, submitter.settings, spec);
+      const starts = watchContainerStarts(handle.workflowId);
+      try {
+        await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4, 120_000);
+        // The machine vanishes, its worker and its containers with it.
+        await a.kill9();
+        execFileSync('sh', [
+          '-c',
+          `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`,
+        ]);
+        const b = await spawnWorker(hostEnv('host-b'), 'host-b');
+        workers.push(b);
 
-      await waitFor('4 running containers on host-b', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-b').length === 4, 120_000);
-      // Mid-run: host-b's four containers are running while the frontend, history and matching go away.
-      execFileSync('docker', ['restart', '--time', '5', composeContainer('temporal')]);
+        await waitFor('4 running containers on host-b', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-b').length === 4, 120_000);
+        // Mid-run: host-b's four containers are running while the frontend, history and matching go away.
+        execFileSync('docker', ['restart', '--time', '5', composeContainer('temporal')]);
 
-      const run = await followRun(handle);
-      expect(run.status).toBe('COMPLETED');
-      for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-b', hostsTried: ['host-a', 'host-b'] });
-      const onB = starts.names().filter((name) => name.includes('host-b'));
-      expect(onB).toHaveLength(4);
-      expect(new Set(onB).size).toBe(4);
-      expect(containersOfRun(handle.workflowId)).toEqual([]);
-      // The run and its four jobs are executions in PostgreSQL, not in some embedded store.
-      expect(psql(`select count(*) from executions where workflow_id like '${handle.workflowId}%'`)).toBe('5');
+        const run = await followRun(handle);
+        expect(run.status).toBe('COMPLETED');
+        for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-b', hostsTried: ['host-a', 'host-b'] });
+        const onB = starts.names().filter((name) => name.includes('host-b'));
+        expect(onB).toHaveLength(4);
+        expect(new Set(onB).size).toBe(4);
+        expect(containersOfRun(handle.workflowId)).toEqual([]);
+        // The run and its four jobs are executions in PostgreSQL, not in some embedded store.
+        expect(psql(`select count(*) from executions where workflow_id like '${handle.workflowId}%'`)).toBe('5');
 
-      // The submitter shares no directory with the hosts: its artifacts come through Temporal.
-      expect(existsSync(submitter.settings.artifactsRoot)).toBe(false);
-      const job = run.jobs[0]!;
-      const remote = { runId: handle.workflowId, jobId: job.jobId, host: job.host! };
-      const files = (await listRemoteArtifacts(submitter.client, submitter.settings, remote)).map((f) => f.file);
-      expect(files).toEqual(expect.arrayContaining(['normalized.json', 'results/result.json']));
-      const result = JSON.parse((await readRemoteArtifact(submitter.client, submitter.settings, remote, 'results/result.json')).toString('utf8')) as { overall: number };
-      expect(result.overall).toBe(1);
-      await expect(readRemoteArtifact(submitter.client, submitter.settings, remote, '../../../etc/passwd')).rejects.toThrow(/inside job/);
-    } finally {
-      starts.stop();
-    }
-  }, 10 * 60_000);
+        // The submitter shares no directory with the hosts: its artifacts come through Temporal.
+        expect(existsSync(submitter.settings.artifactsRoot)).toBe(false);
+        const job = run.jobs[0]!;
+        const remote = { runId: handle.workflowId, jobId: job.jobId, host: job.host! };
+        const files = (await listRemoteArtifacts(submitter.client, submitter.settings, remote)).map((f) => f.file);
+        expect(files).toEqual(expect.arrayContaining(['normalized.json', 'results/result.json']));
+        const result = JSON.parse((await readRemoteArtifact(submitter.client, submitter.settings, remote, 'results/result.json')).toString('utf8')) as {
+          overall: number;
+        };
+        expect(result.overall).toBe(1);
+        await expect(readRemoteArtifact(submitter.client, submitter.settings, remote, '../../../etc/passwd')).rejects.toThrow(/inside job/);
+      } finally {
+        starts.stop();
+      }
+    },
+    10 * 60_000,
+  );
 });

@@ -37,7 +37,10 @@ describe('a docker: true task', () => {
     const [a, b] = ['service-a', 'service-b'].map((task) => run.jobs.find((j) => j.task === task)!);
 
     expect(run.status).toBe('COMPLETED');
-    for (const [job, instance] of [[a!, 'a'], [b!, 'b']] as const) {
+    for (const [job, instance] of [
+      [a!, 'a'],
+      [b!, 'b'],
+    ] as const) {
       expect(job.status).toBe('SUCCEEDED');
       expect(job.result?.overall).toBe(1);
       expect(job.result?.raw_metrics).toMatchObject({
@@ -67,7 +70,9 @@ describe('a docker: true task', () => {
     expect(run.jobs[0]!.message).toContain('inner service up');
     expectNothingLeft(run);
     // No stray inner-service process survived on the host.
-    const stray = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('httpd -f -p 8000'));
+    const stray = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('httpd -f -p 8000'));
     expect(stray).toEqual([]);
   });
 

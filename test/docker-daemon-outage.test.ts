@@ -28,7 +28,21 @@ function startsOn(daemon: PrivateDockerDaemon, runId: string) {
   const names: string[] = [];
   let watcher: ReturnType<typeof spawn> | undefined;
   const watch = (sinceSeconds: number) => {
-    watcher = spawn('docker', ['events', '--since', String(sinceSeconds), '--filter', `label=benchrouter.run=${runId}`, '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], { env: { ...process.env, ...daemon.env }, stdio: ['ignore', 'pipe', 'ignore'] });
+    watcher = spawn(
+      'docker',
+      [
+        'events',
+        '--since',
+        String(sinceSeconds),
+        '--filter',
+        `label=benchrouter.run=${runId}`,
+        '--filter',
+        'event=start',
+        '--format',
+        '{{.Actor.Attributes.name}}',
+      ],
+      { env: { ...process.env, ...daemon.env }, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     watcher.stdout!.on('data', (d: Buffer) => names.push(...d.toString().split('\n').filter(Boolean)));
   };
   return {
@@ -40,14 +54,19 @@ function startsOn(daemon: PrivateDockerDaemon, runId: string) {
 }
 
 function runningOf(daemon: PrivateDockerDaemon, runId: string): string[] {
-  return daemon.docker(['ps', '--filter', `label=benchrouter.run=${runId}`, '--format', '{{.Names}}']).split('\n').filter(Boolean);
+  return daemon
+    .docker(['ps', '--filter', `label=benchrouter.run=${runId}`, '--format', '{{.Names}}'])
+    .split('\n')
+    .filter(Boolean);
 }
 
 /** runTaskContainer's started event in a job's history: its attempt and the failure that preceded it. */
 async function containerAttempt(client: Client, jobId: string): Promise<{ attempt: number; lastFailure?: string }> {
   const events = (await client.workflow.getHandle(jobId).fetchHistory()).events ?? [];
   const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTaskContainer');
-  const started = events.find((e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled?.eventId));
+  const started = events.find(
+    (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled?.eventId),
+  );
   const attributes = started?.activityTaskStartedEventAttributes;
   return { attempt: attributes?.attempt ?? 0, ...(attributes?.lastFailure?.message ? { lastFailure: attributes.lastFailure.message } : {}) };
 }
@@ -67,12 +86,18 @@ async function outageRun(name: string, liveRestore: boolean, duringOutage: (pids
     await daemon.start();
     execFileSync('sh', ['-c', `docker save benchrouter/base:bookworm | DOCKER_HOST=${daemon.host} docker load`], { stdio: 'ignore' });
     workers.push(await spawnWorker(env, `host-${name}`));
-    const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), 40), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 });
+    const spec = createRunSpec(
+      sleepersOf(path.join(scratch, `${name}-benchmark`), 40),
+      { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
+      { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 },
+    );
     const starts = startsOn(daemon, spec.runId);
     starts.watch(Math.floor(Date.now() / 1000) - 1);
     const handle = await submitRun(client, settings, spec);
     await waitFor('4 running containers', () => runningOf(daemon, spec.runId).length === 4, 120_000);
-    const pids = new Map(runningOf(daemon, spec.runId).map((container) => [container, Number(daemon.docker(['inspect', '--format', '{{.State.Pid}}', container]).trim())]));
+    const pids = new Map(
+      runningOf(daemon, spec.runId).map((container) => [container, Number(daemon.docker(['inspect', '--format', '{{.State.Pid}}', container]).trim())]),
+    );
     await new Promise((r) => setTimeout(r, 3000));
 
     await daemon.stop();
@@ -102,30 +127,38 @@ function countsOf(names: string[]): Record<string, number> {
 }
 
 describe('the Docker daemon stopped for 20 s in the middle of a run and started again', () => {
-  it('with --live-restore: surviving containers are reattached, not restarted; one killed during the outage is restarted once; the run is COMPLETED', { timeout: 300_000 }, async (ctx) => {
-    if (unavailable) ctx.skip(`no private Docker daemon here: ${unavailable}`);
-    let victim = '';
-    const { run, attempts, starts, containers } = await outageRun('live', true, (pids) => {
-      // The daemon is down, the containers run on: one of them dies meanwhile, as if its process crashed.
-      victim = [...pids.keys()][0]!;
-      process.kill(pids.get(victim)!, 'SIGKILL');
-    });
-    expect(run.status).toBe('COMPLETED');
-    expect(run.jobs.every((j) => j.status === 'SUCCEEDED')).toBe(true);
-    expect(countsOf(starts)).toEqual(Object.fromEntries(containers.map((name) => [name, name === victim ? 2 : 1])));
-    // The outage is in each job's history as retries of the container activity, not as a failure.
-    for (const attempt of attempts) {
-      expect(attempt.attempt).toBeGreaterThan(1);
-      expect(attempt.lastFailure).toMatch(/docker/i);
-    }
-  });
+  it(
+    'with --live-restore: surviving containers are reattached, not restarted; one killed during the outage is restarted once; the run is COMPLETED',
+    { timeout: 300_000 },
+    async (ctx) => {
+      if (unavailable) ctx.skip(`no private Docker daemon here: ${unavailable}`);
+      let victim = '';
+      const { run, attempts, starts, containers } = await outageRun('live', true, (pids) => {
+        // The daemon is down, the containers run on: one of them dies meanwhile, as if its process crashed.
+        victim = [...pids.keys()][0]!;
+        process.kill(pids.get(victim)!, 'SIGKILL');
+      });
+      expect(run.status).toBe('COMPLETED');
+      expect(run.jobs.every((j) => j.status === 'SUCCEEDED')).toBe(true);
+      expect(countsOf(starts)).toEqual(Object.fromEntries(containers.map((name) => [name, name === victim ? 2 : 1])));
+      // The outage is in each job's history as retries of the container activity, not as a failure.
+      for (const attempt of attempts) {
+        expect(attempt.attempt).toBeGreaterThan(1);
+        expect(attempt.lastFailure).toMatch(/docker/i);
+      }
+    },
+  );
 
-  it('without --live-restore: stopping the daemon kills every container, and each is restarted exactly once; the run is COMPLETED', { timeout: 300_000 }, async (ctx) => {
-    if (unavailable) ctx.skip(`no private Docker daemon here: ${unavailable}`);
-    const { run, attempts, starts, containers } = await outageRun('no-live', false, () => undefined);
-    expect(run.status).toBe('COMPLETED');
-    expect(run.jobs.every((j) => j.status === 'SUCCEEDED')).toBe(true);
-    expect(countsOf(starts)).toEqual(Object.fromEntries(containers.map((name) => [name, 2])));
-    for (const attempt of attempts) expect(attempt.attempt).toBeGreaterThan(1);
-  });
+  it(
+    'without --live-restore: stopping the daemon kills every container, and each is restarted exactly once; the run is COMPLETED',
+    { timeout: 300_000 },
+    async (ctx) => {
+      if (unavailable) ctx.skip(`no private Docker daemon here: ${unavailable}`);
+      const { run, attempts, starts, containers } = await outageRun('no-live', false, () => undefined);
+      expect(run.status).toBe('COMPLETED');
+      expect(run.jobs.every((j) => j.status === 'SUCCEEDED')).toBe(true);
+      expect(countsOf(starts)).toEqual(Object.fromEntries(containers.map((name) => [name, 2])));
+      for (const attempt of attempts) expect(attempt.attempt).toBeGreaterThan(1);
+    },
+  );
 });

@@ -86,7 +86,11 @@ describe('the capped log file', () => {
 
   it('past the cap writes one line saying how much was dropped, then the last lines from a line boundary', async () => {
     const lines = Array.from({ length: 1000 }, (_, i) => `line ${String(i).padStart(4, '0')}\n`); // 10 bytes each
-    const { text, writer } = await demuxed(lines.map((l) => frame(STDOUT, l)), 2000, 95);
+    const { text, writer } = await demuxed(
+      lines.map((l) => frame(STDOUT, l)),
+      2000,
+      95,
+    );
     const [head, note, ...rest] = text.split(/(?<=\n)(?=\[benchrouter\])|(?<=follow)\n/);
     expect(head).toBe(lines.slice(0, 200).join(''));
     // 95 bytes kept, cut to the 9 whole lines at the end; everything between is counted as dropped.
@@ -97,7 +101,11 @@ describe('the capped log file', () => {
 
   it('keeps the file near the cap however much arrives', async () => {
     const chunk = frame(STDOUT, `${'y'.repeat(1023)}\n`);
-    const { text } = await demuxed(Array.from({ length: 4096 }, () => chunk), 64 * 1024, 4096); // 4 MiB printed
+    const { text } = await demuxed(
+      Array.from({ length: 4096 }, () => chunk),
+      64 * 1024,
+      4096,
+    ); // 4 MiB printed
     expect(text.length).toBeLessThan(64 * 1024 + 4096 + 200);
     expect(text).toContain('dropped');
   });
@@ -117,7 +125,15 @@ describe('DockerEngine against the real daemon', () => {
   });
 
   it('creates and starts a container, says conflict for the same name, waits for its exit code and lists it by label', async () => {
-    const body = { Image: 'benchrouter/base:bookworm', Entrypoint: ['/bin/sh'], Cmd: ['-c', 'exit 3'], Env: [], Labels: { 'benchrouter.engine-test': name }, WorkingDir: '/', HostConfig: { NetworkMode: 'none' } };
+    const body = {
+      Image: 'benchrouter/base:bookworm',
+      Entrypoint: ['/bin/sh'],
+      Cmd: ['-c', 'exit 3'],
+      Env: [],
+      Labels: { 'benchrouter.engine-test': name },
+      WorkingDir: '/',
+      HostConfig: { NetworkMode: 'none' },
+    };
     const started = await docker.createAndStart(name, body);
     expect(started).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(await docker.createAndStart(name, body)).toBe('conflict');
@@ -128,7 +144,15 @@ describe('DockerEngine against the real daemon', () => {
 
   it('fails with a DockerError carrying the HTTP status and the daemon message', async () => {
     const error = await docker
-      .createAndStart(`${name}-missing`, { Image: 'benchrouter-test/no-such-image:0', Entrypoint: [], Cmd: [], Env: [], Labels: {}, WorkingDir: '/', HostConfig: {} })
+      .createAndStart(`${name}-missing`, {
+        Image: 'benchrouter-test/no-such-image:0',
+        Entrypoint: [],
+        Cmd: [],
+        Env: [],
+        Labels: {},
+        WorkingDir: '/',
+        HostConfig: {},
+      })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DockerError);
     expect(error).toMatchObject({ operation: 'container create', statusCode: 404 });
@@ -164,7 +188,11 @@ describe('a failed build', () => {
     writeFileSync(path.join(dir, 'Dockerfile'), dockerfile);
     const lines: string[] = [];
     try {
-      const failure = await docker.buildImage(tar.pack(dir), { tag: `benchrouter-test/build-probe:${process.pid}`, labels: {} }, (e) => e.stream && lines.push(e.stream));
+      const failure = await docker.buildImage(
+        tar.pack(dir),
+        { tag: `benchrouter-test/build-probe:${process.pid}`, labels: {} },
+        (e) => e.stream && lines.push(e.stream),
+      );
       return { failure, lines };
     } catch (error) {
       return { failure: error as DockerError, lines };
@@ -186,9 +214,16 @@ describe('a failed build', () => {
     expect(isDockerfileFault(copy!)).toBe(true);
   });
 
-  it('is not the Dockerfile\'s fault when the daemon or the network fails', () => {
-    expect(isDockerfileFault({ error: 'x', errorDetail: { message: 'failed to create endpoint x on network bridge: could not find bridge docker0' } })).toBe(false);
-    expect(isDockerfileFault({ error: 'x', errorDetail: { message: 'Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host' } })).toBe(false);
+  it("is not the Dockerfile's fault when the daemon or the network fails", () => {
+    expect(isDockerfileFault({ error: 'x', errorDetail: { message: 'failed to create endpoint x on network bridge: could not find bridge docker0' } })).toBe(
+      false,
+    );
+    expect(
+      isDockerfileFault({
+        error: 'x',
+        errorDetail: { message: 'Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host' },
+      }),
+    ).toBe(false);
     expect(isDockerfileFault(new DockerError('build', 500, 'write /var/lib/docker/tmp: no space left on device'))).toBe(false);
     expect(isDockerfileFault(new DockerError('build', null, 'the Docker daemon did not answer'))).toBe(false);
   });

@@ -98,7 +98,10 @@ describe('a host lost for good mid-run', () => {
       // The machine vanishes: its worker and its containers with it. host-b comes up only after, so
       // that no job can finish on host-a while host-b is still starting.
       await a.kill9();
-      execFileSync('sh', ['-c', `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`]);
+      execFileSync('sh', [
+        '-c',
+        `docker ps -q --filter label=benchrouter.host=host-a --filter label=benchrouter.run=${handle.workflowId} | xargs -r docker rm -f`,
+      ]);
       await worker(s, 'host-b');
 
       const run = await followRun(handle);
@@ -147,7 +150,11 @@ describe('the Temporal server killed with kill -9 for longer than the heartbeat 
     await server.start();
     const s = await stack('server-kill', server.address);
     let client: Client | undefined;
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 });
+    const spec = createRunSpec(
+      sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45),
+      { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
+      { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 },
+    );
     const starts = watchContainerStarts(spec.runId);
     try {
       await worker(s, 'host-sk-a');
@@ -231,7 +238,22 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
     const home = path.join(scratch, 'unreachable');
     const dindStorageRoot = path.join(home, 'dind');
     const name = `br-host-unreach-${randomBytes(3).toString('hex')}`;
-    execFileSync('docker', ['run', '-d', '--name', name, '--label', 'benchrouter.managed=true', '--label', 'benchrouter.host=host-unreach', '--label', 'benchrouter.job=br-live.000-x', '--entrypoint', 'sleep', 'benchrouter/base:bookworm', '600']);
+    execFileSync('docker', [
+      'run',
+      '-d',
+      '--name',
+      name,
+      '--label',
+      'benchrouter.managed=true',
+      '--label',
+      'benchrouter.host=host-unreach',
+      '--label',
+      'benchrouter.job=br-live.000-x',
+      '--entrypoint',
+      'sleep',
+      'benchrouter/base:bookworm',
+      '600',
+    ]);
     mkdirSync(path.join(dindStorageRoot, name, 'overlay2'), { recursive: true });
     // Nothing listens there: every describe fails with UNAVAILABLE after the client's own retries.
     const client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
@@ -254,7 +276,12 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
     const s = await stack('boot', server.address);
     const orphan = `br-host-boot-orphan-${randomBytes(3).toString('hex')}`;
     // A host timeout that the restarted worker meets with room to spare: moving hosts is not the point here.
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'boot-benchmark'), 40), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, ['s1', 's2']);
+    const spec = createRunSpec(
+      sleepersOf(path.join(scratch, 'boot-benchmark'), 40),
+      { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
+      { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 },
+      ['s1', 's2'],
+    );
     const starts = watchContainerStarts(spec.runId);
     let client: Client | undefined;
     try {
@@ -262,7 +289,22 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
       const handle = await submitRun(s.client, s.settings, spec);
       await waitFor('2 running containers', () => runningContainersOf(handle.workflowId).length === 2, 120_000);
       // Made after the first worker's own sweep: a leftover whose job the server has never heard of.
-      execFileSync('docker', ['run', '-d', '--name', orphan, '--label', 'benchrouter.managed=true', '--label', 'benchrouter.host=host-boot', '--label', 'benchrouter.job=br-gone.000-x', '--entrypoint', 'sleep', 'benchrouter/base:bookworm', '600']);
+      execFileSync('docker', [
+        'run',
+        '-d',
+        '--name',
+        orphan,
+        '--label',
+        'benchrouter.managed=true',
+        '--label',
+        'benchrouter.host=host-boot',
+        '--label',
+        'benchrouter.job=br-gone.000-x',
+        '--entrypoint',
+        'sleep',
+        'benchrouter/base:bookworm',
+        '600',
+      ]);
       // The machine reboots: worker and server die; the worker comes back first.
       await first.kill9();
       await server.kill9();
@@ -315,8 +357,17 @@ describe('a lost host that comes back after its jobs moved to another host', () 
       await worker(s, 'host-mv-b');
       // host-a drops off the network: its worker is gone, its containers run on.
       await a.kill9();
-      await waitFor('4 running containers on host-mv-b', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-b').length === 4, 90_000);
-      expect(runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-a').map((c) => c.name).sort()).toEqual([...leftBehind].sort());
+      await waitFor(
+        '4 running containers on host-mv-b',
+        () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-b').length === 4,
+        90_000,
+      );
+      expect(
+        runningContainersOf(handle.workflowId)
+          .filter((c) => c.host === 'host-mv-a')
+          .map((c) => c.name)
+          .sort(),
+      ).toEqual([...leftBehind].sort());
 
       const back = await worker(s, 'host-mv-a', homeA);
       for (const name of leftBehind) expect(back.output()).toMatch(new RegExp(`removed orphaned container ${name} \\(job \\S+ moved to host-mv-b`));

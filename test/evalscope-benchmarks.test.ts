@@ -15,9 +15,35 @@ const IMAGE = 'benchrouter-test/evalscope-python:1.14.1';
 
 /** The datasets of issue 19: the ones a team's EvalScope scripts run. */
 const TEAM_DATASETS = [
-  'aime24', 'aime25', 'aime26', 'hmmt26', 'imo_answerbench', 'humaneval', 'live_code_bench', 'bigcodebench', 'gpqa_diamond', 'hle',
-  'mmlu_pro', 'super_gpqa', 'longbench_v2', 'openai_mrcr', 'competition_math', 'gsm8k', 'arc', 'bbh', 'cmmlu', 'drop', 'hellaswag',
-  'mmlu', 'simple_qa', 'trivia_qa', 'winogrande', 'bfcl_v3', 'general_fc', 'tau2_bench', 'swe_bench_verified',
+  'aime24',
+  'aime25',
+  'aime26',
+  'hmmt26',
+  'imo_answerbench',
+  'humaneval',
+  'live_code_bench',
+  'bigcodebench',
+  'gpqa_diamond',
+  'hle',
+  'mmlu_pro',
+  'super_gpqa',
+  'longbench_v2',
+  'openai_mrcr',
+  'competition_math',
+  'gsm8k',
+  'arc',
+  'bbh',
+  'cmmlu',
+  'drop',
+  'hellaswag',
+  'mmlu',
+  'simple_qa',
+  'trivia_qa',
+  'winogrande',
+  'bfcl_v3',
+  'general_fc',
+  'tau2_bench',
+  'swe_bench_verified',
 ];
 
 /** What EvalScope's registry says about a dataset. */
@@ -61,9 +87,14 @@ describe('the evalscope benchmark', () => {
 
   beforeAll(() => {
     // Cached after the first build: the layers are the benchmark's own Dockerfile.
-    execFileSync('docker', ['build', '--quiet', '--tag', IMAGE, path.join(benchmarkDir, 'environments', 'python')], { env: { ...process.env, DOCKER_BUILDKIT: '0' }, stdio: 'pipe' });
+    execFileSync('docker', ['build', '--quiet', '--tag', IMAGE, path.join(benchmarkDir, 'environments', 'python')], {
+      env: { ...process.env, DOCKER_BUILDKIT: '0' },
+      stdio: 'pipe',
+    });
     const names = benchmark.tasks.map(datasetOf);
-    const out = execFileSync('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'python3', IMAGE, '-c', REGISTRY_SCRIPT, ...names], { encoding: 'utf8' });
+    const out = execFileSync('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'python3', IMAGE, '-c', REGISTRY_SCRIPT, ...names], {
+      encoding: 'utf8',
+    });
     registry = JSON.parse(out.trim().split('\n').pop()!) as Record<string, RegistryEntry>;
   }, 900_000);
 
@@ -93,7 +124,12 @@ describe('the evalscope benchmark', () => {
       expect(wantsJudge, `${task.name}: judge`).toBe(entry.judgeOnly === true || usesUserModel);
       if (usesUserModel) expect(task.command, task.name).toContain('--judge user');
     }
-    expect(benchmark.tasks.filter((t) => / --judge/.test(t.command)).map((t) => t.name).sort()).toEqual(['hle', 'simple_qa', 'tau2_bench']);
+    expect(
+      benchmark.tasks
+        .filter((t) => / --judge/.test(t.command))
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['hle', 'simple_qa', 'tau2_bench']);
   });
 
   it('runs the sandboxed datasets in DinD with their sandbox image preloaded, and only those', () => {

@@ -55,17 +55,48 @@ async function evalscopeDirect(dataDir: string, workDir: string, endpoint: strin
   await promisify(execFile)(
     'docker',
     [
-      'run', '--rm', '--network', 'host', '-v', `${dataDir}:/data:ro`, '-v', `${workDir}:/out`, '--entrypoint', 'evalscope', IMAGE,
-      'eval', '--model', MODEL, '--api-url', endpoint, '--api-key', 'EMPTY', '--eval-type', 'openai_api',
-      '--datasets', 'general_mcq', 'general_qa', '--dataset-args', JSON.stringify(datasetArgs),
-      '--generation-config', JSON.stringify({ temperature: 0.0, top_p: 1.0, max_tokens: 32768 }),
-      '--eval-batch-size', '8', '--work-dir', '/out', '--no-timestamp',
+      'run',
+      '--rm',
+      '--network',
+      'host',
+      '-v',
+      `${dataDir}:/data:ro`,
+      '-v',
+      `${workDir}:/out`,
+      '--entrypoint',
+      'evalscope',
+      IMAGE,
+      'eval',
+      '--model',
+      MODEL,
+      '--api-url',
+      endpoint,
+      '--api-key',
+      'EMPTY',
+      '--eval-type',
+      'openai_api',
+      '--datasets',
+      'general_mcq',
+      'general_qa',
+      '--dataset-args',
+      JSON.stringify(datasetArgs),
+      '--generation-config',
+      JSON.stringify({ temperature: 0.0, top_p: 1.0, max_tokens: 32768 }),
+      '--eval-batch-size',
+      '8',
+      '--work-dir',
+      '/out',
+      '--no-timestamp',
     ],
     { maxBuffer: 64 * 1024 * 1024 },
   );
 }
 
-const readJsonl = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+const readJsonl = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 interface Report {
   primary_metric_identity: unknown;
@@ -95,7 +126,10 @@ describe('EvalScope through BenchRouter, against the same replay model as EvalSc
     mkdirSync(path.join(dataDir, 'general_qa'), { recursive: true });
     writeFileSync(path.join(dataDir, 'general_mcq', 'default_val.jsonl'), MCQ.map((q) => JSON.stringify(q)).join('\n') + '\n');
     writeFileSync(path.join(dataDir, 'general_qa', 'default_test.jsonl'), QA.map((q) => JSON.stringify(q)).join('\n') + '\n');
-    execFileSync('docker', ['build', '--quiet', '--tag', IMAGE, path.join(benchmarkDir, 'environments', 'python')], { env: { ...process.env, DOCKER_BUILDKIT: '0' }, stdio: 'pipe' });
+    execFileSync('docker', ['build', '--quiet', '--tag', IMAGE, path.join(benchmarkDir, 'environments', 'python')], {
+      env: { ...process.env, DOCKER_BUILDKIT: '0' },
+      stdio: 'pipe',
+    });
 
     // EvalScope's prompt templates are its own: learn the exact requests once, then answer them by replay.
     const capture = await startCaptureModel('答案：A');
@@ -109,7 +143,10 @@ describe('EvalScope through BenchRouter, against the same replay model as EvalSc
     }
     expect(capture.requests).toHaveLength(MCQ.length + QA.length);
     const answersFile = path.join(scratch, 'answers.jsonl');
-    writeFileSync(answersFile, capture.requests.map((messages) => JSON.stringify({ messages, content: answerFor(messages.map(textOf).join('\n')) })).join('\n') + '\n');
+    writeFileSync(
+      answersFile,
+      capture.requests.map((messages) => JSON.stringify({ messages, content: answerFor(messages.map(textOf).join('\n')) })).join('\n') + '\n',
+    );
     replay = await startReplayModel({ answersFile });
 
     directDir = path.join(scratch, 'direct');
@@ -133,7 +170,12 @@ describe('EvalScope through BenchRouter, against the same replay model as EvalSc
   const resultsDir = (task: string) => path.join(jobArtifactsDir(h.settings.artifactsRoot, { runId: run.runId, jobId: job(task).jobId }), 'results');
 
   it('completes both tasks, and the replay model knew every request both ways', () => {
-    expect(run.jobs.map((j) => [j.task, j.status])).toEqual(expect.arrayContaining([['general_mcq', 'SUCCEEDED'], ['general_qa', 'SUCCEEDED']]));
+    expect(run.jobs.map((j) => [j.task, j.status])).toEqual(
+      expect.arrayContaining([
+        ['general_mcq', 'SUCCEEDED'],
+        ['general_qa', 'SUCCEEDED'],
+      ]),
+    );
     expect(run.status).toBe('COMPLETED');
     expect(replay.counts.unknown).toBe(0);
     expect(replay.counts.answered).toBe(2 * (MCQ.length + QA.length));
@@ -157,26 +199,39 @@ describe('EvalScope through BenchRouter, against the same replay model as EvalSc
       expect(records.size).toBe(predictions.length);
       for (const prediction of predictions) {
         const record = records.get(prediction.index)!;
-        const review = reviews.get(prediction.index) as { target: string[]; sample_score: { score: { value: Record<string, number>; main_score_name: string } } };
+        const review = reviews.get(prediction.index) as {
+          target: string[];
+          sample_score: { score: { value: Record<string, number>; main_score_name: string } };
+        };
         const output = (prediction.model_output as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
-        expect(record, `sample ${String(prediction.index)}`).toMatchObject({ index: `default/${String(prediction.index)}`, raw_output: output, prediction: output, ground_truth: review.target });
+        expect(record, `sample ${String(prediction.index)}`).toMatchObject({
+          index: `default/${String(prediction.index)}`,
+          raw_output: output,
+          prediction: output,
+          ground_truth: review.target,
+        });
         expect(record.score).toBe(review.sample_score.score.value[review.sample_score.score.main_score_name]);
         expect(String(record.prompt)).toBe(textOf((prediction.messages as unknown[])[0]));
       }
     });
   }
 
-  it('imports the EvalScope output folder as a run with EvalScope\'s own scores and the same records as the bridge', async () => {
+  it("imports the EvalScope output folder as a run with EvalScope's own scores and the same records as the bridge", async () => {
     const imported = await br(['import', 'evalscope', directDir, '--json'], h.env);
     expect(imported.stderr).toContain('2 EvalScope results imported');
     expect(imported.code).toBe(0);
     const runs = JSON.parse(imported.stdout) as RunResult[];
     expect(runs.map((r) => [r.model, r.benchmark, r.status])).toEqual([[MODEL, 'evalscope', 'COMPLETED']]);
     const importedRun = runs[0]!;
-    expect(Object.fromEntries(importedRun.jobs.map((j) => [j.task, j.result?.overall]))).toEqual({ general_mcq: headline(directDir, 'general_mcq'), general_qa: headline(directDir, 'general_qa') });
+    expect(Object.fromEntries(importedRun.jobs.map((j) => [j.task, j.result?.overall]))).toEqual({
+      general_mcq: headline(directDir, 'general_mcq'),
+      general_qa: headline(directDir, 'general_qa'),
+    });
     for (const dataset of ['general_mcq', 'general_qa']) {
       const importedJob = importedRun.jobs.find((j) => j.task === dataset)!;
-      const importedRecords = readJsonl(path.join(jobArtifactsDir(h.settings.artifactsRoot, { runId: importedRun.runId, jobId: importedJob.jobId }), 'results', 'records.jsonl'));
+      const importedRecords = readJsonl(
+        path.join(jobArtifactsDir(h.settings.artifactsRoot, { runId: importedRun.runId, jobId: importedJob.jobId }), 'results', 'records.jsonl'),
+      );
       expect(importedRecords).toEqual(readJsonl(path.join(resultsDir(dataset), 'records.jsonl')));
     }
   });

@@ -30,7 +30,14 @@ describe('an EvalScope job whose worker is killed mid-run', () => {
     const dataDir = path.join(scratch, 'datasets');
     mkdirSync(path.join(dataDir, 'general_mcq'), { recursive: true });
     // Gold is A for every third question: the model always answers A.
-    const rows = Array.from({ length: SAMPLES }, (_, i) => ({ question: `Question ${i}: what is ${i} + 1?`, A: String(i + 1), B: String(i + 2), C: String(i), D: String(i + 3), answer: i % 3 === 0 ? 'A' : 'B' }));
+    const rows = Array.from({ length: SAMPLES }, (_, i) => ({
+      question: `Question ${i}: what is ${i} + 1?`,
+      A: String(i + 1),
+      B: String(i + 2),
+      C: String(i),
+      D: String(i + 3),
+      answer: i % 3 === 0 ? 'A' : 'B',
+    }));
     writeFileSync(path.join(dataDir, 'general_mcq', 'default_val.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     model = await startCaptureModel('答案：A', { delayMs: ANSWER_DELAY_MS });
   }, 120_000);
@@ -57,7 +64,9 @@ describe('an EvalScope job whose worker is killed mid-run', () => {
     client = await connectClient(settings);
     let worker = await spawnWorker(env, 'host-evalscope-resume');
     workers.push(worker);
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'capture', endpoint: model.url }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, ['general_mcq']);
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'capture', endpoint: model.url }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, [
+      'general_mcq',
+    ]);
     const submittedAt = Date.now();
     const handle = await submitRun(client, settings, spec);
     const starts = watchContainerStarts(handle.workflowId);
@@ -79,7 +88,7 @@ describe('an EvalScope job whose worker is killed mid-run', () => {
       expect(new Set(prompts).size).toBe(SAMPLES);
       expect(prompts.length - SAMPLES).toBeLessThanOrEqual(1);
       const job = run.jobs[0]!;
-        // EvalScope's report rounds its scores.
+      // EvalScope's report rounds its scores.
       expect(job.result?.overall).toBeCloseTo(10 / 30, 3);
       expect(job.records?.count).toBe(SAMPLES);
       // Container time is the container's one lifetime, not the sum of the attempts that watched it.

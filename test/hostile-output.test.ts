@@ -63,13 +63,16 @@ describe('a task that leaves something other than a regular file as its output',
     const before = memoryMb();
     resetPeakMemory();
     const started = Date.now();
-    const run = await runTasks(['well-behaved', 'fifo-result', 'fifo-records', 'links-host-json', 'links-host-text', 'links-host-records', 'links-sibling-result', 'huge-records'], {
-      'links-host-json': { HOST_FILE: hostJson },
-      'links-host-text': { HOST_FILE: hostText },
-      'links-host-records': { HOST_FILE: hostRecords },
-      // From this job's results directory: up to the artifact root, then into the first run's job.
-      'links-sibling-result': { SIBLING_RESULT: `../../../${first.runId}/${sibling.jobId}/results/result.json` },
-    });
+    const run = await runTasks(
+      ['well-behaved', 'fifo-result', 'fifo-records', 'links-host-json', 'links-host-text', 'links-host-records', 'links-sibling-result', 'huge-records'],
+      {
+        'links-host-json': { HOST_FILE: hostJson },
+        'links-host-text': { HOST_FILE: hostText },
+        'links-host-records': { HOST_FILE: hostRecords },
+        // From this job's results directory: up to the artifact root, then into the first run's job.
+        'links-sibling-result': { SIBLING_RESULT: `../../../${first.runId}/${sibling.jobId}/results/result.json` },
+      },
+    );
     const growthMb = memoryMb().peak - before.rss;
     const jobs = byTask(run);
 
@@ -78,22 +81,40 @@ describe('a task that leaves something other than a regular file as its output',
     expect(jobs['well-behaved']!.message).toBeUndefined();
 
     expect(jobs['fifo-result']).toMatchObject({ status: 'FAILED', reason: 'BAD_RESULT', message: 'result.json is a FIFO, not a regular file; not read' });
-    expect(jobs['fifo-records']).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1 }, message: 'records.jsonl is a FIFO, not a regular file; not read' });
+    expect(jobs['fifo-records']).toMatchObject({
+      status: 'SUCCEEDED',
+      result: { overall: 1 },
+      message: 'records.jsonl is a FIFO, not a regular file; not read',
+    });
     expect(jobs['fifo-records']!.records).toMatchObject({ count: 0, badLines: 1 });
 
     for (const task of ['links-host-json', 'links-host-text', 'links-sibling-result']) {
-      expect(jobs[task], task).toMatchObject({ status: 'FAILED', reason: 'BAD_RESULT', message: 'result.json is a symbolic link; links are not followed; not read' });
+      expect(jobs[task], task).toMatchObject({
+        status: 'FAILED',
+        reason: 'BAD_RESULT',
+        message: 'result.json is a symbolic link; links are not followed; not read',
+      });
       expect(jobs[task]!.result, task).toBeUndefined();
     }
-    expect(jobs['links-host-records']).toMatchObject({ status: 'SUCCEEDED', message: 'records.jsonl is a symbolic link; links are not followed; not read', records: { count: 0, badLines: 1 } });
+    expect(jobs['links-host-records']).toMatchObject({
+      status: 'SUCCEEDED',
+      message: 'records.jsonl is a symbolic link; links are not followed; not read',
+      records: { count: 0, badLines: 1 },
+    });
 
     // Nothing of the host's files, nor the sibling's score, is anywhere in the run's result.
     const everything = JSON.stringify(run);
     for (const marker of ['HOST-JSON-MARKER', '4242.4242', '0.987654', 'HOST-TEXT', 'HOST-RECORD', '777']) expect(everything).not.toContain(marker);
 
-    expect(jobs['huge-records']).toMatchObject({ status: 'SUCCEEDED', result: { overall: 0.5 }, records: { count: HUGE_RECORDS_LINES, badLines: 0, meanScore: 0.5 } });
+    expect(jobs['huge-records']).toMatchObject({
+      status: 'SUCCEEDED',
+      result: { overall: 0.5 },
+      records: { count: HUGE_RECORDS_LINES, badLines: 0, meanScore: 0.5 },
+    });
     expect(jobs['huge-records']!.records!.promptTokens).toEqual({ total: 10 * HUGE_RECORDS_LINES, missing: 0 });
-    console.log(`hostile run: ${((Date.now() - started) / 1000).toFixed(1)} s; worker RSS ${before.rss.toFixed(0)} MB before, peak growth ${growthMb.toFixed(0)} MB`);
+    console.log(
+      `hostile run: ${((Date.now() - started) / 1000).toFixed(1)} s; worker RSS ${before.rss.toFixed(0)} MB before, peak growth ${growthMb.toFixed(0)} MB`,
+    );
     expect(growthMb).toBeLessThan(RSS_GROWTH_BOUND_MB);
     expect(run.status).toBe('PARTIAL');
   });
@@ -109,7 +130,9 @@ describe('a benchmark whose definitions are too big to submit', () => {
     writeFileSync(path.join(dir, 'benchmark.yaml'), 'name: too-big\ntasks:\n  - {name: a, environment: shell}\n');
     writeFileSync(path.join(taskDir, 'task.yaml'), `name: a\ncommand: "true"\nextra_env:\n  PROMPTS: ${'p'.repeat(2_200_000)}\n`);
 
-    const expected = new RegExp(`${taskDir}/task\\.yaml: extra_env\\.PROMPTS: expected the task's definition to be at most 1,048,576 bytes as submitted, got 2,200,\\d{3} bytes`);
+    const expected = new RegExp(
+      `${taskDir}/task\\.yaml: extra_env\\.PROMPTS: expected the task's definition to be at most 1,048,576 bytes as submitted, got 2,200,\\d{3} bytes`,
+    );
     const validated = await br(['validate', dir], h.env);
     expect(validated.code).toBe(2);
     expect(validated.stderr).toMatch(expected);
@@ -122,7 +145,9 @@ describe('a benchmark whose definitions are too big to submit', () => {
     const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'reference', endpoint: h.model.url }, {}, ['well-behaved']);
     // Past validation: a definition grown after loading (a retry's carried results, a price table).
     spec.tasks[0]!.extraEnv.GROWN = 'g'.repeat(1_700_000);
-    await expect(submitRun(h.client, h.settings, spec)).rejects.toThrow(new RegExp(`${benchmarkDir}/benchmark\\.yaml: tasks: expected the run's definition to be at most 1,572,864 bytes as submitted, got 1,7\\d\\d,\\d{3}`));
+    await expect(submitRun(h.client, h.settings, spec)).rejects.toThrow(
+      new RegExp(`${benchmarkDir}/benchmark\\.yaml: tasks: expected the run's definition to be at most 1,572,864 bytes as submitted, got 1,7\\d\\d,\\d{3}`),
+    );
     await expect(runHandle(h.client, spec.runId).describe()).rejects.toThrow(/not found/i);
   });
 });
@@ -132,7 +157,8 @@ describe('br list and br status', () => {
     // A queue no worker polls: the run stays RUNNING until it is terminated.
     const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: `listing-${Date.now()}`, endpoint: h.model.url }, {}, ['well-behaved']);
     const handle = await submitRun(h.client, { ...h.settings, sharedQueue: `${h.settings.sharedQueue}-idle` }, spec);
-    const listed = async (status?: string) => (await listRuns(h.client, 10, { model: spec.model.name, status })).map((r) => ({ runId: r.runId, status: r.status }));
+    const listed = async (status?: string) =>
+      (await listRuns(h.client, 10, { model: spec.model.name, status })).map((r) => ({ runId: r.runId, status: r.status }));
     await expect.poll(async () => (await listed()).map((r) => r.status), { timeout: 20_000 }).toEqual(['RUNNING']);
 
     await runHandle(h.client, spec.runId).terminate('test: terminated by hand');

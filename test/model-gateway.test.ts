@@ -52,7 +52,9 @@ describe('a run through the gateway', () => {
     const model = 'reference-acc80-cost';
     const before = chatRequestsOf(model).length;
     const run = await h.run(arithDir, { model, tasks: ['addition'] });
-    const reported = chatRequestsOf(model).slice(before).reduce((sum, r) => sum + r.usage!.cost!, 0);
+    const reported = chatRequestsOf(model)
+      .slice(before)
+      .reduce((sum, r) => sum + r.usage!.cost!, 0);
     expect(reported).toBeGreaterThan(0);
     expect(run.usage!.model.cost).toBeCloseTo(reported, 12);
   });
@@ -117,7 +119,11 @@ describe('the gateway itself', () => {
     usageFile: path.join(scratch, jobId, 'usage-model.json'),
   });
   const chat = (url: string, token: string, body: object) =>
-    fetch(`${url}/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    fetch(`${url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
 
   it('passes a streamed answer through intact, measures TTFT, and keeps its own usage request out of the stream', async () => {
     const gateway = new ModelGateway('test-secret');
@@ -129,7 +135,10 @@ describe('the gateway itself', () => {
       const plain = (await (await chat(url, token, question)).json()) as { choices: Array<{ message: { content: string } }> };
 
       const streamed = await (await chat(url, token, { ...question, stream: true })).text();
-      const events = streamed.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+      const events = streamed
+        .split('\n\n')
+        .filter(Boolean)
+        .map((e) => e.replace(/^data: /, ''));
       expect(events.at(-1)).toBe('[DONE]');
       const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: Array<{ delta: { content?: string } }>; usage?: unknown });
       expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(plain.choices[0]!.message.content);
@@ -156,7 +165,11 @@ describe('the gateway itself', () => {
     try {
       const token = gateway.register(route('completions-job'));
       const complete = (body: object) =>
-        fetch(`${url}/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+        fetch(`${url}/completions`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+          body: JSON.stringify(body),
+        });
       const question = { model: 'reference', prompt: 'What is 9 * 9?' };
       const plain = (await (await complete(question)).json()) as { choices: Array<{ text: string }> };
       const streamed = await (await complete({ ...question, stream: true })).text();

@@ -99,7 +99,9 @@ describe('operational health of an embedded setup', () => {
     try {
       const up = await br(env, ['up']).done;
       expect(up.code).toBe(1);
-      expect(up.stderr).toContain(`br: cannot start the background worker: the model gateway's port 0.0.0.0:${env.BENCHROUTER_GATEWAY_PORT} is taken by another process`);
+      expect(up.stderr).toContain(
+        `br: cannot start the background worker: the model gateway's port 0.0.0.0:${env.BENCHROUTER_GATEWAY_PORT} is taken by another process`,
+      );
       expect(existsSync(path.join(home, 'worker.pid'))).toBe(false);
       expect(existsSync(path.join(home, 'temporal.pid'))).toBe(false);
     } finally {

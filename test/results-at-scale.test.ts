@@ -29,7 +29,11 @@ describe('--repeats', () => {
     expect(run.status).toBe('COMPLETED');
     expect(run.jobs).toHaveLength(6);
     const seeds = run.jobs.filter((j) => j.task === 'seed-score').map((j) => [j.repeat, j.seed, j.result!.raw_metrics.seed]);
-    expect(seeds).toEqual([[0, 0, '0'], [1, 1, '1'], [2, 2, '2']]);
+    expect(seeds).toEqual([
+      [0, 0, '0'],
+      [1, 1, '1'],
+      [2, 2, '2'],
+    ]);
 
     const byTask = Object.fromEntries(run.tasks!.map((t) => [t.task, t]));
     expect(byTask['seed-score']).toEqual({ task: 'seed-score', scores: [0, 0.25, 0.5], repeats: 3, mean: 0.25, std: 0.25 });
@@ -91,22 +95,39 @@ describe('br leaderboard', () => {
       expect(board.code).toBe(0);
       return (JSON.parse(board.stdout) as Array<Record<string, unknown>>).filter((r) => r.model === steady || r.model === flaky);
     };
-    expect(await rowsOf('latest')).toEqual([
-      { model: flaky, outcomes: '0.5000 (PARTIAL)', seeded: null, mean: 0.5 },
-      { model: steady, outcomes: null, seeded: '0.2500', mean: 0.25 },
-    ].map((row) => expect.objectContaining(row)));
+    expect(await rowsOf('latest')).toEqual(
+      [
+        { model: flaky, outcomes: '0.5000 (PARTIAL)', seeded: null, mean: 0.5 },
+        { model: steady, outcomes: null, seeded: '0.2500', mean: 0.25 },
+      ].map((row) => expect.objectContaining(row)),
+    );
     expect((await rowsOf('best')).find((r) => r.model === steady)).toMatchObject({ seeded: '0.5000', mean: 0.5 });
   });
 });
 
 describe('exports', () => {
-  it('br run --output writes a CSV that parses and an XLSX that reads back, with the issue\'s columns', async () => {
+  it("br run --output writes a CSV that parses and an XLSX that reads back, with the issue's columns", async () => {
     const out = path.join(scratch, 'out');
     const ran = await br(['run', seeded, '--model', 'm', '--endpoint', h.model.url, '--repeats', '2', '--output', out, '--json'], h.env);
     expect(ran.code).toBe(0);
     const run = JSON.parse(ran.stdout);
-    const csv = readFileSync(path.join(out, `${run.runId}-results.csv`), 'utf8').trim().split('\r\n').map((line) => line.split(','));
-    expect(csv[0]).toEqual(['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status']);
+    const csv = readFileSync(path.join(out, `${run.runId}-results.csv`), 'utf8')
+      .trim()
+      .split('\r\n')
+      .map((line) => line.split(','));
+    expect(csv[0]).toEqual([
+      'benchmark',
+      'score',
+      'num samples',
+      'active time (h)',
+      'latency (s)',
+      'TTFT (s)',
+      'tok/s',
+      'input tokens',
+      'output tokens',
+      'cost',
+      'status',
+    ]);
     expect(csv.at(-1)![0]).toBe('seeded');
     expect(csv.at(-1)!.at(-1)).toBe('COMPLETED');
 
@@ -132,11 +153,19 @@ describe('per-instance records', () => {
       completionTokens: { total: 11, missing: 0 },
     });
     expect(records.cost.total).toBeCloseTo(0.008, 12);
-    expect(records.badLineExamples).toEqual([expect.stringMatching(/^line 3: score: expected a number in \[0, 1\] or a boolean, got "high"/), expect.stringMatching(/^line 5: not valid JSON/)]);
+    expect(records.badLineExamples).toEqual([
+      expect.stringMatching(/^line 3: score: expected a number in \[0, 1\] or a boolean, got "high"/),
+      expect.stringMatching(/^line 5: not valid JSON/),
+    ]);
 
     const streamed = await br(['records', run.runId, '--json'], h.env);
     expect(streamed.code).toBe(0);
-    expect(streamed.stdout.trim().split('\n').map((line) => JSON.parse(line).index)).toEqual([0, 1, 3, 5, 6]);
+    expect(
+      streamed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).index),
+    ).toEqual([0, 1, 3, 5, 6]);
     expect(streamed.stderr).toContain('line 5: not valid JSON');
     const listed = await br(['artifacts', run.runId, '--json'], h.env);
     expect(listed.stdout).toContain('records.jsonl');

@@ -21,7 +21,10 @@ function noopBenchmark(dir: string): string {
   writeFileSync(path.join(dir, 'benchmark.yaml'), `name: batched-noop\ntasks:\n${names.map((n) => `  - {name: ${n}, environment: noop}`).join('\n')}\n`);
   for (const name of names) {
     mkdirSync(path.join(dir, 'tasks', name), { recursive: true });
-    writeFileSync(path.join(dir, 'tasks', name, 'task.yaml'), `name: ${name}\ncommand: |\n  echo '{"overall": 1}' > "$BENCHROUTER_OUTPUT_DIR/result.json"\ntimeout: 120\n`);
+    writeFileSync(
+      path.join(dir, 'tasks', name, 'task.yaml'),
+      `name: ${name}\ncommand: |\n  echo '{"overall": 1}' > "$BENCHROUTER_OUTPUT_DIR/result.json"\ntimeout: 120\n`,
+    );
   }
   return dir;
 }
@@ -43,14 +46,23 @@ afterAll(async () => {
 /** Every execution of a run's chain, oldest first, with its history's event count. */
 async function executionsOf(runId: string): Promise<Array<{ status: string; events: number }>> {
   const executions: Array<{ runId: string; status: string; start: number }> = [];
-  for await (const info of h.client.workflow.list({ query: `WorkflowId = '${runId}'` })) executions.push({ runId: info.runId, status: info.status.name, start: info.startTime.getTime() });
+  for await (const info of h.client.workflow.list({ query: `WorkflowId = '${runId}'` }))
+    executions.push({ runId: info.runId, status: info.status.name, start: info.startTime.getTime() });
   executions.sort((a, b) => a.start - b.start);
-  return Promise.all(executions.map(async (e) => ({ status: e.status, events: (await h.client.workflow.getHandle(runId, e.runId).fetchHistory()).events?.length ?? 0 })));
+  return Promise.all(
+    executions.map(async (e) => ({ status: e.status, events: (await h.client.workflow.getHandle(runId, e.runId).fetchHistory()).events?.length ?? 0 })),
+  );
 }
 
 describe('a run of 200 jobs in batches of 50', () => {
   it('continues as new four times and reports every job, the same progress counts and its search attributes across the boundaries', async () => {
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, repeats: 2, jobsPerExecution: 50 }, undefined, { gateway: { enabled: false } });
+    const spec = createRunSpec(
+      loadBenchmark(benchmarkDir),
+      { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' },
+      { concurrency: 16, repeats: 2, jobsPerExecution: 50 },
+      undefined,
+      { gateway: { enabled: false } },
+    );
     const handle = await submitRun(h.client, h.settings, spec);
     const seen: RunProgress[] = [];
     const run = await followRun(handle, (p) => seen.push(p), 200);
@@ -98,7 +110,13 @@ describe('a run of 200 jobs in batches of 50', () => {
 
 describe('a batched run cancelled after its first boundary', () => {
   it('ends CANCELLED with every job accounted for, and `br retry` reruns only the jobs that did not succeed', async () => {
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 4, jobsPerExecution: 30 }, undefined, { gateway: { enabled: false } });
+    const spec = createRunSpec(
+      loadBenchmark(benchmarkDir),
+      { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' },
+      { concurrency: 4, jobsPerExecution: 30 },
+      undefined,
+      { gateway: { enabled: false } },
+    );
     const handle = await submitRun(h.client, h.settings, spec);
     const firstExecution = (await handle.describe()).runId;
     // Wait until a later execution runs and has jobs of its own done.
@@ -125,7 +143,12 @@ describe('a batched run cancelled after its first boundary', () => {
     expect(retry.status).toBe('COMPLETED');
     expect(retry.retryOf).toBe(spec.runId);
     expect(retry.jobs).toHaveLength(TASKS);
-    expect(retry.jobs.filter((j) => j.carriedFrom === spec.runId).map((j) => j.jobId).sort()).toEqual(done.map((j) => j.jobId).sort());
+    expect(
+      retry.jobs
+        .filter((j) => j.carriedFrom === spec.runId)
+        .map((j) => j.jobId)
+        .sort(),
+    ).toEqual(done.map((j) => j.jobId).sort());
     expect(retry.jobs.filter((j) => !j.carriedFrom).every((j) => j.jobId.startsWith(`${retry.runId}.`) && j.status === 'SUCCEEDED')).toBe(true);
   }, 900_000);
 });

@@ -47,7 +47,10 @@ describe('an API key named by --api-key-env', () => {
       // Slow answers (150 ms each) keep the container up long enough to inspect it.
       const modelName = `reference-delay150-${randomBytes(3).toString('hex')}`;
       // The submitting process has no key at all: only the worker host does.
-      const submitted = await br(['submit', 'arith', '--model', modelName, '--endpoint', model.url, '--api-key-env', 'BR_TEST_SECRET', '--tasks', 'addition'], env);
+      const submitted = await br(
+        ['submit', 'arith', '--model', modelName, '--endpoint', model.url, '--api-key-env', 'BR_TEST_SECRET', '--tasks', 'addition'],
+        env,
+      );
       expect(submitted.code).toBe(0);
       const runId = submitted.stdout.trim();
 
@@ -69,7 +72,13 @@ describe('an API key named by --api-key-env', () => {
       const listed = await br(['list', '--model', modelName, '--json'], env);
       expect(JSON.parse(listed.stdout).map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, 'COMPLETED']]);
 
-      const everything = [results.stdout, listed.stdout, historyText(runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)), worker.output()].join('\n');
+      const everything = [
+        results.stdout,
+        listed.stdout,
+        historyText(runId),
+        ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)),
+        worker.output(),
+      ].join('\n');
       // Decoded payloads are readable here (the key's name is recorded, so history says where the key
       // came from): the search below would find the key if it were anywhere in them.
       expect(everything).toContain('BR_TEST_SECRET');
@@ -84,7 +93,10 @@ describe('an API key named by --api-key-env', () => {
     const env = envFor('direct');
     const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-direct');
     workers.push(worker);
-    const ran = await br(['run', sleepers, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--tasks', 's1', '--no-gateway', '--json'], env);
+    const ran = await br(
+      ['run', sleepers, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--tasks', 's1', '--no-gateway', '--json'],
+      env,
+    );
     expect(ran.code).toBe(0);
     const run = JSON.parse(ran.stdout);
     // The container got exactly this key: it reports the key's hash, never the key.
@@ -102,12 +114,19 @@ describe('a task that prints the key it was given (--no-gateway)', () => {
     const env = envFor('prints');
     const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-prints');
     workers.push(worker);
-    const ran = await br(['run', printsKey, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--no-gateway', '--json'], env);
+    const ran = await br(
+      ['run', printsKey, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--no-gateway', '--json'],
+      env,
+    );
     const run = JSON.parse(ran.stdout);
     const jobs = Object.fromEntries(run.jobs.map((j: { task: string }) => [j.task, j]));
     expect(jobs['well-behaved']).toMatchObject({ status: 'SUCCEEDED', result: { overall: 0.5 } });
     // Only the last non-empty line is shown, with the key cut out; the earlier lines are not.
-    expect(jobs['prints-and-fails']).toMatchObject({ status: 'FAILED', reason: 'NON_ZERO_EXIT', message: 'command exited with code 2; last log line: giving up: the endpoint refused key [redacted]' });
+    expect(jobs['prints-and-fails']).toMatchObject({
+      status: 'FAILED',
+      reason: 'NON_ZERO_EXIT',
+      message: 'command exited with code 2; last log line: giving up: the endpoint refused key [redacted]',
+    });
     // A task that writes the key into result.json gets it redacted there too.
     expect(jobs['prints-and-scores']).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1, raw_metrics: { echo: '[redacted]' } } });
     expect(jobs['prints-and-scores'].message).toBeUndefined();
@@ -117,7 +136,14 @@ describe('a task that prints the key it was given (--no-gateway)', () => {
     expect(tail).toContain('attempt 5 with key [redacted]');
     expect(tail).toContain('giving up: the endpoint refused key [redacted]');
 
-    const everything = [ran.stdout, ran.stderr, historyText(run.runId), ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)), worker.output(), tail].join('\n');
+    const everything = [
+      ran.stdout,
+      ran.stderr,
+      historyText(run.runId),
+      ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)),
+      worker.output(),
+      tail,
+    ].join('\n');
     expect(everything).toContain('BR_TEST_SECRET');
     expect(everything).not.toContain(secret);
   });
@@ -154,7 +180,11 @@ describe('with BENCHROUTER_PAYLOAD_KEY set', () => {
     try {
       const { port } = server.address() as { port: number };
       const input = JSON.parse(history).events[0].workflowExecutionStartedEventAttributes.input;
-      const response = await fetch(`http://127.0.0.1:${port}/decode`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(input) });
+      const response = await fetch(`http://127.0.0.1:${port}/decode`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(input),
+      });
       expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
       const decoded = (await response.json()) as { payloads: Array<{ data: string }> };
       expect(Buffer.from(decoded.payloads[0]!.data, 'base64').toString()).toContain(marker);

@@ -23,7 +23,9 @@ describe('a task over its resources.disk', () => {
     expect(job('stays-small')).toMatchObject({ status: 'SUCCEEDED', result: { overall: 0.75 } });
     for (const task of ['fills-results', 'fills-filesystem']) {
       expect(job(task)).toMatchObject({ status: 'FAILED', reason: 'DISK_LIMIT' });
-      expect(job(task).message).toMatch(/^wrote more than its disk limit of 16m \(\d+\.\d MiB measured across \/app\/results and its own filesystem\); container killed; last log line: wrote 48 MiB to/);
+      expect(job(task).message).toMatch(
+        /^wrote more than its disk limit of 16m \(\d+\.\d MiB measured across \/app\/results and its own filesystem\); container killed; last log line: wrote 48 MiB to/,
+      );
     }
     // Each filler sleeps 120 s after writing: the watchdog, not the task, ended it.
     expect(seconds).toBeLessThan(100);

@@ -23,8 +23,8 @@ function fakeIptables(builtin = ['INPUT', 'DOCKER-USER']) {
     if (!rules) return { ok: false, output: `iptables: No chain/target/match by that name (${chain}).` };
     if (op === '-S') return { ok: true, output: rules.join('\n') };
     if (op === '-C') return { ok: rules.includes(rule), output: '' };
-    if (op === '-A') return rules.push(rule), { ok: true, output: '' };
-    if (op === '-I') return rules.splice(Number(rest[0]) - 1, 0, rest.slice(1).join(' ')), { ok: true, output: '' };
+    if (op === '-A') return (rules.push(rule), { ok: true, output: '' });
+    if (op === '-I') return (rules.splice(Number(rest[0]) - 1, 0, rest.slice(1).join(' ')), { ok: true, output: '' });
     if (op === '-D') {
       const at = rules.indexOf(rule);
       if (at < 0) return { ok: false, output: 'iptables: Bad rule.' };
@@ -66,7 +66,11 @@ describe('the task firewall', () => {
     const other = await installTaskFirewall('br-benchrouter', 8391, cmd);
     const firewall = await installTaskFirewall('br-benchrouter', 8390, cmd);
     await firewall.allowHostPort(18080);
-    expect(chains.get('BENCHROUTER-TASKS-IN')!.slice(0, 3)).toEqual(['-p tcp --dport 18080 -j ACCEPT', '-p tcp --dport 8390 -j ACCEPT', '-p tcp --dport 8391 -j ACCEPT']);
+    expect(chains.get('BENCHROUTER-TASKS-IN')!.slice(0, 3)).toEqual([
+      '-p tcp --dport 18080 -j ACCEPT',
+      '-p tcp --dport 8390 -j ACCEPT',
+      '-p tcp --dport 8391 -j ACCEPT',
+    ]);
     await firewall.close();
     expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual(['-p tcp --dport 8391 -j ACCEPT', '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
     expect(chains.get('BENCHROUTER-TASKS-PUB')).toEqual(['-p tcp -m conntrack --ctorigdstport 8391 -j RETURN', '-j DROP']);

@@ -53,9 +53,17 @@ function writeProbeBenchmark(dir: string, env: Record<string, string>): string {
   mkdirSync(path.join(root, 'environments', 'shell'), { recursive: true });
   writeFileSync(path.join(root, 'environments', 'shell', 'Dockerfile'), 'FROM benchrouter/base:bookworm\n');
   writeFileSync(path.join(root, 'probe.py'), PROBE);
-  writeFileSync(path.join(root, 'benchmark.yaml'), 'name: isolation-probe\ntasks:\n  - {name: isolated, environment: shell}\n  - {name: on-host-network, environment: shell}\n');
-  const extraEnv = Object.entries(env).map(([k, v]) => `  ${k}: "${v}"`).join('\n');
-  for (const [task, network] of [['isolated', undefined], ['on-host-network', 'host']] as const) {
+  writeFileSync(
+    path.join(root, 'benchmark.yaml'),
+    'name: isolation-probe\ntasks:\n  - {name: isolated, environment: shell}\n  - {name: on-host-network, environment: shell}\n',
+  );
+  const extraEnv = Object.entries(env)
+    .map(([k, v]) => `  ${k}: "${v}"`)
+    .join('\n');
+  for (const [task, network] of [
+    ['isolated', undefined],
+    ['on-host-network', 'host'],
+  ] as const) {
     mkdirSync(path.join(root, 'tasks', task), { recursive: true });
     const yaml = `name: ${task}\ncommand: python3 /app/benchmark/probe.py\ntimeout: 120\n${network ? `network: ${network}\n` : ''}result_mapping:\n  overall: overall\n  reached: reached\n  model: model\nextra_env:\n${extraEnv}\n`;
     writeFileSync(path.join(root, 'tasks', task, 'task.yaml'), yaml);
@@ -92,7 +100,12 @@ describe('a task on the default (isolated) network', () => {
 
     const job = probe.jobs[0]!;
     expect(job.status).toBe('SUCCEEDED');
-    expect(job.result?.raw_metrics.reached).toEqual({ temporal_frontend: false, temporal_frontend_via_host: false, host_only_port: false, host_only_port_via_host_ip: false });
+    expect(job.result?.raw_metrics.reached).toEqual({
+      temporal_frontend: false,
+      temporal_frontend_via_host: false,
+      host_only_port: false,
+      host_only_port_via_host_ip: false,
+    });
     // The model through the gateway, on the same worker, at the same time.
     expect(job.result?.raw_metrics.model).toBe(true);
     expect(hostOnlyConnections).toBe(0);

@@ -16,7 +16,12 @@ function writeBenchmark(dir: string, name: string, tasks: Record<string, string>
   const root = path.join(dir, name);
   mkdirSync(path.join(root, 'environments', 'shell'), { recursive: true });
   writeFileSync(path.join(root, 'environments', 'shell', 'Dockerfile'), 'FROM benchrouter/base:bookworm\n');
-  writeFileSync(path.join(root, 'benchmark.yaml'), `name: ${name}\ntasks:\n${Object.keys(tasks).map((t) => `  - {name: ${t}, environment: shell}`).join('\n')}\n`);
+  writeFileSync(
+    path.join(root, 'benchmark.yaml'),
+    `name: ${name}\ntasks:\n${Object.keys(tasks)
+      .map((t) => `  - {name: ${t}, environment: shell}`)
+      .join('\n')}\n`,
+  );
   for (const [task, yaml] of Object.entries(tasks)) {
     mkdirSync(path.join(root, 'tasks', task), { recursive: true });
     writeFileSync(path.join(root, 'tasks', task, 'task.yaml'), `name: ${task}\n${yaml}`);

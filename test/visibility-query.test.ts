@@ -45,7 +45,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const workflowId of started) await client.workflow.getHandle(workflowId).terminate('test over').catch(() => undefined);
+  for (const workflowId of started)
+    await client.workflow
+      .getHandle(workflowId)
+      .terminate('test over')
+      .catch(() => undefined);
   await client?.connection.close();
 });
 
@@ -59,7 +63,10 @@ describe('visibility filters', () => {
     // such a value matches nothing at all (not even its own run): a known limit, but never a wider query.
     for (const model of [models.escapedQuote, models.backslash]) {
       const found = (await listRuns(client, 1000, { model })).map((r) => r.model);
-      expect(found.filter((m) => m !== model), model).toEqual([]);
+      expect(
+        found.filter((m) => m !== model),
+        model,
+      ).toEqual([]);
     }
   });
 

@@ -54,9 +54,9 @@ describe('a worker that fails to start', () => {
       },
       os.homedir(),
     );
-    await expect(startWorker({ settings, hostId: 'host-worker-startup', docker: new NoNetworkDocker(), workflowBundlePath: inject('workflowBundlePath') })).rejects.toThrow(
-      'docker network benchrouter-tasks: refused by this test',
-    );
+    await expect(
+      startWorker({ settings, hostId: 'host-worker-startup', docker: new NoNetworkDocker(), workflowBundlePath: inject('workflowBundlePath') }),
+    ).rejects.toThrow('docker network benchrouter-tasks: refused by this test');
     expect(await listening(port)).toBe(false);
   });
 });

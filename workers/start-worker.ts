@@ -45,7 +45,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const { settings, hostId } = options;
   const docker = options.docker ?? new DockerEngine();
   const say = options.say ?? (() => undefined);
-  const connection = await connectPatiently(() => NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls)), settings.temporalAddress, say);
+  const connection = await connectPatiently(
+    () => NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls)),
+    settings.temporalAddress,
+    say,
+  );
   const hostQueue = hostQueueName(settings.sharedQueue, hostId);
   const dataConverter = { payloadCodecs: payloadCodecsFromEnv() };
   const identity = workerIdentity(hostId, process.pid);
@@ -53,7 +57,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const gateway = new ModelGateway(gatewaySecret(settings.home));
   const gatewayPort = await gateway.listen(settings.gatewayPort, settings.gatewayHost).catch(async (error: Error) => {
     await connection.close().catch(() => undefined);
-    throw new Error(`the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port, or BENCHROUTER_GATEWAY_HOST to an address of this machine`, { cause: error });
+    throw new Error(
+      `the model gateway cannot listen on ${settings.gatewayHost}:${settings.gatewayPort} (${error.message}); set BENCHROUTER_GATEWAY_PORT to a free port, or BENCHROUTER_GATEWAY_HOST to an address of this machine`,
+      { cause: error },
+    );
   });
   // What is opened from here on is closed again when a later step fails: a gateway left listening
   // would keep a `br worker` that failed to start alive, silent, on its port.
@@ -68,7 +75,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   try {
     options.say?.(`model gateway on ${settings.gatewayHost}:${gatewayPort}`);
     if (/^(127\.|localhost$|::1$)/.test(settings.gatewayHost)) {
-      options.say?.(`warning: the model gateway listens on ${settings.gatewayHost} only; tasks on the ${TASK_NETWORK} network cannot reach it (set BENCHROUTER_GATEWAY_HOST=0.0.0.0)`);
+      options.say?.(
+        `warning: the model gateway listens on ${settings.gatewayHost} only; tasks on the ${TASK_NETWORK} network cannot reach it (set BENCHROUTER_GATEWAY_HOST=0.0.0.0)`,
+      );
     }
 
     // Tasks run on a network of their own; the firewall keeps them off this host's other ports.

@@ -57,7 +57,7 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
           task: job.task.name,
           status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
           ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
-          message: error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error),
+          message: error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error),
           timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
           ...repeatFields(job),
         };
@@ -76,8 +76,13 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
     const counted = first === 0 ? [...carried, ...ran] : ran;
     const byHost = new Map<string, JobResult[]>();
     for (const job of counted) if (job.host) byHost.set(job.host, [...(byHost.get(job.host) ?? []), job]);
-    const refs = (jobs: JobResult[]) => jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
-    const perHost = await Promise.all([...byHost].map(([host, jobs]) => repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined)));
+    const refs = (jobs: JobResult[]) =>
+      jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
+    const perHost = await Promise.all(
+      [...byHost].map(([host, jobs]) =>
+        repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined),
+      ),
+    );
     // A host that could not answer leaves its tasks short of repeats: they get no pass@k.
     tally = addRepeatCounts(tally, perHost);
   }
@@ -85,13 +90,19 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   const nextJob = first + batch.length;
   if (!cancelled() && nextJob < all.length) {
     // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
-    const carryOver = makeContinueAsNewFunc<typeof runWorkflow>({ typedSearchAttributes: workflowInfo().typedSearchAttributes, ...(workflowInfo().memo ? { memo: workflowInfo().memo } : {}) });
+    const carryOver = makeContinueAsNewFunc<typeof runWorkflow>({
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      ...(workflowInfo().memo ? { memo: workflowInfo().memo } : {}),
+    });
     await carryOver({ ...spec, continuation: { nextJob, startedAt, tally } });
   }
 
   tally = addUnstarted(tally, all.length - first - ran.length);
   const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: outcome.status }, ...(outcome.overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: outcome.overall }] : [])]);
+  upsertSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.status, value: outcome.status },
+    ...(outcome.overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: outcome.overall }] : []),
+  ]);
   return {
     runId: spec.runId,
     ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),

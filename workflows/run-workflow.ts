@@ -1,11 +1,31 @@
 // RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
 // once, and aggregates every job's result; partial results are reported, never dropped.
 
-import { CancellationScope, defineQuery, executeChild, isCancellation, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  defineQuery,
+  executeChild,
+  isCancellation,
+  patched,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
-import { meanOverall, mergeRepeatCounts, passAtKOfCounts, repeatStd, runStatus, runUsage, stateOfStatus, summarizeProgress, taskScores } from '../runs/run-outcome.js';
+import {
+  meanOverall,
+  mergeRepeatCounts,
+  passAtKOfCounts,
+  repeatStd,
+  runStatus,
+  runUsage,
+  stateOfStatus,
+  summarizeProgress,
+  taskScores,
+} from '../runs/run-outcome.js';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
 import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { jobWorkflow } from './job-workflow.js';
@@ -58,7 +78,7 @@ async function runAllAtOnce(spec: RunSpec): Promise<RunResult> {
           task: job.task.name,
           status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
           ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
-          message: error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error),
+          message: error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error),
           timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
           ...repeatFields(job),
         };
@@ -89,14 +109,17 @@ async function runAllAtOnce(spec: RunSpec): Promise<RunResult> {
   const tasks = taskScores(all);
   if (repeats > 1 && !cancelled()) {
     // Best effort: pass@k needs every repeat's records; a failure here costs the run nothing else.
-    const refs = (jobs: JobResult[]) => jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
+    const refs = (jobs: JobResult[]) =>
+      jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
     if (patched(PASS_AT_K_ON_JOB_HOSTS)) {
       // Each host counts the records it holds; hosts share no disk. A host that is gone leaves its
       // tasks without pass@k rather than holding the run up.
       const byHost = new Map<string, JobResult[]>();
       for (const job of all) if (job.host) byHost.set(job.host, [...(byHost.get(job.host) ?? []), job]);
       const perHost = await Promise.all(
-        [...byHost].map(([host, jobs]) => repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined)),
+        [...byHost].map(([host, jobs]) =>
+          repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined),
+        ),
       );
       for (const task of tasks) {
         const estimate = passAtKOfCounts(mergeRepeatCounts(perHost.map((counts) => counts?.[task.task])), all.filter((j) => j.task === task.task).length);

@@ -69,20 +69,32 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
   const command = program
     .command('analyze')
     .description('routing analysis of several models on the same benchmarks: baselines, routers, cost setting, Pareto frontier')
-    .option('--llmrouterbench-dir <dir>', 'a directory in LLMRouterBench\'s layout: results/bench/<dataset>/<split>/<model>/*.json')
+    .option('--llmrouterbench-dir <dir>', "a directory in LLMRouterBench's layout: results/bench/<dataset>/<split>/<model>/*.json")
     .option('--records <file.jsonl...>', 'JSON Lines of records {benchmark, model, index, prompt, score, cost, ...}')
     .option('--runs <run...>', "BenchRouter runs whose jobs' records.jsonl to analyze (one model per run)")
     .option('--latest-runs', 'the latest finished BenchRouter run per model and benchmark')
     .option('--seed <n>', 'seed of the train/test split, the random baseline and k-means', wholeNumber, d.seed)
-    .option('--train-ratio <r>', 'share of each dataset\'s queries used for training', ratio, d.trainRatio)
+    .option('--train-ratio <r>', "share of each dataset's queries used for training", ratio, d.trainRatio)
     .option('--k <n>', 'cluster router: number of k-means clusters', positiveInt, d.k)
     .option('--top-k <n>', 'cluster router: nearest clusters a query is routed by', positiveInt, d.topK)
     .option('--beta <x>', 'cluster router: softmax sharpness over cluster distances', nonNegative, d.beta)
     .option('--n-init <n>', 'cluster router: k-means restarts (best inertia wins)', positiveInt, d.nInit)
     .option('--knn-k <n>', 'kNN router: neighbours per query', positiveInt, d.knnK)
-    .option('--split-unit <unit>', 'what the train/test split keeps together: prompt (unique prompt text, LLMRouterBench) or instance (benchmark, index); default prompt for --llmrouterbench-dir alone, else instance', oneOf<SplitUnit>('prompt', 'instance'))
-    .option('--oracle-rule <rule>', 'what the Oracle counts as solved: any-positive (any score > 0, LLMRouterBench) or max-score (the best score); default any-positive for --llmrouterbench-dir alone, else max-score', oneOf<OracleRule>('any-positive', 'max-score'))
-    .option('--missing-records <what>', 'a query some model has no record for: keep (with the models that have it, LLMRouterBench) or drop; default keep for --llmrouterbench-dir alone, else drop', oneOf<MissingRecords>('keep', 'drop'))
+    .option(
+      '--split-unit <unit>',
+      'what the train/test split keeps together: prompt (unique prompt text, LLMRouterBench) or instance (benchmark, index); default prompt for --llmrouterbench-dir alone, else instance',
+      oneOf<SplitUnit>('prompt', 'instance'),
+    )
+    .option(
+      '--oracle-rule <rule>',
+      'what the Oracle counts as solved: any-positive (any score > 0, LLMRouterBench) or max-score (the best score); default any-positive for --llmrouterbench-dir alone, else max-score',
+      oneOf<OracleRule>('any-positive', 'max-score'),
+    )
+    .option(
+      '--missing-records <what>',
+      'a query some model has no record for: keep (with the models that have it, LLMRouterBench) or drop; default keep for --llmrouterbench-dir alone, else drop',
+      oneOf<MissingRecords>('keep', 'drop'),
+    )
     .option('--embedding-dim <n>', 'dimensions of the built-in offline embedder (even)', evenInt, DEFAULT_EMBEDDING_DIM)
     .option('--embeddings-endpoint <url>', 'embed queries with this OpenAI-compatible base URL (…/v1) instead of the offline embedder')
     .option('--embeddings-model <name>', 'model name sent to --embeddings-endpoint', 'text-embedding-3-small')
@@ -98,8 +110,8 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
         '  $ br analyze --records runs/a.jsonl runs/b.jsonl --seed 7 --json',
         '',
         'Records are joined on (benchmark, index). An LLMRouterBench directory on its own is analysed with',
-        'LLMRouterBench\'s definitions (--split-unit prompt --oracle-rule any-positive --missing-records keep);',
-        'other inputs with BenchRouter\'s (--split-unit instance --oracle-rule max-score --missing-records drop).',
+        "LLMRouterBench's definitions (--split-unit prompt --oracle-rule any-positive --missing-records keep);",
+        "other inputs with BenchRouter's (--split-unit instance --oracle-rule max-score --missing-records drop).",
         'Exit codes: 0 done, 2 bad input (the message names the file, field and problem), 1 other errors.',
       ].join('\n'),
     )
@@ -108,13 +120,17 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
 
 async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promise<void> {
   if (!flags.llmrouterbenchDir && !flags.records?.length && !flags.runs?.length && !flags.latestRuns) {
-    throw new InputError([{ file: 'br analyze', field: '', message: 'no input: give --llmrouterbench-dir DIR, --records FILE.jsonl..., --runs RUN... or --latest-runs' }]);
+    throw new InputError([
+      { file: 'br analyze', field: '', message: 'no input: give --llmrouterbench-dir DIR, --records FILE.jsonl..., --runs RUN... or --latest-runs' },
+    ]);
   }
   if (flags.plot && !flags.plot.toLowerCase().endsWith('.svg')) {
     throw new InputError([{ file: '--plot', field: '', message: `expected a file name ending in .svg (the PNG is written next to it), got "${flags.plot}"` }]);
   }
   if (flags.embeddingsEndpoint && !/^https?:\/\//.test(flags.embeddingsEndpoint)) {
-    throw new InputError([{ file: '--embeddings-endpoint', field: '', message: `expected an http(s) base URL ending in /v1, got "${flags.embeddingsEndpoint}"` }]);
+    throw new InputError([
+      { file: '--embeddings-endpoint', field: '', message: `expected an http(s) base URL ending in /v1, got "${flags.embeddingsEndpoint}"` },
+    ]);
   }
   const env = deps.env ?? process.env;
   if (flags.embeddingsApiKeyEnv && !env[flags.embeddingsApiKeyEnv]) {
@@ -126,7 +142,9 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
   const sources: InstanceRecord[][] = [];
   if (flags.llmrouterbenchDir) {
     const load = loadLlmRouterBench(flags.llmrouterbenchDir);
-    deps.say(`${flags.llmrouterbenchDir}: ${load.records.length} records from ${load.files.length} result files (skipped ${load.skippedDemo.length} demo, ${load.superseded.length} superseded by newer files)`);
+    deps.say(
+      `${flags.llmrouterbenchDir}: ${load.records.length} records from ${load.files.length} result files (skipped ${load.skippedDemo.length} demo, ${load.superseded.length} superseded by newer files)`,
+    );
     sources.push(load.records);
   }
   if (flags.records?.length) {
@@ -144,11 +162,15 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
 
   // LLMRouterBench's own definitions for its release layout, BenchRouter's for everything else.
   const upstream = Boolean(flags.llmrouterbenchDir) && !flags.records?.length && !flags.runs?.length && !flags.latestRuns;
-  const definitions = upstream ? LLMROUTERBENCH_DEFINITIONS : { splitUnit: DEFAULT_ANALYSIS_OPTIONS.splitUnit, oracleRule: DEFAULT_ANALYSIS_OPTIONS.oracleRule, missingRecords: 'drop' as const };
+  const definitions = upstream
+    ? LLMROUTERBENCH_DEFINITIONS
+    : { splitUnit: DEFAULT_ANALYSIS_OPTIONS.splitUnit, oracleRule: DEFAULT_ANALYSIS_OPTIONS.oracleRule, missingRecords: 'drop' as const };
   const splitUnit = flags.splitUnit ?? definitions.splitUnit;
   const oracleRule = flags.oracleRule ?? definitions.oracleRule;
   const missingRecords = flags.missingRecords ?? definitions.missingRecords;
-  deps.say(`definitions: --split-unit ${splitUnit} --oracle-rule ${oracleRule} --missing-records ${missingRecords}${upstream ? " (LLMRouterBench's for its layout)" : ''}`);
+  deps.say(
+    `definitions: --split-unit ${splitUnit} --oracle-rule ${oracleRule} --missing-records ${missingRecords}${upstream ? " (LLMRouterBench's for its layout)" : ''}`,
+  );
 
   const pool = buildQueryPool(
     (function* () {
@@ -159,19 +181,41 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
   for (const line of poolNotes(pool)) deps.say(line);
 
   const embedder: Embedder = flags.embeddingsEndpoint
-    ? openAiEmbedder({ endpoint: flags.embeddingsEndpoint, model: flags.embeddingsModel, apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined })
+    ? openAiEmbedder({
+        endpoint: flags.embeddingsEndpoint,
+        model: flags.embeddingsModel,
+        apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined,
+      })
     : hashedTfidfEmbedder({ dim: flags.embeddingDim });
   let report;
   try {
-    report = await analyzeRouting(pool, { seed: flags.seed, trainRatio: flags.trainRatio, k: flags.k, topK: flags.topK, beta: flags.beta, nInit: flags.nInit, knnK: flags.knnK, splitUnit, oracleRule }, embedder);
+    report = await analyzeRouting(
+      pool,
+      {
+        seed: flags.seed,
+        trainRatio: flags.trainRatio,
+        k: flags.k,
+        topK: flags.topK,
+        beta: flags.beta,
+        nInit: flags.nInit,
+        knnK: flags.knnK,
+        splitUnit,
+        oracleRule,
+      },
+      embedder,
+    );
   } catch (error) {
-    if (error instanceof UnanalysableInputError) throw new InputError([{ file: [flags.llmrouterbenchDir, ...(flags.records ?? [])].filter(Boolean).join(', '), field: '', message: error.message }]);
+    if (error instanceof UnanalysableInputError)
+      throw new InputError([{ file: [flags.llmrouterbenchDir, ...(flags.records ?? [])].filter(Boolean).join(', '), field: '', message: error.message }]);
     throw error;
   }
 
   if (flags.plot) {
     const svg = renderAccuracyCostSvg(report);
-    for (const [file, content] of [[flags.plot, svg], [flags.plot.replace(/\.svg$/i, '.png'), renderPng(svg)]] as const) {
+    for (const [file, content] of [
+      [flags.plot, svg],
+      [flags.plot.replace(/\.svg$/i, '.png'), renderPng(svg)],
+    ] as const) {
       writeOutputFile(file, content);
       deps.say(`wrote ${file}`);
     }
@@ -183,12 +227,21 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
 export function poolNotes(pool: QueryPool): string[] {
   const notes: string[] = [];
   for (const gap of pool.gaps) {
-    const lacking = [...gap.missingModels.map((m) => `${m} (all ${gap.queries})`), ...gap.partialModels.map((p) => `${p.model} (${p.missing} of ${gap.queries})`)].join(', ');
-    const fate = gap.dropped ? 'dataset dropped' : pool.dropped.byDataset[gap.dataset] ? `${pool.dropped.byDataset[gap.dataset]} queries dropped` : 'kept with the models that have its queries';
+    const lacking = [
+      ...gap.missingModels.map((m) => `${m} (all ${gap.queries})`),
+      ...gap.partialModels.map((p) => `${p.model} (${p.missing} of ${gap.queries})`),
+    ].join(', ');
+    const fate = gap.dropped
+      ? 'dataset dropped'
+      : pool.dropped.byDataset[gap.dataset]
+        ? `${pool.dropped.byDataset[gap.dataset]} queries dropped`
+        : 'kept with the models that have its queries';
     notes.push(`${gap.dataset}: records missing for ${lacking}: ${fate}`);
   }
   if (pool.dropped.total) {
-    const where = Object.entries(pool.dropped.byDataset).map(([name, n]) => `${name} ${n}`).join(', ');
+    const where = Object.entries(pool.dropped.byDataset)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(', ');
     notes.push(`dropped ${pool.dropped.total} queries that some model has no record for (${where})`);
   }
   if (pool.duplicateRecords) notes.push(`ignored ${pool.duplicateRecords} duplicate records (the first per benchmark, index and model is kept)`);

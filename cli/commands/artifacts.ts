@@ -29,8 +29,16 @@ export function registerArtifactsCommand(program: Command, deps: ArtifactCommand
       const cache = existsSync(cacheDir) ? { path: cacheDir, ...directorySize(cacheDir) } : null;
       // One row per file; a job that left nothing still gets a row, so it is not mistaken for a missing job.
       const files = (size: (bytes: number) => TableCell) =>
-        jobs.flatMap((job) => (job.files.length ? job.files.map((f): TableCell[] => [shortJobId(runId, job.jobId), f.name, size(f.bytes), f.path]) : [[shortJobId(runId, job.jobId), '(no files)', null, job.dir]]));
-      const lines = [`run ${runId}: ${jobs.length} job${jobs.length === 1 ? '' : 's'} under ${path.join(root, runId)}`, '', renderView({ name: 'artifacts', columns: ['JOB', 'FILE', 'SIZE', 'PATH'], rows: files(formatBytes) }, 'table')];
+        jobs.flatMap((job) =>
+          job.files.length
+            ? job.files.map((f): TableCell[] => [shortJobId(runId, job.jobId), f.name, size(f.bytes), f.path])
+            : [[shortJobId(runId, job.jobId), '(no files)', null, job.dir]],
+        );
+      const lines = [
+        `run ${runId}: ${jobs.length} job${jobs.length === 1 ? '' : 's'} under ${path.join(root, runId)}`,
+        '',
+        renderView({ name: 'artifacts', columns: ['JOB', 'FILE', 'SIZE', 'PATH'], rows: files(formatBytes) }, 'table'),
+      ];
       if (cache && !jobArg) lines.push(`gateway cache: ${cache.path} (${cache.files} file${cache.files === 1 ? '' : 's'}, ${formatBytes(cache.bytes)})\n`);
       await emitOutput(
         {

@@ -69,7 +69,10 @@ export function catalogueView(rows: CatalogueRow[]): TableView {
 }
 
 export function registerBenchmarksCommand(program: Command, deps: CliDeps & { benchmarksDir: string }): Command {
-  return addOutputFlags(program.command('benchmarks').description('list the built-in benchmarks: domain, tasks, instances, mode and upstream package'), 'benchmarks')
+  return addOutputFlags(
+    program.command('benchmarks').description('list the built-in benchmarks: domain, tasks, instances, mode and upstream package'),
+    'benchmarks',
+  )
     .addHelpText('after', example('$ br benchmarks', '$ br benchmarks --json'))
     .action(async (flags: OutputFlags) => {
       const rows = readCatalogue(deps.benchmarksDir);

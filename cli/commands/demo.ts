@@ -21,7 +21,15 @@ export function registerDemoCommand(program: Command, deps: CliDeps): Command {
       const model = await startReferenceModel({ port: 0, recordRequests: false });
       try {
         deps.say(`reference model on ${model.url}`);
-        const spec = specFromFlags('arith', { model: 'reference-acc80', endpoint: model.url, concurrency: 8, json: flags.json, gateway: true, gen: [], repeats: 1 });
+        const spec = specFromFlags('arith', {
+          model: 'reference-acc80',
+          endpoint: model.url,
+          concurrency: 8,
+          json: flags.json,
+          gateway: true,
+          gen: [],
+          repeats: 1,
+        });
         const client = await connectTemporal(deps, true);
         const tokenFile = deps.settings().embedded ? startEmbeddedApi(deps) : undefined;
         const handle = await submitRun(client, deps.settings(), spec);

@@ -16,12 +16,21 @@ import { textTable } from '../table-export.js';
 const LEVEL_SHOWN: Record<Check['level'], string> = { ok: 'ok', info: 'info', warn: 'WARN', fail: 'FAIL' };
 
 export function renderChecks(checks: Check[]): string {
-  const verdict = doctorExitCode(checks) === 0 ? 'all is well' : `${checks.filter((c) => c.level === 'fail').length} failed, ${checks.filter((c) => c.level === 'warn').length} warning(s)`;
-  return `${textTable(['CHECK', 'STATUS', 'DETAIL', 'FIX'], checks.map((c) => [c.name, LEVEL_SHOWN[c.level], c.detail, c.fix ?? '']))}\n\n${verdict}\n`;
+  const verdict =
+    doctorExitCode(checks) === 0
+      ? 'all is well'
+      : `${checks.filter((c) => c.level === 'fail').length} failed, ${checks.filter((c) => c.level === 'warn').length} warning(s)`;
+  return `${textTable(
+    ['CHECK', 'STATUS', 'DETAIL', 'FIX'],
+    checks.map((c) => [c.name, LEVEL_SHOWN[c.level], c.detail, c.fix ?? '']),
+  )}\n\n${verdict}\n`;
 }
 
 export function registerDoctorCommand(program: Command, deps: CliDeps): Command {
-  return addOutputFlags(program.command('doctor').description('check Docker, the images, disk, Temporal, the workers, the gateway port and CA trust; exit 0 only when all is well'), 'doctor')
+  return addOutputFlags(
+    program.command('doctor').description('check Docker, the images, disk, Temporal, the workers, the gateway port and CA trust; exit 0 only when all is well'),
+    'doctor',
+  )
     .addHelpText('after', example('$ br doctor', '$ br doctor --json'))
     .action(async (flags: OutputFlags) => {
       const settings = deps.settings();

@@ -23,7 +23,8 @@ export function registerImagesCommand(program: Command, deps: CliDeps): Command 
       const hostId = resolveHostId(settings.home);
       const missing: string[] = [];
       for (const image of refs) if (!(await docker.imageExists(image))) missing.push(image);
-      if (missing.length) throw new ExitError(`not on this host's Docker daemon: ${missing.join(', ')} (nothing is pulled; build or load them first)`, EXIT_CODES.BAD_INPUT);
+      if (missing.length)
+        throw new ExitError(`not on this host's Docker daemon: ${missing.join(', ')} (nothing is pulled; build or load them first)`, EXIT_CODES.BAD_INPUT);
       const saved: Array<{ image: string; archive: string }> = [];
       for (const image of refs) {
         saved.push({ image, archive: await ensureImageArchive({ docker, imageCacheDir: settings.imageCacheDir, locksDir: settings.locksDir }, hostId, image) });

@@ -25,7 +25,10 @@ function importedJob(runId: string, index: number, result: EvalScopeResult, at: 
     jobId: `${runId}.${String(index + 1).padStart(3, '0')}-${result.dataset}`,
     task: result.dataset,
     status: 'SUCCEEDED',
-    result: { overall: result.score, raw_metrics: { score: result.score, samples: result.num, metric: result.metric, subsets: result.subsets, report: result.reportFile } },
+    result: {
+      overall: result.score,
+      raw_metrics: { score: result.score, samples: result.num, metric: result.metric, subsets: result.subsets, report: result.reportFile },
+    },
     message: `imported from ${result.reportFile}`,
     repeat: 0,
     timings: { queuedAt: at, finishedAt: at, containerSeconds: 0 },
@@ -39,7 +42,7 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
     .addHelpText('after', example('$ br import evalscope ./outputs/20260519_120000'));
   command
     .command('evalscope')
-    .description("an EvalScope output folder (reports and reviews) as runs of the evalscope benchmark, one per model")
+    .description('an EvalScope output folder (reports and reviews) as runs of the evalscope benchmark, one per model')
     .argument('<dir>', 'an EvalScope work dir, or a folder of them (timestamped reruns: the newest wins)')
     .option('--json', 'print the imported runs as JSON')
     .addHelpText('after', example('$ br import evalscope ./outputs'))
@@ -48,7 +51,11 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
       const benchmark = loadBenchmark(resolveBenchmarkDir('evalscope'));
       const known = new Set(benchmark.tasks.map((t) => t.name));
       const unknown = [...new Set(results.map((r) => r.dataset).filter((d) => !known.has(d)))];
-      if (unknown.length) throw new ExitError(`${dir}: no evalscope task for dataset ${unknown.join(', ')}: add it to benchmarks/evalscope/generate_tasks.py`, EXIT_CODES.BAD_INPUT);
+      if (unknown.length)
+        throw new ExitError(
+          `${dir}: no evalscope task for dataset ${unknown.join(', ')}: add it to benchmarks/evalscope/generate_tasks.py`,
+          EXIT_CODES.BAD_INPUT,
+        );
       const settings = deps.settings();
       const client = await connectTemporal(deps, true);
       const runs: RunResult[] = [];
@@ -64,7 +71,11 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
           writeFileSync(path.join(resultsDir, 'result.json'), `${JSON.stringify(job.result!.raw_metrics, null, 2)}\n`);
         }
         // Nothing to run: every job is carried in, so the run workflow ends at once with them as its results.
-        const handle = await submitRun(client, settings, { ...spec, tasks: [], retryOf: { runId: `${IMPORT_ENDPOINT}${path.resolve(dir)}`, carried: jobs.map((j) => j.job) } });
+        const handle = await submitRun(client, settings, {
+          ...spec,
+          tasks: [],
+          retryOf: { runId: `${IMPORT_ENDPOINT}${path.resolve(dir)}`, carried: jobs.map((j) => j.job) },
+        });
         const run = await withJobs(handle.client, await handle.result());
         runs.push(run);
         deps.say(`run ${run.runId}: ${model}, ${jobs.length} EvalScope results imported (overall ${run.overall ?? 'n/a'})`);

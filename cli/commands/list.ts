@@ -28,8 +28,16 @@ export function registerListCommand(program: Command, deps: CliDeps): Command {
   )
     .addHelpText('after', example('$ br list --model reference-acc80 --status COMPLETED', '$ br list --format csv --out runs.csv'))
     .action(async (flags: ListFlags) => {
-      const runs = await listRuns(await connectTemporal(deps, false), flags.limit, { model: flags.model, benchmark: flags.benchmark, status: flags.status?.toUpperCase() });
-      const table = { name: 'runs', columns: ['RUN', 'STATUS', 'BENCHMARK', 'MODEL', 'STARTED'], rows: runs.map((r) => [r.runId, r.status, r.benchmark, r.model, r.startTime]) };
+      const runs = await listRuns(await connectTemporal(deps, false), flags.limit, {
+        model: flags.model,
+        benchmark: flags.benchmark,
+        status: flags.status?.toUpperCase(),
+      });
+      const table = {
+        name: 'runs',
+        columns: ['RUN', 'STATUS', 'BENCHMARK', 'MODEL', 'STARTED'],
+        rows: runs.map((r) => [r.runId, r.status, r.benchmark, r.model, r.startTime]),
+      };
       await emitOutput({ tables: [table], json: runs }, flags, 'runs', deps);
     });
 }

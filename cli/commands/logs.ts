@@ -26,7 +26,9 @@ container.log. The whole log is container.log itself (see br artifacts).
       const jobs = selectJobs(root, runId, jobArg);
       for (const jobId of jobs) {
         const tail = jobLogTail(root, runId, jobId);
-        await stdout(`${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`);
+        await stdout(
+          `${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`,
+        );
       }
     });
 }

@@ -29,7 +29,7 @@ export function registerRecordsCommand(program: Command, deps: ArtifactCommandDe
   )
     .addHelpText(
       'after',
-      `${example('$ br records br-20261129-120000-a1b2c3 --job addition', '$ br records br-20261129-120000-a1b2c3 --json | jq -c \'select(.score < 1)\'')}
+      `${example('$ br records br-20261129-120000-a1b2c3 --job addition', "$ br records br-20261129-120000-a1b2c3 --json | jq -c 'select(.score < 1)'")}
 JSON output is JSON Lines: one record per line with its "job" added, streamed as it is read.
 Bad lines (not JSON, or a field of the wrong kind) are reported on stderr with their job and line
 number and counted in the summary line; they are never printed as records.
@@ -42,7 +42,13 @@ number and counted in the summary line; they are never printed as records.
       const jobs = selectJobs(root, runId, flags.job);
       const withRecords = jobs.filter((jobId) => existsSync(path.join(runDir, jobId, RECORDS_FILE)));
       if (!withRecords.length) {
-        throw new InputError([{ file: runDir, field: '', message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${RECORDS_FILE.replace(/\\/g, '/')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)` }]);
+        throw new InputError([
+          {
+            file: runDir,
+            field: '',
+            message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${RECORDS_FILE.replace(/\\/g, '/')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)`,
+          },
+        ]);
       }
       const jsonLines = format === 'json' ? lineSink(flags.out, stdout) : undefined;
       const showJob = jobs.length > 1;
@@ -89,7 +95,10 @@ number and counted in the summary line; they are never printed as records.
 }
 
 /** Where JSON Lines go as they are read: --out's file (waiting while its buffer is full), else stdout. */
-function lineSink(out: string | undefined, stdout: (text: string) => void | Promise<void>): { write(text: string): Promise<void>; close(): Promise<string | undefined> } {
+function lineSink(
+  out: string | undefined,
+  stdout: (text: string) => void | Promise<void>,
+): { write(text: string): Promise<void>; close(): Promise<string | undefined> } {
   if (!out) return { write: async (text) => stdout(text), close: async () => undefined };
   mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
   const file = createWriteStream(out);

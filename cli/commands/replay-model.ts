@@ -23,7 +23,12 @@ once with --misses, write the answers into the misses' lines, and append them to
 `,
     )
     .action(async (flags: { answers: string; port: number; host: string; misses?: string }) => {
-      const server = await startReplayModel({ answersFile: flags.answers, port: flags.port, host: flags.host, ...(flags.misses ? { missesFile: flags.misses } : {}) });
+      const server = await startReplayModel({
+        answersFile: flags.answers,
+        port: flags.port,
+        host: flags.host,
+        ...(flags.misses ? { missesFile: flags.misses } : {}),
+      });
       deps.say(`replay model listening on ${server.url} (answers ${flags.answers})`);
       await new Promise(() => undefined);
     });

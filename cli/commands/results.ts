@@ -27,20 +27,45 @@ export function registerResultsCommand(program: Command, deps: CliDeps): Command
       .option('--task <task>', "only this task's jobs, in full: the whole failure reason and the last lines the container printed"),
     '<run>',
   )
-    .addHelpText('after', example('$ br results br-20261129-120000-a1b2c3 --format xlsx --out results.xlsx', '$ br results br-20261129-120000-a1b2c3 --task exits-nonzero'))
+    .addHelpText(
+      'after',
+      example('$ br results br-20261129-120000-a1b2c3 --format xlsx --out results.xlsx', '$ br results br-20261129-120000-a1b2c3 --task exits-nonzero'),
+    )
     .action(async (runId: string, flags: OutputFlags & { wait?: boolean; task?: string }) => {
       const handle = await existingRun(deps, runId);
       const { status } = await handle.describe();
-      if (status.name === 'RUNNING' && !flags.wait) throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
-      if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
+      if (status.name === 'RUNNING' && !flags.wait)
+        throw new ExitError(`run ${runId} is still running: see \`br status ${runId}\`, or add --wait`, EXIT_CODES.ERROR);
+      if (status.name !== 'RUNNING' && status.name !== 'COMPLETED')
+        throw new ExitError(`run ${runId} ended as ${status.name} without a result`, EXIT_CODES.ERROR);
       const result = status.name === 'RUNNING' ? await waitWithProgress(deps, handle) : await withJobs(handle.client, await handle.result());
       if (flags.task !== undefined) {
         const jobs = result.jobs.filter((job) => job.task === flags.task || job.jobId === flags.task);
-        if (!jobs.length) throw new InputError([{ file: '--task', field: '', message: `expected a task of run ${runId} (${[...new Set(result.jobs.map((j) => j.task))].sort().join(', ')}), got "${flags.task}"` }]);
+        if (!jobs.length)
+          throw new InputError([
+            {
+              file: '--task',
+              field: '',
+              message: `expected a task of run ${runId} (${[...new Set(result.jobs.map((j) => j.task))].sort().join(', ')}), got "${flags.task}"`,
+            },
+          ]);
         const root = deps.settings().artifactsRoot;
         const detailed = jobs.map((job) => ({ job, logTail: jobLogTail(root, job.carriedFrom ?? runId, job.jobId) }));
-        const table = { name: 'jobs', columns: ['job', 'task', 'status', 'reason', 'message', 'log tail'], rows: detailed.map(({ job, logTail }) => [job.jobId, job.task, job.status, job.reason ?? null, job.message ?? null, logTail ?? null]) };
-        await emitOutput({ tables: [table], json: detailed.map(({ job, logTail }) => ({ ...job, logTail: logTail ?? null })), text: detailed.map(({ job, logTail }) => renderJobDetail(job, logTail)).join('\n') }, flags, `${runId}-${flags.task}`, deps);
+        const table = {
+          name: 'jobs',
+          columns: ['job', 'task', 'status', 'reason', 'message', 'log tail'],
+          rows: detailed.map(({ job, logTail }) => [job.jobId, job.task, job.status, job.reason ?? null, job.message ?? null, logTail ?? null]),
+        };
+        await emitOutput(
+          {
+            tables: [table],
+            json: detailed.map(({ job, logTail }) => ({ ...job, logTail: logTail ?? null })),
+            text: detailed.map(({ job, logTail }) => renderJobDetail(job, logTail)).join('\n'),
+          },
+          flags,
+          `${runId}-${flags.task}`,
+          deps,
+        );
         deps.setExitCode(exitCodeOf(result.status));
         return;
       }

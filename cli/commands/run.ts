@@ -47,7 +47,8 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
     )
     .action(async (arg: string | undefined, flags: RunCommandFlags) => {
       if (flags.suite) {
-        if (arg) throw new InputError([{ file: '--suite', field: '', message: `give a benchmark or --suite, not both (got "${arg}" and --suite ${flags.suite})` }]);
+        if (arg)
+          throw new InputError([{ file: '--suite', field: '', message: `give a benchmark or --suite, not both (got "${arg}" and --suite ${flags.suite})` }]);
         return runSuite(deps, flags);
       }
       if (!arg) throw new InputError([{ file: 'br run', field: '', message: 'expected a benchmark (a directory or a built-in name) or --suite <name>' }]);

@@ -22,7 +22,12 @@ export function registerStatusCommand(program: Command, deps: CliDeps): Command 
       const status = result?.status ?? workflowStatus;
       const jobs = progress?.jobs.map((j) => [j.task, j.state]) ?? [];
       const text = `${runId}: ${status}\n${progress ? `${progressLine(progress)}\n${textTable(['JOB', 'STATE'], jobs)}\n` : ''}`;
-      await emitOutput({ tables: [{ name: 'jobs', columns: ['job', 'state'], rows: jobs }], json: { runId, workflowStatus, status, progress }, text }, flags, `${runId}-status`, deps);
+      await emitOutput(
+        { tables: [{ name: 'jobs', columns: ['job', 'state'], rows: jobs }], json: { runId, workflowStatus, status, progress }, text },
+        flags,
+        `${runId}-status`,
+        deps,
+      );
       if (result) deps.setExitCode(exitCodeOf(result.status));
     });
 }

@@ -22,7 +22,9 @@ export function registerUpCommand(program: Command, deps: CliDeps): Command {
       await refuseTakenGatewayPort(settings); // before anything starts: nothing is left half up
       await startEmbeddedServer(settings, deps.say);
       const pid = await ensureBackgroundWorker(settings, resolveHostId(settings.home, deps.env), deps.say);
-      deps.say(`ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}, worker pid ${pid} polling ${settings.sharedQueue}, gateway on port ${settings.gatewayPort}`);
+      deps.say(
+        `ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}, worker pid ${pid} polling ${settings.sharedQueue}, gateway on port ${settings.gatewayPort}`,
+      );
       const tokenFile = startEmbeddedApi(deps);
       deps.say(`dashboard: ${settings.apiUrl}/ (sign in with the token in ${tokenFile}; API docs ${settings.apiUrl}/docs)`);
     });

@@ -36,7 +36,10 @@ async function main(): Promise<void> {
   const server = spawn('temporal', devServerArgs(port, path.join(scratch, 'temporal.db')), { stdio: 'ignore' });
   try {
     if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
-    const settings = settingsFrom({ BENCHROUTER_HOME: path.join(scratch, 'home'), TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: 'record', BENCHROUTER_GATEWAY_PORT: '0' }, os.homedir());
+    const settings = settingsFrom(
+      { BENCHROUTER_HOME: path.join(scratch, 'home'), TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: 'record', BENCHROUTER_GATEWAY_PORT: '0' },
+      os.homedir(),
+    );
     const host: ClaimedHost = { hostId: 'host-a', taskQueue: hostQueueName(settings.sharedQueue, 'host-a') };
     // A host whose queue nobody polls: a job that claims it sees the host stop answering and fails over.
     const silentHost: ClaimedHost = { hostId: 'host-silent', taskQueue: hostQueueName(settings.sharedQueue, 'host-silent') };
@@ -111,7 +114,8 @@ async function main(): Promise<void> {
     silentClaimsLeft = 1;
     const failover = await run(createRunSpec(outcomes, target, { hostTimeoutSeconds: 2 }, ['scores-half']));
     expectStatus('failover', failover.status, 'COMPLETED');
-    if (failover.jobs[0]?.hostsTried?.join(',') !== 'host-silent,host-a') throw new Error(`failover: expected hosts host-silent,host-a, got ${failover.jobs[0]?.hostsTried?.join(',')}`);
+    if (failover.jobs[0]?.hostsTried?.join(',') !== 'host-silent,host-a')
+      throw new Error(`failover: expected hosts host-silent,host-a, got ${failover.jobs[0]?.hostsTried?.join(',')}`);
     runAndJobs('failover', failover);
 
     const cancelSpec = createRunSpec(sleeper, target);

@@ -39,7 +39,9 @@ function resultOf<T>(file: string): T {
 }
 
 function activityTypes(file: string): string[] {
-  return (history(file).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+  return (history(file).events ?? []).flatMap((e) =>
+    e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : [],
+  );
 }
 
 let workflowBundle: WorkflowBundle;
@@ -58,10 +60,14 @@ describe('recorded workflow histories', () => {
   it('fail to replay when the code schedules a different activity than the history recorded', async () => {
     // The control that proves the replay above can fail: the same job history with its first activity renamed.
     const tampered = historyJson('completed.job-0.json');
-    const scheduled = tampered.events.find((e) => e.activityTaskScheduledEventAttributes) as { activityTaskScheduledEventAttributes: { activityType: { name: string } } };
+    const scheduled = tampered.events.find((e) => e.activityTaskScheduledEventAttributes) as {
+      activityTaskScheduledEventAttributes: { activityType: { name: string } };
+    };
     expect(scheduled.activityTaskScheduledEventAttributes.activityType.name).toBe('claimHost');
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'claimAnyHost';
-    await expect(Worker.runReplayHistory({ workflowBundle }, historyFromJSON(tampered), 'tampered')).rejects.toMatchObject({ name: 'DeterminismViolationError' });
+    await expect(Worker.runReplayHistory({ workflowBundle }, historyFromJSON(tampered), 'tampered')).rejects.toMatchObject({
+      name: 'DeterminismViolationError',
+    });
   });
 });
 

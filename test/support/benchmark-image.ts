@@ -20,7 +20,13 @@ export function benchmarkImage(benchmark: string, environment: string): string {
  * stdout. Asynchronous on purpose: a replay model in this process must keep answering meanwhile.
  */
 export async function dockerRun(image: string, args: string[], options: { env?: Record<string, string>; volumes?: string[] } = {}): Promise<string> {
-  const flags = ['--rm', '--network', 'host', ...Object.entries(options.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]), ...(options.volumes ?? []).flatMap((v) => ['-v', v])];
+  const flags = [
+    '--rm',
+    '--network',
+    'host',
+    ...Object.entries(options.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    ...(options.volumes ?? []).flatMap((v) => ['-v', v]),
+  ];
   const { stdout } = await promisify(execFile)('docker', ['run', ...flags, image, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }

@@ -23,7 +23,16 @@ export async function startCaptureModel(reply: string, options: { host?: string;
       const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
       setTimeout(() => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'capture', object: 'chat.completion', created: 0, model: 'capture', choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
+        res.end(
+          JSON.stringify({
+            id: 'capture',
+            object: 'chat.completion',
+            created: 0,
+            model: 'capture',
+            choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+            usage,
+          }),
+        );
       }, options.delayMs ?? 0);
     });
   });

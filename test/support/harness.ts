@@ -27,7 +27,10 @@ export interface Harness {
   worker: RunningWorker;
   model: ReferenceModelServer;
   home: string;
-  run(benchmarkDir: string, options?: { model?: string; endpoint?: string; concurrency?: number; tasks?: string[]; extras?: RunExtras; options?: Partial<RunOptions> }): Promise<RunResult>;
+  run(
+    benchmarkDir: string,
+    options?: { model?: string; endpoint?: string; concurrency?: number; tasks?: string[]; extras?: RunExtras; options?: Partial<RunOptions> },
+  ): Promise<RunResult>;
   buildFixtureImage(dir: string, tag: string): void;
   close(): Promise<void>;
 }
@@ -59,7 +62,13 @@ export async function startHarness(name: string, options: { modelHost?: string; 
     model,
     home,
     async run(benchmarkDir, options = {}) {
-      const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: options.model ?? 'reference', endpoint: options.endpoint ?? model.url }, { concurrency: options.concurrency ?? 8, ...options.options }, options.tasks, options.extras);
+      const spec = createRunSpec(
+        loadBenchmark(benchmarkDir),
+        { name: options.model ?? 'reference', endpoint: options.endpoint ?? model.url },
+        { concurrency: options.concurrency ?? 8, ...options.options },
+        options.tasks,
+        options.extras,
+      );
       return followRun(await submitRun(client, settings, spec));
     },
     /** Builds a host image from test/fixtures/images/<dir> (fast when cached). */

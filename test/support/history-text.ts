@@ -6,7 +6,9 @@ import { inject } from 'vitest';
 
 /** The full history of a workflow as `temporal workflow show --output json` prints it. */
 export function historyJson(workflowId: string): string {
-  return execFileSync('temporal', ['workflow', 'show', '--address', inject('temporalAddress'), '--workflow-id', workflowId, '--output', 'json'], { encoding: 'utf8' });
+  return execFileSync('temporal', ['workflow', 'show', '--address', inject('temporalAddress'), '--workflow-id', workflowId, '--output', 'json'], {
+    encoding: 'utf8',
+  });
 }
 
 /**
@@ -20,7 +22,8 @@ export function historyText(workflowId: string): string {
     if (!node || typeof node !== 'object') return;
     for (const [key, value] of Object.entries(node)) {
       if ((key === 'data' || key === 'metadata') && value && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
-      else if (key === 'metadata' && value && typeof value === 'object') Object.values(value).forEach((v) => typeof v === 'string' && decoded.push(Buffer.from(v, 'base64').toString('utf8')));
+      else if (key === 'metadata' && value && typeof value === 'object')
+        Object.values(value).forEach((v) => typeof v === 'string' && decoded.push(Buffer.from(v, 'base64').toString('utf8')));
       else walk(value);
     }
   };

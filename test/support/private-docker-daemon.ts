@@ -61,19 +61,31 @@ export function privateDockerDaemon(root: string, { liveRestore }: { liveRestore
       mkdirSync(root, { recursive: true });
       // nsenter --net, not `ip netns exec`: the latter also makes a new mount namespace per start, and
       // a restarted daemon must see the mounts of the containers the previous one left running.
-      child = spawn('nsenter', [
-        `--net=/run/netns/${netns}`, 'dockerd',
-        '--data-root', path.join(root, 'data'),
-        '--exec-root', path.join(root, 'exec'),
-        '--pidfile', path.join(root, 'dockerd.pid'),
-        '--host', host,
-        '--bridge=none', '--iptables=false', '--ip-masq=false',
-        ...(liveRestore ? ['--live-restore'] : []),
-      ], { stdio: ['ignore', 'ignore', 'pipe'] });
+      child = spawn(
+        'nsenter',
+        [
+          `--net=/run/netns/${netns}`,
+          'dockerd',
+          '--data-root',
+          path.join(root, 'data'),
+          '--exec-root',
+          path.join(root, 'exec'),
+          '--pidfile',
+          path.join(root, 'dockerd.pid'),
+          '--host',
+          host,
+          '--bridge=none',
+          '--iptables=false',
+          '--ip-masq=false',
+          ...(liveRestore ? ['--live-restore'] : []),
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
       const deadline = Date.now() + 60_000;
       while (!answers()) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the private dockerd at ${socket} did not start: ${log.split('\n').slice(-5).join(' | ')}`);
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`the private dockerd at ${socket} did not start: ${log.split('\n').slice(-5).join(' | ')}`);
         await new Promise((r) => setTimeout(r, 250));
       }
     },

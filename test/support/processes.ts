@@ -24,7 +24,11 @@ const gatewayPorts = new Map<string, number>();
  * A `br worker` process. By default resolves once it polls; `{ untilPolling: false }` resolves as soon
  * as it is spawned, for a worker that starts while its server is down.
  */
-export async function spawnWorker(env: Record<string, string>, hostId: string, { untilPolling = true }: { untilPolling?: boolean } = {}): Promise<WorkerProcess> {
+export async function spawnWorker(
+  env: Record<string, string>,
+  hostId: string,
+  { untilPolling = true }: { untilPolling?: boolean } = {},
+): Promise<WorkerProcess> {
   if (!gatewayPorts.has(hostId)) gatewayPorts.set(hostId, await freePort());
   const child = spawn(path.join(repoRoot, 'br'), ['worker'], {
     env: {
@@ -107,14 +111,18 @@ export function devServer(port: number, dbFile: string): DevServer {
 
 /** Container start events of a run, counted by an observer outside BenchRouter: `docker events`. */
 export function watchContainerStarts(runId: string): { names(): string[]; stop(): void } {
-  const child = spawn('docker', ['events', '--filter', `label=benchrouter.run=${runId}`, '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('docker', ['events', '--filter', `label=benchrouter.run=${runId}`, '--filter', 'event=start', '--format', '{{.Actor.Attributes.name}}'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return { names: () => out.split('\n').filter(Boolean), stop: () => child.kill() };
 }
 
 export function runningContainersOf(runId: string): Array<{ name: string; host: string }> {
-  return execFileSync('docker', ['ps', '--filter', `label=benchrouter.run=${runId}`, '--format', '{{.Names}}\t{{.Label "benchrouter.host"}}'], { encoding: 'utf8' })
+  return execFileSync('docker', ['ps', '--filter', `label=benchrouter.run=${runId}`, '--format', '{{.Names}}\t{{.Label "benchrouter.host"}}'], {
+    encoding: 'utf8',
+  })
     .split('\n')
     .filter(Boolean)
     .map((line) => {

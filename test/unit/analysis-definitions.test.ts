@@ -32,7 +32,9 @@ const SCORES: Array<[string, number, [number, number, number]]> = [
 ];
 const MODELS = ['a', 'b', 'c'];
 // Models are given out of name order on purpose: the pool sorts them, so ties break by name.
-const records: InstanceRecord[] = SCORES.flatMap(([benchmark, index, scores]) => [2, 0, 1].map((m) => ({ benchmark, model: MODELS[m]!, index, score: scores[m]!, cost: m + 1 })));
+const records: InstanceRecord[] = SCORES.flatMap(([benchmark, index, scores]) =>
+  [2, 0, 1].map((m) => ({ benchmark, model: MODELS[m]!, index, score: scores[m]!, cost: m + 1 })),
+);
 const pool = buildQueryPool(records);
 const test = querySet(pool, Int32Array.from([0, 1, 2, 3, 4, 5]));
 // Train on A's q2 and q3, where a and b tie at 0.5: Best Single is a, the first by name.
@@ -248,7 +250,14 @@ describe('routers', () => {
   });
 
   it('ranks a cluster by mean train score, ties by name, and the cost-aware ranking by the α score', () => {
-    const tied: ClusterModel = { ...model, k: 1, centers: Float64Array.from([1, 0]), members: Int32Array.from([1]), meanScore: Float64Array.from([0.5, 0.5, 0.2]), meanCost: Float64Array.from([2, 1, 1]) };
+    const tied: ClusterModel = {
+      ...model,
+      k: 1,
+      centers: Float64Array.from([1, 0]),
+      members: Int32Array.from([1]),
+      meanScore: Float64Array.from([0.5, 0.5, 0.2]),
+      meanCost: Float64Array.from([2, 1, 1]),
+    };
     expect([...rankByAccuracy(tied, 3)]).toEqual([0, 1, 2]);
     // α = 0: cost alone; models 1 and 2 tie on cost 1 (score 0.5), model 0 scores 0.
     expect([...rankByBalance(tied, 3, 0)]).toEqual([2, 0, 1]);
@@ -266,7 +275,20 @@ describe('routers', () => {
 
   it('kNN finds the most similar training queries (ties: the earlier one) and routes by their mean score', () => {
     const kPool = buildQueryPool([
-      ...[0, 1, 2, 3].flatMap((index) => MODELS.map((model, m) => ({ benchmark: 'K', model, index, score: [[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 0]][index]![m]!, cost: m + 1 }))),
+      ...[0, 1, 2, 3].flatMap((index) =>
+        MODELS.map((model, m) => ({
+          benchmark: 'K',
+          model,
+          index,
+          score: [
+            [1, 0, 0],
+            [0, 0, 1],
+            [0, 1, 0],
+            [0, 0, 0],
+          ][index]![m]!,
+          cost: m + 1,
+        })),
+      ),
     ]);
     // Train rows 0–2 at (1,0), (0,1), (1,0); test row 3 at (1,0).
     const embeddings = { rows: 4, dim: 2, data: Float32Array.from([1, 0, 0, 1, 1, 0, 1, 0]) };

@@ -42,7 +42,30 @@ const method = (report: RoutingReport, name: string) => report.methods.find((m) 
 
 describe('agreement with LLMRouterBench on its release layout', () => {
   // LLMRouterBench's split_by_dataset_then_prompt(records, 0.7, 42), test side, in its record order.
-  const upstreamTest = ['alpha/valid#0', 'alpha/test#1', 'alpha/test#3', 'alpha/test#4', 'alpha/valid#3', 'alpha/valid#4', 'alpha/test#8', 'alpha/valid#8', 'alpha/valid#9', 'alpha/valid#11', 'alpha/test#13', 'alpha/test#18', 'alpha/test#26', 'beta#1', 'beta#3', 'beta#24', 'beta#8', 'beta#11', 'beta#12', 'beta#14', 'beta#19', 'beta#21'];
+  const upstreamTest = [
+    'alpha/valid#0',
+    'alpha/test#1',
+    'alpha/test#3',
+    'alpha/test#4',
+    'alpha/valid#3',
+    'alpha/valid#4',
+    'alpha/test#8',
+    'alpha/valid#8',
+    'alpha/valid#9',
+    'alpha/valid#11',
+    'alpha/test#13',
+    'alpha/test#18',
+    'alpha/test#26',
+    'beta#1',
+    'beta#3',
+    'beta#24',
+    'beta#8',
+    'beta#11',
+    'beta#12',
+    'beta#14',
+    'beta#19',
+    'beta#21',
+  ];
 
   it('splits on unique prompt text per dataset, splits of a dataset together, prompts by lowest index: the same test queries in the same order', () => {
     const pool = buildQueryPool(loadLlmRouterBench(release).records, 'keep');
@@ -88,7 +111,7 @@ describe('agreement with LLMRouterBench on its release layout', () => {
     expect(notes).toContain("definitions: --split-unit prompt --oracle-rule any-positive --missing-records keep (LLMRouterBench's for its layout)");
   });
 
-  it('--oracle-rule max-score counts partial credit at its value, so the Oracle drops below upstream\'s', async () => {
+  it("--oracle-rule max-score counts partial credit at its value, so the Oracle drops below upstream's", async () => {
     const { report } = await analyze('--llmrouterbench-dir', release, '--oracle-rule', 'max-score');
     expect(method(report, METHOD.oracle).acc).toBeLessThan(1);
     expect(method(report, METHOD.oracle).datasetAcc['beta']).toBeLessThan(1);
@@ -132,7 +155,12 @@ describe('the full release', () => {
     const models = 32;
     for (const dataset of ['d1', 'd2']) {
       for (let m = 0; m < models; m++) {
-        const records = Array.from({ length: 2500 }, (_, i) => ({ index: i, prompt: `${dataset} q${i} w${i % 97} v${i % 13}`, score: (i + m) % 3 === 0 ? 1 : 0, cost: (m + 1) * 1e-4 }));
+        const records = Array.from({ length: 2500 }, (_, i) => ({
+          index: i,
+          prompt: `${dataset} q${i} w${i % 97} v${i % 13}`,
+          score: (i + m) % 3 === 0 ? 1 : 0,
+          cost: (m + 1) * 1e-4,
+        }));
         writeReleaseFile(big, dataset, 'test', `model-${String(m).padStart(2, '0')}`, records);
       }
     }
@@ -148,7 +176,13 @@ describe("Python's NaN", () => {
     const nanDir = path.join(dir, 'nan');
     const records = [0, 1, 2, 3].map((index) => ({ index, prompt: `q${index}`, score: index % 2, cost: 0.5 }));
     writeReleaseFile(nanDir, 'd', 'test', 'a', records);
-    const body = JSON.stringify({ model_name: 'b', dataset_name: 'd', split: 'test', demo: false, records: records.map((r) => ({ ...r, cost: r.index === 1 ? '@NaN' : r.cost })) });
+    const body = JSON.stringify({
+      model_name: 'b',
+      dataset_name: 'd',
+      split: 'test',
+      demo: false,
+      records: records.map((r) => ({ ...r, cost: r.index === 1 ? '@NaN' : r.cost })),
+    });
     writeReleaseFile(nanDir, 'd', 'test', 'b', [], undefined, body.replace('"@NaN"', 'NaN'));
     const { report, notes } = await analyze('--llmrouterbench-dir', nanDir, '--train-ratio', '0.5');
     expect(report.pool.nanCosts).toBe(1);
@@ -163,7 +197,11 @@ describe('accuracy ties are exact', () => {
   // Three datasets of 90, 100 and 80 queries. Counts (0, 12, 2) and (9, 2, 2) give the same macro
   // Acc, 29/600, but summed as floats the first comes out one unit in the last place lower.
   const sizes = [90, 100, 80];
-  const set: QuerySet = { rows: Int32Array.from({ length: 270 }, (_, i) => i), dataset: Int32Array.from({ length: 270 }, (_, i) => (i < 90 ? 0 : i < 190 ? 1 : 2)), datasetCount: Int32Array.from(sizes) };
+  const set: QuerySet = {
+    rows: Int32Array.from({ length: 270 }, (_, i) => i),
+    dataset: Int32Array.from({ length: 270 }, (_, i) => (i < 90 ? 0 : i < 190 ? 1 : 2)),
+    datasetCount: Int32Array.from(sizes),
+  };
   const outcome = (counts: number[], cost: number) => {
     const score = new Float64Array(270);
     let start = 0;
@@ -176,7 +214,7 @@ describe('accuracy ties are exact', () => {
   const router = outcome([0, 12, 2], 4);
   const bestSingle = outcome([9, 2, 2], 10);
 
-  it('a setting with Best Single\'s accuracy counts for CostSave even when its float sum is lower', () => {
+  it("a setting with Best Single's accuracy counts for CostSave even when its float sum is lower", () => {
     expect(router.acc).toBeLessThan(bestSingle.acc); // the float noise the comparison must see through
     expect(costSave([router], bestSingle)).toBe(0.6);
     expect(costSave([outcome([0, 11, 2], 4)], bestSingle)).toBeNull();
@@ -186,7 +224,12 @@ describe('accuracy ties are exact', () => {
     const dearer = { ...bestSingle, cost: 12 };
     expect(paretoFrontier([router, dearer])).toEqual([0]);
     // 0.1 + 0.2 and 0.3 are the same cost: the more accurate point dominates.
-    expect(paretoFrontier([{ cost: 0.1 + 0.2, acc: 0.6 }, { cost: 0.3, acc: 0.5 }])).toEqual([0]);
+    expect(
+      paretoFrontier([
+        { cost: 0.1 + 0.2, acc: 0.6 },
+        { cost: 0.3, acc: 0.5 },
+      ]),
+    ).toEqual([0]);
     // Equal points are both kept.
     expect(paretoFrontier([router, { ...bestSingle, cost: 4 }])).toEqual([0, 1]);
   });

@@ -37,7 +37,11 @@ describe('loadLlmRouterBench', () => {
     const mathx = [...pool.queryDataset.keys()].filter((q) => pool.datasets[pool.queryDataset[q]!] === 'mathx');
     expect(mathx.map((q) => pool.queryIndex[q])).toEqual(['0', '1', '2']);
     // model-a's newest file: 1, 1, 0; model-b: null → 0, then 1, 1.
-    expect(mathx.map((q) => [pool.scores[q * 2], pool.scores[q * 2 + 1]])).toEqual([[1, 0], [1, 1], [0, 1]]);
+    expect(mathx.map((q) => [pool.scores[q * 2], pool.scores[q * 2 + 1]])).toEqual([
+      [1, 0],
+      [1, 1],
+      [0, 1],
+    ]);
     expect(pool.queryText[mathx[0]!]).toBe('Solve: 1+1');
   });
 
@@ -71,10 +75,21 @@ describe('loadLlmRouterBench', () => {
     }
   });
 
-  it('reads records through a fast path that gives what the schema gives, and the schema\'s error otherwise', () => {
+  it("reads records through a fast path that gives what the schema gives, and the schema's error otherwise", () => {
     const origin = { benchmark: 'b', model: 'm', group: 'g' };
     const cases: unknown[] = [
-      { index: 0, score: 1, cost: 0.1, prompt: 'p', origin_query: ['chat', 'turns'], prediction: null, ground_truth: { x: 1 }, prompt_tokens: 3, completion_tokens: null, raw_output: 'dropped' },
+      {
+        index: 0,
+        score: 1,
+        cost: 0.1,
+        prompt: 'p',
+        origin_query: ['chat', 'turns'],
+        prediction: null,
+        ground_truth: { x: 1 },
+        prompt_tokens: 3,
+        completion_tokens: null,
+        raw_output: 'dropped',
+      },
       { index: 'a-1', score: null },
       { index: 2, score: NaN, cost: NaN },
       { index: 2.5, score: 1 },

@@ -26,11 +26,19 @@ function put(relative: string, content: string): void {
   writeFileSync(file, content);
 }
 
-const record = (index: number, score: number | boolean, prediction: string) => JSON.stringify({ index, prompt: `q${index}`, prediction, ground_truth: String(index), score, prompt_tokens: 5, completion_tokens: 1, cost: null });
+const record = (index: number, score: number | boolean, prediction: string) =>
+  JSON.stringify({ index, prompt: `q${index}`, prediction, ground_truth: String(index), score, prompt_tokens: 5, completion_tokens: 1, cost: null });
 
 // addition: three good records and two bad lines; multiplication: one record; division: no records.jsonl.
 put(`${runId}/${addition}/results/result.json`, '{"overall": 0.5}');
-const additionRecords = [record(0, 1, 'zero'), record(1, 0, 'one, "uno"'), '{broken', record(2, true, 'two'), JSON.stringify({ index: 3, score: 'high' }), ''].join('\n');
+const additionRecords = [
+  record(0, 1, 'zero'),
+  record(1, 0, 'one, "uno"'),
+  '{broken',
+  record(2, true, 'two'),
+  JSON.stringify({ index: 3, score: 'high' }),
+  '',
+].join('\n');
 put(`${runId}/${addition}/results/records.jsonl`, additionRecords);
 put(`${runId}/${addition}/normalized.json`, '{"overall":0.5,"raw_metrics":{}}'); // 32 bytes
 put(`${runId}/${addition}/container.log`, 'x'.repeat(2048));
@@ -99,7 +107,9 @@ describe('br artifacts', () => {
   it('names the jobs it has when the job asked for is not one of them', async () => {
     const error = await br('artifacts', runId, 'subtraction').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
-    expect((error as InputError).message).toContain('no job "subtraction" in run br-20260101-000000-abcdef (have 000-addition, 001-multiplication, 002-division)');
+    expect((error as InputError).message).toContain(
+      'no job "subtraction" in run br-20260101-000000-abcdef (have 000-addition, 001-multiplication, 002-division)',
+    );
   });
 
   it('shows an example in --help', async () => {
@@ -113,7 +123,9 @@ describe('br logs', () => {
   it("prints each job's kept log tail, and says so for a job that has none", async () => {
     put(`${runId}/${division}/container-tail.log`, 'boom\n');
     const { stdout } = await br('logs', runId);
-    expect(stdout).toBe(`== 000-addition\n(no container-tail.log: the job has not finished on this host)\n== 001-multiplication\n(no container-tail.log: the job has not finished on this host)\n== 002-division\nboom\n`);
+    expect(stdout).toBe(
+      `== 000-addition\n(no container-tail.log: the job has not finished on this host)\n== 001-multiplication\n(no container-tail.log: the job has not finished on this host)\n== 002-division\nboom\n`,
+    );
     expect((await br('logs', runId, 'division')).stdout).toBe('boom\n');
   });
 });
@@ -121,7 +133,10 @@ describe('br logs', () => {
 describe('br records', () => {
   it('streams every valid record as a JSON line with its job, and reports bad lines with job and line number', async () => {
     const { stdout, stderr } = await br('records', runId, '--json');
-    const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.job, l.index, l.score])).toEqual([
       [addition, 0, 1],
       [addition, 1, 0],
@@ -157,13 +172,18 @@ describe('br records', () => {
     symlinkSync(hostFile, path.join(root, linkedRun, job, 'results', 'records.jsonl'));
     const { stdout, stderr } = await br('records', linkedRun, '--json');
     expect(stdout).toBe('');
-    expect(stderr).toEqual([`${job}/results/records.jsonl: records.jsonl is a symbolic link; links are not followed; not read`, `run ${linkedRun}: 0 records from 1 job, 1 bad line skipped`]);
+    expect(stderr).toEqual([
+      `${job}/results/records.jsonl: records.jsonl is a symbolic link; links are not followed; not read`,
+      `run ${linkedRun}: 0 records from 1 job, 1 bad line skipped`,
+    ]);
   });
 
   it('is bad input when no selected job wrote records.jsonl', async () => {
     const error = await br('records', runId, '--job', 'division').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
-    expect((error as InputError).message).toBe(`${path.join(root, runId)}: no job matching "division" of run ${runId} wrote results/records.jsonl (1 job looked at)`);
+    expect((error as InputError).message).toBe(
+      `${path.join(root, runId)}: no job matching "division" of run ${runId} wrote results/records.jsonl (1 job looked at)`,
+    );
   });
 
   it('shows an example and the bad-line rule in --help', async () => {

@@ -44,7 +44,12 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
 }
 
 function sampleInput(extraEnv: Record<string, string> = {}, endpoint?: string, network?: 'isolated' | 'host'): ContainerSpecInput {
-  return { job: sampleJob(extraEnv, endpoint, network), image: 'benchrouter/arith-python:0123abcd', hostId: 'host-7', resultsDir: '/var/br/artifacts/run/001-addition' };
+  return {
+    job: sampleJob(extraEnv, endpoint, network),
+    image: 'benchrouter/arith-python:0123abcd',
+    hostId: 'host-7',
+    resultsDir: '/var/br/artifacts/run/001-addition',
+  };
 }
 
 const CAPABILITIES_HOST_CONFIG = {
@@ -112,7 +117,9 @@ describe('task container body in Simple mode', () => {
   });
 
   it('rewrites a loopback model endpoint (the gateway on 127.0.0.1) to host.docker.internal on the task network', () => {
-    expect(envOf(taskContainerBody(sampleInput({}, 'http://127.0.0.1:8390/v1'), SECRET)).BENCHROUTER_MODEL_ENDPOINT).toBe('http://host.docker.internal:8390/v1');
+    expect(envOf(taskContainerBody(sampleInput({}, 'http://127.0.0.1:8390/v1'), SECRET)).BENCHROUTER_MODEL_ENDPOINT).toBe(
+      'http://host.docker.internal:8390/v1',
+    );
   });
 
   it('with network: host runs on the host network, endpoint unchanged and no host alias', () => {
@@ -244,7 +251,10 @@ describe("the worker's dataset directory", () => {
 });
 
 describe('the API key in the task container body', () => {
-  for (const [mode, input] of [['Simple', () => sampleInput()], ['DinD', () => dindInput()]] as const) {
+  for (const [mode, input] of [
+    ['Simple', () => sampleInput()],
+    ['DinD', () => dindInput()],
+  ] as const) {
     it(`appears exactly once in the whole ${mode} body, as the Env entry BENCHROUTER_API_KEY=<key>`, () => {
       const body = taskContainerBody(input(), SECRET);
       expect(occurrences(JSON.stringify(body), SECRET)).toBe(1);
@@ -321,7 +331,11 @@ describe('task container body in DinD mode', () => {
   });
 
   it("labels the container's runtime as dind:<mode>", () => {
-    expect(taskContainerBody(dindInput(), SECRET).Labels).toMatchObject({ 'benchrouter.runtime': 'dind:capabilities', 'benchrouter.managed': 'true', 'benchrouter.host': 'host-7' });
+    expect(taskContainerBody(dindInput(), SECRET).Labels).toMatchObject({
+      'benchrouter.runtime': 'dind:capabilities',
+      'benchrouter.managed': 'true',
+      'benchrouter.host': 'host-7',
+    });
   });
 
   it('still applies the memory, cpus and pids limits', () => {
@@ -409,7 +423,18 @@ describe('containerNameFor', () => {
   });
 
   it('turns odd job ids (slashes, spaces, unicode, leading punctuation) into valid Docker names of at most 200 chars', () => {
-    for (const jobId of ['run 1/002:task@x', '../../etc/passwd', 'ünïcødé', '任务-😀', '-leading-dash', '.hidden', '_under', 'a'.repeat(500), '/'.repeat(400), '']) {
+    for (const jobId of [
+      'run 1/002:task@x',
+      '../../etc/passwd',
+      'ünïcødé',
+      '任务-😀',
+      '-leading-dash',
+      '.hidden',
+      '_under',
+      'a'.repeat(500),
+      '/'.repeat(400),
+      '',
+    ]) {
       const name = containerNameFor(jobId, 'host-7');
       expect(name, jobId).toMatch(dockerName);
       expect(name.length, jobId).toBeLessThanOrEqual(200);

@@ -84,9 +84,7 @@ describe('benchmark.yaml and the directories it names', () => {
 
   it('rejects a task name with "../" that would escape the benchmark directory', () => {
     const dir = tinyBenchmark({ 'benchmark.yaml': 'name: tiny\ntasks:\n  - {name: ../a, environment: shell}\n' });
-    expect(problemsOf(dir)).toEqual([
-      `${dir}/benchmark.yaml: tasks[0].name: "../a" must stay inside the benchmark directory (a plain name, no "/" or "..")`,
-    ]);
+    expect(problemsOf(dir)).toEqual([`${dir}/benchmark.yaml: tasks[0].name: "../a" must stay inside the benchmark directory (a plain name, no "/" or "..")`]);
   });
 
   it('rejects an environment that is a symlink to a directory outside the benchmark', () => {
@@ -174,11 +172,15 @@ describe('task.yaml', () => {
 
   it('reports a YAML syntax error with its line and column', () => {
     const dir = invalidFixture('yaml-syntax-error');
-    expect(problemsOf(dir)).toEqual([`${dir}/tasks/a/task.yaml: not valid YAML at line 3, column 1: unexpected end of the stream within a double quoted scalar`]);
+    expect(problemsOf(dir)).toEqual([
+      `${dir}/tasks/a/task.yaml: not valid YAML at line 3, column 1: unexpected end of the stream within a double quoted scalar`,
+    ]);
   });
 
   it('reports a duplicated key with its line and column, rather than keeping the last value', () => {
-    expect(taskYamlProblems('name: a\ncommand: "true"\ntimeout: 5\ntimeout: 10\n')).toEqual(['task.yaml: not valid YAML at line 4, column 1: duplicated mapping key']);
+    expect(taskYamlProblems('name: a\ncommand: "true"\ntimeout: 5\ntimeout: 10\n')).toEqual([
+      'task.yaml: not valid YAML at line 4, column 1: duplicated mapping key',
+    ]);
   });
 
   it('reports a network other than isolated or host', () => {
@@ -274,7 +276,9 @@ describe('definitions too big to submit', () => {
     const huge = 'x'.repeat(2_500_000);
     const problems = taskYamlProblems(`name: a\ncommand: "true"\nextra_env:\n  SMALL: 1\n  HUGE: ${huge}\n`);
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^task\.yaml: extra_env\.HUGE: expected the task's definition to be at most 1,048,576 bytes as submitted, got 2,500,\d{3} bytes, most of it this field \(a run goes to Temporal as one payload, limited to 2 MB\)$/);
+    expect(problems[0]).toMatch(
+      /^task\.yaml: extra_env\.HUGE: expected the task's definition to be at most 1,048,576 bytes as submitted, got 2,500,\d{3} bytes, most of it this field \(a run goes to Temporal as one payload, limited to 2 MB\)$/,
+    );
   });
 
   it('names benchmark.yaml and the biggest tasks when only their sum is over the limit', () => {
@@ -287,7 +291,11 @@ describe('definitions too big to submit', () => {
     });
     const problems = problemsOf(dir);
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(new RegExp(`^${dir}/benchmark\\.yaml: tasks: expected the task definitions together to be at most 1,048,576 bytes as submitted, got 1,200,\\d{3} bytes .*the biggest: ${dir}/tasks/a/task\\.yaml extra_env\\.DATA`));
+    expect(problems[0]).toMatch(
+      new RegExp(
+        `^${dir}/benchmark\\.yaml: tasks: expected the task definitions together to be at most 1,048,576 bytes as submitted, got 1,200,\\d{3} bytes .*the biggest: ${dir}/tasks/a/task\\.yaml extra_env\\.DATA`,
+      ),
+    );
   });
 
   it('accepts a benchmark just under the limit', () => {

@@ -63,13 +63,19 @@ async function script(req: http.IncomingMessage, res: http.ServerResponse, body:
     return void res.end();
   }
   if (url === '/v1/responses') {
-    if (text.includes('"model":"missing"')) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such model","type":"invalid_request_error"}}');
+    if (text.includes('"model":"missing"'))
+      return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such model","type":"invalid_request_error"}}');
     if (text.includes('"stream":true')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      await writeSlowly(res, responsesStream.map((e) => Buffer.from(e)));
+      await writeSlowly(
+        res,
+        responsesStream.map((e) => Buffer.from(e)),
+      );
       return void res.end();
     }
-    return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"response","output":[],"usage":{"input_tokens":9,"output_tokens":3,"total_tokens":12}}');
+    return void res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end('{"object":"response","output":[],"usage":{"input_tokens":9,"output_tokens":3,"total_tokens":12}}');
   }
   if (url.startsWith('/v1/models')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"m"}]}');
   // Anything else, chat included: echo the exact bytes received, with usage to meter.
@@ -136,15 +142,36 @@ interface Answer {
 function send(method: string, target: string, token: string, body?: string | Buffer): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: target, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(body !== undefined ? { 'content-length': Buffer.byteLength(body) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      let firstBytesMs: number | undefined;
-      res.on('data', (c: Buffer) => {
-        firstBytesMs ??= performance.now() - started;
-        chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], body: Buffer.concat(chunks), firstBytesMs, endMs: performance.now() - started }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: target,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          ...(body !== undefined ? { 'content-length': Buffer.byteLength(body) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let firstBytesMs: number | undefined;
+        res.on('data', (c: Buffer) => {
+          firstBytesMs ??= performance.now() - started;
+          chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: res.headers['content-type'],
+            body: Buffer.concat(chunks),
+            firstBytesMs,
+            endMs: performance.now() - started,
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -188,7 +215,8 @@ describe('the routes the gateway forwards', () => {
 });
 
 describe('the request body the upstream receives', () => {
-  const body = '{ "model": "m",\n  "seed": 9007199254740993, "temperature": 1.0, "logit_bias": {"50256": -100.00},\n  "messages": [{"role": "user", "content": "caf\u00e9 } \\" {"}], "max_tokens": 32 }';
+  const body =
+    '{ "model": "m",\n  "seed": 9007199254740993, "temperature": 1.0, "logit_bias": {"50256": -100.00},\n  "messages": [{"role": "user", "content": "caf\u00e9 } \\" {"}], "max_tokens": 32 }';
 
   it('is the client bytes exactly when no override applies', async () => {
     const { token } = register();
@@ -260,7 +288,11 @@ describe('metering the Responses API', () => {
     expect(streamed.body.toString()).toBe(responsesStream.join(''));
     const missing = await send('POST', '/v1/responses', token, '{"model":"missing","input":"hi"}');
     expect(missing.status).toBe(404);
-    expect(received.map((r) => r.body.toString())).toEqual(['{"model":"gpt-4o","input":"hi"}', '{"model":"gpt-4o","input":"hi","stream":true}', '{"model":"missing","input":"hi"}']);
+    expect(received.map((r) => r.body.toString())).toEqual([
+      '{"model":"gpt-4o","input":"hi"}',
+      '{"model":"gpt-4o","input":"hi","stream":true}',
+      '{"model":"missing","input":"hi"}',
+    ]);
 
     const metered = counters()!;
     expect(metered).toMatchObject({ requests: 3, promptTokens: 9 + 21, completionTokens: 3 + 6, errors: { '404': 1 } });
@@ -294,7 +326,9 @@ describe('usage snapshots', () => {
     try {
       // close() takes a last snapshot of every live route, as the 2-second timer does.
       await expect(blocked.close()).resolves.toBeUndefined();
-      expect(said.mock.calls.map((call) => String(call[0]))).toEqual([expect.stringContaining(`cannot save the usage of job job-unsaved (model) to ${route.usageFile}: EEXIST`)]);
+      expect(said.mock.calls.map((call) => String(call[0]))).toEqual([
+        expect.stringContaining(`cannot save the usage of job job-unsaved (model) to ${route.usageFile}: EEXIST`),
+      ]);
     } finally {
       said.mockRestore();
     }
@@ -304,6 +338,8 @@ describe('usage snapshots', () => {
     const usageFile = path.join(scratch, 'job-corrupt', 'usage-model.json');
     mkdirSync(path.dirname(usageFile), { recursive: true });
     writeFileSync(usageFile, '{"counters": {"requests": 3');
-    expect(() => new ModelGateway('snapshot-secret').register(routeTo('job-corrupt', usageFile))).toThrow(`${usageFile}: expected the JSON usage snapshot the gateway writes`);
+    expect(() => new ModelGateway('snapshot-secret').register(routeTo('job-corrupt', usageFile))).toThrow(
+      `${usageFile}: expected the JSON usage snapshot the gateway writes`,
+    );
   });
 });

@@ -64,7 +64,9 @@ describe('surgical JSON edits', () => {
 
   it('changes only the overridden field: big integers, 1.0 and spacing elsewhere survive', () => {
     const text = '{ "seed": 9007199254740993, "temperature": 1.0,\n  "max_tokens": 32, "x": [1e2, {"y": 0.10}] }';
-    expect(edit(text, (b) => ({ ...b, max_tokens: 42 }))).toBe('{ "seed": 9007199254740993, "temperature": 1.0,\n  "max_tokens": 42, "x": [1e2, {"y": 0.10}] }');
+    expect(edit(text, (b) => ({ ...b, max_tokens: 42 }))).toBe(
+      '{ "seed": 9007199254740993, "temperature": 1.0,\n  "max_tokens": 42, "x": [1e2, {"y": 0.10}] }',
+    );
   });
 
   it('adds a missing field at the end and a nested field inside an existing object', () => {
@@ -108,7 +110,10 @@ describe('the body sent upstream', () => {
   });
 
   it('applies generation settings to those fields only', () => {
-    const request = upstreamRequest('chat/completions', raw('{"seed": 9007199254740993, "top_p": 1.0, "max_tokens": 32}'), { set: { temperature: 0 }, maxTokensAdd: 10 });
+    const request = upstreamRequest('chat/completions', raw('{"seed": 9007199254740993, "top_p": 1.0, "max_tokens": 32}'), {
+      set: { temperature: 0 },
+      maxTokensAdd: 10,
+    });
     expect(request.ok && request.payload.toString()).toBe('{"seed": 9007199254740993, "top_p": 1.0, "max_tokens": 42,"temperature":0}');
   });
 
@@ -187,7 +192,11 @@ describe('the stream observer', () => {
   it("meters the Responses API's streamed response.completed event", () => {
     const observer = new StreamObserver(performance.now(), false);
     observer.feed(Buffer.from('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"Hi"}\n\n'));
-    observer.feed(Buffer.from('event: response.completed\ndata: {"type":"response.completed","response":{"usage":{"input_tokens":11,"output_tokens":4,"total_tokens":15}}}\n\n'));
+    observer.feed(
+      Buffer.from(
+        'event: response.completed\ndata: {"type":"response.completed","response":{"usage":{"input_tokens":11,"output_tokens":4,"total_tokens":15}}}\n\n',
+      ),
+    );
     expect(observer.usage).toEqual({ promptTokens: 11, completionTokens: 4 });
     expect(observer.firstTokenAt).toBeDefined();
   });

@@ -29,7 +29,13 @@ describe('parseGenFlag', () => {
 
 describe('mergeGeneration', () => {
   it('lets a later layer win field by field and merges the set maps', () => {
-    expect(mergeGeneration({ set: { temperature: 0.7, top_p: 1 }, maxTokens: 512, thinking: true }, undefined, { set: { temperature: 0 }, maxTokensAdd: 64, thinking: false })).toEqual({
+    expect(
+      mergeGeneration({ set: { temperature: 0.7, top_p: 1 }, maxTokens: 512, thinking: true }, undefined, {
+        set: { temperature: 0 },
+        maxTokensAdd: 64,
+        thinking: false,
+      }),
+    ).toEqual({
       set: { temperature: 0, top_p: 1 },
       maxTokens: 512,
       maxTokensAdd: 64,

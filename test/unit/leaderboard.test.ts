@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { buildLeaderboard, compareView, leaderboardView, type RunEntry } from '../../runs/leaderboard.js';
 import type { RunResult, TaskScore } from '../../runs/run-spec.js';
 
-const entry = (runId: string, model: string, benchmark: string, status: string, startTime: string, score?: number): RunEntry => ({ runId, model, benchmark, status, startTime, ...(score === undefined ? {} : { score }) });
+const entry = (runId: string, model: string, benchmark: string, status: string, startTime: string, score?: number): RunEntry => ({
+  runId,
+  model,
+  benchmark,
+  status,
+  startTime,
+  ...(score === undefined ? {} : { score }),
+});
 
 const runs: RunEntry[] = [
   entry('r1', 'm-a', 'arith', 'COMPLETED', '2026-01-01T00:00:00Z', 0.5),
@@ -38,14 +45,22 @@ describe('buildLeaderboard', () => {
   });
 
   it('breaks a tie on the best score with the newer run, and a tie on the mean with the model name', () => {
-    const tied = [entry('old', 'z', 'b', 'COMPLETED', '2026-01-01T00:00:00Z', 0.5), entry('new', 'z', 'b', 'COMPLETED', '2026-01-02T00:00:00Z', 0.5), entry('y1', 'y', 'b', 'COMPLETED', '2026-01-01T00:00:00Z', 0.5)];
+    const tied = [
+      entry('old', 'z', 'b', 'COMPLETED', '2026-01-01T00:00:00Z', 0.5),
+      entry('new', 'z', 'b', 'COMPLETED', '2026-01-02T00:00:00Z', 0.5),
+      entry('y1', 'y', 'b', 'COMPLETED', '2026-01-01T00:00:00Z', 0.5),
+    ];
     const board = buildLeaderboard(tied, 'best');
     expect(board.cells.z!.b!.runId).toBe('new');
     expect(board.models).toEqual(['y', 'z']);
   });
 
   it('is empty when no run finished with a score', () => {
-    expect(buildLeaderboard([entry('r', 'm', 'b', 'FAILED', '2026-01-01T00:00:00Z', 0), entry('s', 'm', 'b', 'COMPLETED', '2026-01-01T00:00:00Z')])).toEqual({ models: [], benchmarks: [], cells: {} });
+    expect(buildLeaderboard([entry('r', 'm', 'b', 'FAILED', '2026-01-01T00:00:00Z', 0), entry('s', 'm', 'b', 'COMPLETED', '2026-01-01T00:00:00Z')])).toEqual({
+      models: [],
+      benchmarks: [],
+      cells: {},
+    });
   });
 });
 
@@ -63,11 +78,37 @@ describe('leaderboardView', () => {
 });
 
 describe('compareView', () => {
-  const task = (name: string, scores: number[], repeats: number, mean: number | null, std: number | null): TaskScore => ({ task: name, scores, repeats, mean, std });
-  const result = (fields: Partial<RunResult> & Pick<RunResult, 'runId' | 'model' | 'benchmark' | 'status' | 'overall'>): RunResult => ({ jobs: [], startedAt: '', finishedAt: '', ...fields });
+  const task = (name: string, scores: number[], repeats: number, mean: number | null, std: number | null): TaskScore => ({
+    task: name,
+    scores,
+    repeats,
+    mean,
+    std,
+  });
+  const result = (fields: Partial<RunResult> & Pick<RunResult, 'runId' | 'model' | 'benchmark' | 'status' | 'overall'>): RunResult => ({
+    jobs: [],
+    startedAt: '',
+    finishedAt: '',
+    ...fields,
+  });
   const chosen = [
-    result({ runId: 'ra', model: 'm-a', benchmark: 'arith', status: 'COMPLETED', overall: 0.75, tasks: [task('add', [1], 1, 1, 0), task('mul', [0.5], 1, 0.5, 0)] }),
-    result({ runId: 'rb', model: 'm-b', benchmark: 'arith', status: 'PARTIAL', overall: 0.5, overallStd: 0.1, tasks: [task('add', [0.4, 0.6], 2, 0.5, 0.1414213562), task('mul', [], 2, null, null)] }),
+    result({
+      runId: 'ra',
+      model: 'm-a',
+      benchmark: 'arith',
+      status: 'COMPLETED',
+      overall: 0.75,
+      tasks: [task('add', [1], 1, 1, 0), task('mul', [0.5], 1, 0.5, 0)],
+    }),
+    result({
+      runId: 'rb',
+      model: 'm-b',
+      benchmark: 'arith',
+      status: 'PARTIAL',
+      overall: 0.5,
+      overallStd: 0.1,
+      tasks: [task('add', [0.4, 0.6], 2, 0.5, 0.1414213562), task('mul', [], 2, null, null)],
+    }),
     result({ runId: 'rc', model: 'm-a', benchmark: 'qa', status: 'FAILED', overall: null, tasks: [task('q1', [], 1, null, null)] }),
   ];
 
@@ -86,6 +127,10 @@ describe('compareView', () => {
   });
 
   it('shows a run without per-task scores by its benchmark row alone', () => {
-    expect(compareView([result({ runId: 'r', model: 'm', benchmark: 'b', status: 'CANCELLED', overall: 0.123456 })])).toEqual({ name: 'compare', columns: ['benchmark', 'm'], rows: [['b', '0.1235 (CANCELLED)']] });
+    expect(compareView([result({ runId: 'r', model: 'm', benchmark: 'b', status: 'CANCELLED', overall: 0.123456 })])).toEqual({
+      name: 'compare',
+      columns: ['benchmark', 'm'],
+      rows: [['b', '0.1235 (CANCELLED)']],
+    });
   });
 });

@@ -63,7 +63,10 @@ describe('br doctor', () => {
   const deps = (over: Partial<DoctorDeps>): DoctorDeps => ({
     settings: settingsFrom({ BENCHROUTER_HOME: home }, os.homedir()),
     hostId: 'box',
-    docker: { info: async () => ({ version: '27.0', apiVersion: '1.46', rootDir: home, storageDriver: 'overlay2' }), imageLabels: async () => ({ 'benchrouter.ca.digest': 'abc' }) },
+    docker: {
+      info: async () => ({ version: '27.0', apiVersion: '1.46', rootDir: home, storageDriver: 'overlay2' }),
+      imageLabels: async () => ({ 'benchrouter.ca.digest': 'abc' }),
+    },
     connect: async () => undefined,
     gatewayListening: async () => false,
     backgroundWorkerPid: () => undefined,
@@ -74,7 +77,9 @@ describe('br doctor', () => {
   });
 
   it('says Docker and Temporal are unreachable, with what to do, and fails', async () => {
-    const checks = await runDoctor(deps({ docker: { info: async () => Promise.reject(new Error('connect ENOENT /var/run/docker.sock')), imageLabels: async () => undefined } }));
+    const checks = await runDoctor(
+      deps({ docker: { info: async () => Promise.reject(new Error('connect ENOENT /var/run/docker.sock')), imageLabels: async () => undefined } }),
+    );
     expect(checks.find((c) => c.name === 'docker engine')).toMatchObject({ level: 'fail', detail: 'not reachable: connect ENOENT /var/run/docker.sock' });
     expect(checks.find((c) => c.name === 'temporal')).toMatchObject({ level: 'fail', fix: '`br up` starts the embedded server' });
     expect(renderChecks(checks)).toMatch(/2 failed, 0 warning\(s\)\n$/);
@@ -88,7 +93,10 @@ describe('br doctor', () => {
 
   it('warns when the base image trusts other CAs than the host', async () => {
     const checks = await runDoctor(deps({ hostCaDigest: 'def', extraCaFiles: ['/x/proxy.crt'] }));
-    expect(checks.find((c) => c.name === 'CA trust for builds')).toMatchObject({ level: 'warn', fix: 'rebuild it: scripts/build-base-image.sh (one small layer)' });
+    expect(checks.find((c) => c.name === 'CA trust for builds')).toMatchObject({
+      level: 'warn',
+      fix: 'rebuild it: scripts/build-base-image.sh (one small layer)',
+    });
     expect(checks.find((c) => c.name === 'image benchrouter/base:bookworm')).toMatchObject({ level: 'ok' });
   });
 });
@@ -113,9 +121,25 @@ describe('the DETAIL of a failed job', () => {
   });
 
   it('keeps every line of the results table within the terminal width', () => {
-    const job = (task: string, message: string) => ({ jobId: `r.${task}`, task, status: 'FAILED' as const, reason: 'NON_ZERO_EXIT' as const, message, timings: { containerSeconds: 1.5, startedAt: 'x' } });
-    const run = { runId: 'r', benchmark: 'b', model: 'm', status: 'FAILED', overall: null, jobs: [job('a', `command exited with code 2; last log line: ${'x'.repeat(300)}`), job('bb', nonZero.message)] } as unknown as RunResult;
-    const table = renderRunResult(run, undefined, 80).split('\n').filter((l) => l.startsWith('a ') || l.startsWith('bb '));
+    const job = (task: string, message: string) => ({
+      jobId: `r.${task}`,
+      task,
+      status: 'FAILED' as const,
+      reason: 'NON_ZERO_EXIT' as const,
+      message,
+      timings: { containerSeconds: 1.5, startedAt: 'x' },
+    });
+    const run = {
+      runId: 'r',
+      benchmark: 'b',
+      model: 'm',
+      status: 'FAILED',
+      overall: null,
+      jobs: [job('a', `command exited with code 2; last log line: ${'x'.repeat(300)}`), job('bb', nonZero.message)],
+    } as unknown as RunResult;
+    const table = renderRunResult(run, undefined, 80)
+      .split('\n')
+      .filter((l) => l.startsWith('a ') || l.startsWith('bb '));
     expect(table).toHaveLength(2);
     for (const line of table) expect(line.length).toBeLessThanOrEqual(80);
     expect(table[0]).toContain('exit 2: xxx');
@@ -127,7 +151,9 @@ describe('stopping a background process', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'br-stop-'));
 
   it('escalates to SIGKILL when SIGTERM is ignored, says so, and removes the pid file only once it is gone', async () => {
-    const child = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('up')"], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('up')"], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     await new Promise((r) => child.stdout!.once('data', r));
     const pidFile = path.join(dir, 'stubborn.pid');
     writeFileSync(pidFile, String(child.pid));

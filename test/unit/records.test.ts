@@ -9,7 +9,18 @@ const line = (value: unknown) => JSON.stringify(value);
 describe('records.jsonl validation', () => {
   it('reports two bad lines by line number and field, and counts and summarizes the rest exactly', () => {
     const text = [
-      line({ index: 0, origin_query: 'q0', prompt: 'p0', prediction: '4', ground_truth: '4', score: 1, prompt_tokens: 10, completion_tokens: 2, cost: 0.001, raw_output: '4' }),
+      line({
+        index: 0,
+        origin_query: 'q0',
+        prompt: 'p0',
+        prediction: '4',
+        ground_truth: '4',
+        score: 1,
+        prompt_tokens: 10,
+        completion_tokens: 2,
+        cost: 0.001,
+        raw_output: '4',
+      }),
       line({ index: 1, prediction: '5', ground_truth: '6', score: 0, prompt_tokens: 12, completion_tokens: 3, cost: 0.002 }),
       '',
       '{"index": 2, "score": 1, "prompt_tokens": 11', // cut off: not JSON
@@ -63,7 +74,9 @@ describe('records.jsonl validation', () => {
   });
 
   it('rejects scores outside [0, 1], overflowing numbers and lines that are not objects', () => {
-    const { records, badLines } = parseRecords([line({ index: 0, score: 1.5 }), '{"index": 1, "score": 1e999}', '[1, 2]', '"text"', line({ index: 2, score: 0.25 })].join('\n'));
+    const { records, badLines } = parseRecords(
+      [line({ index: 0, score: 1.5 }), '{"index": 1, "score": 1e999}', '[1, 2]', '"text"', line({ index: 2, score: 0.25 })].join('\n'),
+    );
     expect(records.map((r) => r.score)).toEqual([0.25]);
     expect(badLines.map((b) => b.problem)).toEqual([
       'line 1: score: expected a number in [0, 1] or a boolean, got 1.5',

@@ -29,16 +29,29 @@ describe('redactSecrets', () => {
 describe('redactDeep', () => {
   it('redacts strings at any depth, keys included, and keeps other values', () => {
     const value = { message: `failed with ${key}`, result: { overall: 0.5, raw_metrics: { leaked: key, [key]: 1, list: [token, 2, null] } } };
-    expect(redactDeep(value, [key, token])).toEqual({ message: 'failed with [redacted]', result: { overall: 0.5, raw_metrics: { leaked: '[redacted]', '[redacted]': 1, list: ['[redacted]', 2, null] } } });
+    expect(redactDeep(value, [key, token])).toEqual({
+      message: 'failed with [redacted]',
+      result: { overall: 0.5, raw_metrics: { leaked: '[redacted]', '[redacted]': 1, list: ['[redacted]', 2, null] } },
+    });
   });
 });
 
 describe('jobSecrets', () => {
-  const job = { jobId: 'br-1.000-a', model: { name: 'm', endpoint: 'http://x/v1', apiKeyEnv: 'MODEL_KEY' }, judge: { name: 'j', endpoint: 'http://y/v1', apiKeyEnv: 'JUDGE_KEY' }, gateway: { enabled: true } } as Parameters<typeof jobSecrets>[0];
+  const job = {
+    jobId: 'br-1.000-a',
+    model: { name: 'm', endpoint: 'http://x/v1', apiKeyEnv: 'MODEL_KEY' },
+    judge: { name: 'j', endpoint: 'http://y/v1', apiKeyEnv: 'JUDGE_KEY' },
+    gateway: { enabled: true },
+  } as Parameters<typeof jobSecrets>[0];
 
   it("holds the model's and judge's resolved keys and both gateway tokens", () => {
     const gateway = { tokenFor: (jobId: string, role: string) => `brj-${jobId}-${role}` };
-    expect(jobSecrets(job, gateway, { MODEL_KEY: 'model-secret', JUDGE_KEY: 'judge-secret' })).toEqual(['model-secret', 'judge-secret', 'brj-br-1.000-a-model', 'brj-br-1.000-a-judge']);
+    expect(jobSecrets(job, gateway, { MODEL_KEY: 'model-secret', JUDGE_KEY: 'judge-secret' })).toEqual([
+      'model-secret',
+      'judge-secret',
+      'brj-br-1.000-a-model',
+      'brj-br-1.000-a-judge',
+    ]);
   });
 
   it('holds only the keys with --no-gateway, and skips keys not set on this host', () => {
@@ -66,7 +79,10 @@ describe('keepLogTail', () => {
     const jobDir = path.join(scratch, 'dind-job');
     mkdirSync(jobDir);
     const stamp = '2026-11-30T14:00:00.000000000Z';
-    writeFileSync(path.join(jobDir, 'container.log'), `${stamp} inner service up, now failing\n${stamp} [dind] task exited with status 4; inner daemon stopped in 1.2s\n`);
+    writeFileSync(
+      path.join(jobDir, 'container.log'),
+      `${stamp} inner service up, now failing\n${stamp} [dind] task exited with status 4; inner daemon stopped in 1.2s\n`,
+    );
     expect(keepLogTail(jobDir, [])).toBe('inner service up, now failing');
     writeFileSync(path.join(jobDir, 'container.log'), `${stamp} [dind] error: dockerd did not start\n`);
     expect(keepLogTail(jobDir, [])).toBe('[dind] error: dockerd did not start');

@@ -16,18 +16,7 @@ import type { ReferenceModelServer } from '../../reference-model/reference-model
 const run = promisify(execFile);
 const ARITH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../benchmarks/arith');
 const ARITH_TASKS = ['addition', 'multiplication'];
-const RECORD_FIELDS = [
-  'index',
-  'origin_query',
-  'prompt',
-  'prediction',
-  'ground_truth',
-  'score',
-  'prompt_tokens',
-  'completion_tokens',
-  'cost',
-  'raw_output',
-];
+const RECORD_FIELDS = ['index', 'origin_query', 'prompt', 'prediction', 'ground_truth', 'score', 'prompt_tokens', 'completion_tokens', 'cost', 'raw_output'];
 
 describe('reference answer (pure)', () => {
   it('fnv1a32 matches the standard FNV-1a 32-bit test vectors', () => {
@@ -235,7 +224,12 @@ describe('reference model server', () => {
     expect(chunks.at(-1)).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: plain.usage });
 
     const withoutUsage = parseSse(await (await post('/chat/completions', { ...request, stream: true })).text());
-    expect(withoutUsage.slice(0, -1).map((event) => JSON.parse(event)).some((chunk: any) => chunk.usage)).toBe(false);
+    expect(
+      withoutUsage
+        .slice(0, -1)
+        .map((event) => JSON.parse(event))
+        .some((chunk: any) => chunk.usage),
+    ).toBe(false);
   });
 
   it('serves text completions, streamed and not, with the same answers', async () => {
@@ -273,9 +267,7 @@ describe('reference model server', () => {
 
   it('returns deterministic 16-dimensional unit embeddings, as floats or base64', async () => {
     const embed = async (input: unknown, extra: object = {}) =>
-      ((await (await post('/embeddings', { model: 'reference', input, ...extra })).json()) as any).data.map(
-        (item: { embedding: unknown }) => item.embedding,
-      );
+      ((await (await post('/embeddings', { model: 'reference', input, ...extra })).json()) as any).data.map((item: { embedding: unknown }) => item.embedding);
     const [first] = (await embed('hello')) as number[][];
     const [again, other] = (await embed(['hello', 'world'])) as number[][];
     expect(first).toHaveLength(16);

@@ -11,7 +11,10 @@ import { messagesKey, promptKey } from '../../reference-model/replay-key.js';
 import { startReplayModel, type ReplayModelServer } from '../../reference-model/replay-model-server.js';
 
 const question = [{ role: 'user', content: 'What is 2+2?' }];
-const weather = [{ role: 'system', content: 'You call tools.' }, { role: 'user', content: 'Weather in Paris? 🌧' }];
+const weather = [
+  { role: 'system', content: 'You call tools.' },
+  { role: 'user', content: 'Weather in Paris? 🌧' },
+];
 
 describe('replay keys', () => {
   it('hash the same conversation the same whatever the key order, spacing of tool arguments or empty contents', () => {
@@ -58,7 +61,8 @@ describe('replay model server', () => {
   let server: ReplayModelServer;
   let answersFile: string;
   let missesFile: string;
-  const post = (route: string, body: unknown) => fetch(`${server.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (route: string, body: unknown) =>
+    fetch(`${server.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'br-replay-'));
@@ -82,7 +86,10 @@ describe('replay model server', () => {
   it('answers a known chat request with its canned content and token usage', async () => {
     const res = await post('/chat/completions', { model: 'm', messages: question, temperature: 0 });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { choices: Array<{ message: { content: string }; finish_reason: string }>; usage: { prompt_tokens: number; completion_tokens: number } };
+    const body = (await res.json()) as {
+      choices: Array<{ message: { content: string }; finish_reason: string }>;
+      usage: { prompt_tokens: number; completion_tokens: number };
+    };
     expect(body.choices[0]!.message.content).toBe('The answer is 4.');
     expect(body.choices[0]!.finish_reason).toBe('stop');
     expect(body.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 });
@@ -93,7 +100,13 @@ describe('replay model server', () => {
     const events = (await res.text())
       .split('\n\n')
       .filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]')
-      .map((e) => JSON.parse(e.slice(6)) as { choices: Array<{ delta: { tool_calls?: Array<{ id?: string; function: { name?: string; arguments?: string } }> }; finish_reason: string | null }>; usage: unknown });
+      .map(
+        (e) =>
+          JSON.parse(e.slice(6)) as {
+            choices: Array<{ delta: { tool_calls?: Array<{ id?: string; function: { name?: string; arguments?: string } }> }; finish_reason: string | null }>;
+            usage: unknown;
+          },
+      );
     const calls = events.flatMap((e) => e.choices.flatMap((c) => c.delta.tool_calls ?? []));
     expect(calls[0]!.function.name).toBe('get_weather');
     expect(calls[0]!.id).toMatch(/^call_[0-9a-f]{12}_0$/);
@@ -116,7 +129,12 @@ describe('replay model server', () => {
     expect(error.code).toBe('unknown_request');
     expect(error.message).toContain(messagesKey(unknown));
     expect(error.message).toContain(answersFile);
-    expect(readFileSync(missesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([{ key: messagesKey(unknown), messages: unknown }]);
+    expect(
+      readFileSync(missesFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([{ key: messagesKey(unknown), messages: unknown }]);
     expect(server.counts).toMatchObject({ unknown: 1 });
   });
 });

@@ -17,7 +17,7 @@ describe('parseResultPath', () => {
     expect(parseResultPath('["a.b"]')).toEqual(['a.b']);
   });
 
-  it("reads a single-quoted key in brackets, so keys may hold spaces", () => {
+  it('reads a single-quoted key in brackets, so keys may hold spaces', () => {
     expect(parseResultPath("scores['a b'][2]")).toEqual(['scores', 'a b', 2]);
   });
 
@@ -76,7 +76,10 @@ describe('normalizeResult', () => {
   });
 
   it('rejects a string overall, quoting it', () => {
-    expect(normalizeResult({ overall: 'high' }, { overall: 'overall' })).toEqual({ ok: false, error: 'overall: path "overall": expected a number, got "high"' });
+    expect(normalizeResult({ overall: 'high' }, { overall: 'overall' })).toEqual({
+      ok: false,
+      error: 'overall: path "overall": expected a number, got "high"',
+    });
   });
 
   it('rejects a numeric-looking string overall', () => {
@@ -95,7 +98,10 @@ describe('normalizeResult', () => {
   });
 
   it('rejects a NaN overall and names it', () => {
-    expect(normalizeResult({ overall: Number.NaN }, { overall: 'overall' })).toEqual({ ok: false, error: 'overall: path "overall": expected a number, got NaN' });
+    expect(normalizeResult({ overall: Number.NaN }, { overall: 'overall' })).toEqual({
+      ok: false,
+      error: 'overall: path "overall": expected a number, got NaN',
+    });
   });
 
   it('rejects a boolean overall', () => {
@@ -120,7 +126,14 @@ describe('normalizeResult', () => {
 
   it('copies the other mapped names into raw_metrics and makes missing ones null', () => {
     const resultJson = { accuracy: 0.8, counts: { correct: 16, total: 20 }, per_category: [{ name: 'easy', acc: 1 }] };
-    const mapping = { overall: 'accuracy', correct: 'counts.correct', total: 'counts.total', easy: 'per_category[0]', f1: 'metrics.f1', hard: 'per_category[1].acc' };
+    const mapping = {
+      overall: 'accuracy',
+      correct: 'counts.correct',
+      total: 'counts.total',
+      easy: 'per_category[0]',
+      f1: 'metrics.f1',
+      hard: 'per_category[1].acc',
+    };
     expect(normalizeResult(resultJson, mapping)).toEqual({
       ok: true,
       result: { overall: 0.8, raw_metrics: { correct: 16, total: 20, easy: { name: 'easy', acc: 1 }, f1: null, hard: null } },

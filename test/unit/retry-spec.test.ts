@@ -50,7 +50,14 @@ const result: RunResult = {
   status: 'PARTIAL',
   overall: 1,
   // add: both repeats succeeded; mul: one repeat failed; div: timed out.
-  jobs: [job('add', 0, 'SUCCEEDED'), job('mul', 0, 'SUCCEEDED'), job('div', 0, 'TIMED_OUT'), job('add', 1, 'SUCCEEDED'), job('mul', 1, 'FAILED'), job('div', 1, 'SUCCEEDED')],
+  jobs: [
+    job('add', 0, 'SUCCEEDED'),
+    job('mul', 0, 'SUCCEEDED'),
+    job('div', 0, 'TIMED_OUT'),
+    job('add', 1, 'SUCCEEDED'),
+    job('mul', 1, 'FAILED'),
+    job('div', 1, 'SUCCEEDED'),
+  ],
   startedAt: '',
   finishedAt: '',
 };
@@ -70,7 +77,11 @@ describe('createRetrySpec', () => {
   });
 
   it('keeps the first origin of a job carried over twice (a retry of a retry)', () => {
-    const again = createRetrySpec(retry, { ...result, runId: retry.runId, jobs: [...retry.retryOf!.carried, job('mul', 0, 'SUCCEEDED'), job('mul', 1, 'SUCCEEDED'), job('div', 0, 'FAILED'), job('div', 1, 'FAILED')] });
+    const again = createRetrySpec(retry, {
+      ...result,
+      runId: retry.runId,
+      jobs: [...retry.retryOf!.carried, job('mul', 0, 'SUCCEEDED'), job('mul', 1, 'SUCCEEDED'), job('div', 0, 'FAILED'), job('div', 1, 'FAILED')],
+    });
     expect(again.retryOf!.runId).toBe(retry.runId);
     expect(again.retryOf!.carried.map((j) => [j.task, j.carriedFrom])).toEqual([
       ['add', original.runId],

@@ -216,7 +216,7 @@ describe('pass@k', () => {
     expect(passAtKOfRepeats([repeat({ a: 1 })])).toBeUndefined();
   });
 
-  it('gives from hosts\' counts, added up, what the repeats read on one machine give', async () => {
+  it("gives from hosts' counts, added up, what the repeats read on one machine give", async () => {
     const { mergeRepeatCounts, passAtKOfCounts, passAtKOfRepeats } = await import('../../runs/run-outcome.js');
     const repeat = (scores: Record<string, number>) => new Map(Object.entries(scores));
     const repeats = [repeat({ a: 1, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0, d: 1 }), repeat({ a: 0, b: 1, c: 0 })];

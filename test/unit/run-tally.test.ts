@@ -9,7 +9,8 @@ import { emptyCounters, record } from '../../runs/usage.js';
 
 function job(index: number, task: string, repeat: number, overall: number | null, tokens = 0): JobResult {
   const counters = emptyCounters();
-  if (tokens) record(counters, { status: 200, latencyMs: 10, promptTokens: tokens, completionTokens: 1, cost: tokens / 1e6, retries: 0, throttled: 0, queued: false });
+  if (tokens)
+    record(counters, { status: 200, latencyMs: 10, promptTokens: tokens, completionTokens: 1, cost: tokens / 1e6, retries: 0, throttled: 0, queued: false });
   return {
     jobId: `run.${index}-${task}.r${repeat}`,
     task,
@@ -22,7 +23,9 @@ function job(index: number, task: string, repeat: number, overall: number | null
 }
 
 // Scores chosen so that float sums depend on their order: the tally must add in job order.
-const jobs: JobResult[] = [0, 1, 2].flatMap((repeat) => ['a', 'b', 'c'].map((task, i) => job(i, task, repeat, task === 'c' && repeat === 1 ? null : 0.1 * (i + 1) + 0.07 * repeat, 100 + i)));
+const jobs: JobResult[] = [0, 1, 2].flatMap((repeat) =>
+  ['a', 'b', 'c'].map((task, i) => job(i, task, repeat, task === 'c' && repeat === 1 ? null : 0.1 * (i + 1) + 0.07 * repeat, 100 + i)),
+);
 
 describe('a run tally', () => {
   it.each([1, 2, 4, 9])('over batches of %i equals the figures of every job at once', (size) => {
@@ -46,7 +49,9 @@ describe('a run tally', () => {
   it('adds pass@k counts over batches and hosts, and gives pass@k only when every repeat was read', () => {
     let tally = addJobs(emptyTally(), jobs);
     tally = addRepeatCounts(tally, [{ a: { jobsRead: 2, jobsUnread: 0, instances: { '0': [2, 1] } } }, undefined]);
-    tally = addRepeatCounts(tally, [{ a: { jobsRead: 1, jobsUnread: 0, instances: { '0': [1, 1] } }, b: { jobsRead: 2, jobsUnread: 0, instances: { '0': [2, 2] } } }]);
+    tally = addRepeatCounts(tally, [
+      { a: { jobsRead: 1, jobsUnread: 0, instances: { '0': [1, 1] } }, b: { jobsRead: 2, jobsUnread: 0, instances: { '0': [2, 2] } } },
+    ]);
     const tasks = tallyOutcome(tally, false, true).tasks;
     // a: 3 repeats read, instance 0 passed twice: pass@1 = 2/3.
     expect(tasks.find((t) => t.task === 'a')!.passAtK!['pass@1']).toBeCloseTo(2 / 3, 12);

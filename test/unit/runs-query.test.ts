@@ -57,8 +57,12 @@ describe('runsQuery', () => {
   });
 
   it('adds one clause per filter on the search attributes, joined with AND', () => {
-    expect(runsQuery({ model: 'gpt-4o', benchmark: 'arith', status: 'PARTIAL' })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterModel = 'gpt-4o' AND BenchRouterBenchmark = 'arith' AND BenchRouterStatus = 'PARTIAL'");
-    expect(runsQuery({ statuses: ['COMPLETED', 'PARTIAL'] })).toBe("WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterStatus IN ('COMPLETED', 'PARTIAL')");
+    expect(runsQuery({ model: 'gpt-4o', benchmark: 'arith', status: 'PARTIAL' })).toBe(
+      "WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterModel = 'gpt-4o' AND BenchRouterBenchmark = 'arith' AND BenchRouterStatus = 'PARTIAL'",
+    );
+    expect(runsQuery({ statuses: ['COMPLETED', 'PARTIAL'] })).toBe(
+      "WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND BenchRouterStatus IN ('COMPLETED', 'PARTIAL')",
+    );
   });
 
   it('escapes quotes and backslashes inside a value', () => {

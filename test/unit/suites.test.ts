@@ -140,14 +140,24 @@ describe('selecting entries', () => {
       name: 'full',
       description: '',
       file: 'suites.yaml',
-      entries: [{ benchmark: 'evalscope', tasks: ['aime24', 'aime25'], repeats: 8 }, { benchmark: 'evalscope', tasks: ['hle', 'gsm8k'] }, { benchmark: 'arith' }],
+      entries: [
+        { benchmark: 'evalscope', tasks: ['aime24', 'aime25'], repeats: 8 },
+        { benchmark: 'evalscope', tasks: ['hle', 'gsm8k'] },
+        { benchmark: 'arith' },
+      ],
     };
     expect(selectEntries(evalscope, ['aime25', 'evalscope/gsm8k'])).toEqual([
       { benchmark: 'evalscope', tasks: ['aime25'], repeats: 8 },
       { benchmark: 'evalscope', tasks: ['gsm8k'] },
     ]);
-    expect(selectEntries(evalscope, [], ['hle', 'gsm8k', 'aime24'])).toEqual([{ benchmark: 'evalscope', tasks: ['aime25'], repeats: 8 }, { benchmark: 'arith' }]);
-    expect(selectEntries(evalscope, ['evalscope'], ['aime25'])).toEqual([{ benchmark: 'evalscope', tasks: ['aime24'], repeats: 8 }, { benchmark: 'evalscope', tasks: ['hle', 'gsm8k'] }]);
+    expect(selectEntries(evalscope, [], ['hle', 'gsm8k', 'aime24'])).toEqual([
+      { benchmark: 'evalscope', tasks: ['aime25'], repeats: 8 },
+      { benchmark: 'arith' },
+    ]);
+    expect(selectEntries(evalscope, ['evalscope'], ['aime25'])).toEqual([
+      { benchmark: 'evalscope', tasks: ['aime24'], repeats: 8 },
+      { benchmark: 'evalscope', tasks: ['hle', 'gsm8k'] },
+    ]);
     expect(() => selectEntries(evalscope, ['mmlu'])).toThrow('no benchmark "mmlu" in this suite (it has evalscope, arith; tasks aime24, aime25, hle, gsm8k)');
   });
 });

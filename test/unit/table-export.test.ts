@@ -105,7 +105,17 @@ describe('renderView', () => {
   });
 
   it('aligns a table for people, numbers to 4 decimals and missing cells as -', () => {
-    const text = renderView({ name: 't', columns: ['task', 'score'], rows: [['addition', 0.85], ['multiplication', null]] }, 'table');
+    const text = renderView(
+      {
+        name: 't',
+        columns: ['task', 'score'],
+        rows: [
+          ['addition', 0.85],
+          ['multiplication', null],
+        ],
+      },
+      'table',
+    );
     expect(text).toBe('task            score\naddition        0.8500\nmultiplication  -\n');
   });
 });
@@ -139,7 +149,12 @@ function usage(fields: Partial<UsageSummary>): UsageSummary {
 }
 
 const counters = {} as NonNullable<JobResult['usage']>['counters'];
-const timings = (containerSeconds: number) => ({ queuedAt: '2026-01-01T00:00:00Z', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T01:00:00Z', containerSeconds });
+const timings = (containerSeconds: number) => ({
+  queuedAt: '2026-01-01T00:00:00Z',
+  startedAt: '2026-01-01T00:00:01Z',
+  finishedAt: '2026-01-01T01:00:00Z',
+  containerSeconds,
+});
 const recordsSummary = (count: number): RecordsSummary => ({
   count,
   badLines: 0,
@@ -162,14 +177,40 @@ const run: RunResult = {
       task: 'addition',
       status: 'SUCCEEDED',
       result: { overall: 0.85, raw_metrics: { total: 20 } },
-      usage: { model: usage({ promptTokens: 400, completionTokens: 40, cost: 0.25, latencyMs: { mean: 1500, p50: 1400, p95: 2000 }, ttftMs: { mean: 200, p50: 190, p95: 300 }, outputTokensPerSecond: 42 }), counters },
+      usage: {
+        model: usage({
+          promptTokens: 400,
+          completionTokens: 40,
+          cost: 0.25,
+          latencyMs: { mean: 1500, p50: 1400, p95: 2000 },
+          ttftMs: { mean: 200, p50: 190, p95: 300 },
+          outputTokensPerSecond: 42,
+        }),
+        counters,
+      },
       timings: timings(1800),
     },
     // The records summary counts samples ahead of raw_metrics; with no gateway usage its token figures stand in.
-    { jobId: 'br-20260101-000000-abcdef.001-multiplication', task: 'multiplication', status: 'SUCCEEDED', result: { overall: 0.75, raw_metrics: { n: 99 } }, timings: timings(900), records: recordsSummary(18) } as JobResult,
+    {
+      jobId: 'br-20260101-000000-abcdef.001-multiplication',
+      task: 'multiplication',
+      status: 'SUCCEEDED',
+      result: { overall: 0.75, raw_metrics: { n: 99 } },
+      timings: timings(900),
+      records: recordsSummary(18),
+    } as JobResult,
     { jobId: 'br-20260101-000000-abcdef.002-division', task: 'division', status: 'FAILED', reason: 'NO_RESULT', timings: timings(0) },
   ],
-  usage: { model: usage({ promptTokens: 400, completionTokens: 40, cost: 0.25, latencyMs: { mean: 1500, p50: 1400, p95: 2000 }, ttftMs: { mean: 200, p50: 190, p95: 300 }, outputTokensPerSecond: 42 }) },
+  usage: {
+    model: usage({
+      promptTokens: 400,
+      completionTokens: 40,
+      cost: 0.25,
+      latencyMs: { mean: 1500, p50: 1400, p95: 2000 },
+      ttftMs: { mean: 200, p50: 190, p95: 300 },
+      outputTokensPerSecond: 42,
+    }),
+  },
   startedAt: '2026-01-01T00:00:00Z',
   finishedAt: '2026-01-01T01:00:00Z',
 };
@@ -178,7 +219,19 @@ describe('runResultView', () => {
   it('has a row per job and a row for the run, with the columns the export asks for', () => {
     const view = runResultView(run);
     expect(view.name).toBe(run.runId);
-    expect(view.columns).toEqual(['benchmark', 'score', 'num samples', 'active time (h)', 'latency (s)', 'TTFT (s)', 'tok/s', 'input tokens', 'output tokens', 'cost', 'status']);
+    expect(view.columns).toEqual([
+      'benchmark',
+      'score',
+      'num samples',
+      'active time (h)',
+      'latency (s)',
+      'TTFT (s)',
+      'tok/s',
+      'input tokens',
+      'output tokens',
+      'cost',
+      'status',
+    ]);
     expect(view.columns).toEqual([...RESULT_COLUMNS]);
     expect(view.rows).toEqual([
       ['arith/addition', 0.85, 20, 0.5, 1.5, 0.2, 42, 400, 40, 0.25, 'SUCCEEDED'],
@@ -190,7 +243,13 @@ describe('runResultView', () => {
 
   it('tells repeats of one task apart', () => {
     const job = run.jobs[0]!;
-    const repeated: RunResult = { ...run, jobs: [{ ...job, repeat: 0 }, { ...job, repeat: 1 }] as JobResult[] };
+    const repeated: RunResult = {
+      ...run,
+      jobs: [
+        { ...job, repeat: 0 },
+        { ...job, repeat: 1 },
+      ] as JobResult[],
+    };
     expect(runResultView(repeated, 'repeats').rows.map((r) => r[0])).toEqual(['arith/addition (repeat 0)', 'arith/addition (repeat 1)', 'arith']);
   });
 });
@@ -242,7 +301,17 @@ const hostile: TableView = {
 
 describe('formula injection', () => {
   it('puts an apostrophe before text starting with = + - @ tab or CR, and leaves other text alone', () => {
-    expect(['=1', '+1', '-1', '@a', '\t1', '\r1', 'a=1', ' =1', ''].map(spreadsheetSafe)).toEqual(["'=1", "'+1", "'-1", "'@a", "'\t1", "'\r1", 'a=1', ' =1', '']);
+    expect(['=1', '+1', '-1', '@a', '\t1', '\r1', 'a=1', ' =1', ''].map(spreadsheetSafe)).toEqual([
+      "'=1",
+      "'+1",
+      "'-1",
+      "'@a",
+      "'\t1",
+      "'\r1",
+      'a=1',
+      ' =1',
+      '',
+    ]);
   });
 
   it('guards every CSV cell and header, and never a number (a negative score stays a number)', () => {
@@ -280,7 +349,14 @@ describe('formula injection', () => {
 });
 
 describe('renderViews', () => {
-  const scores: TableView = { name: 'scores', columns: ['model', 'acc', 'on frontier'], rows: [['m1', 0.5, true], ['m2', 0.25, false]] };
+  const scores: TableView = {
+    name: 'scores',
+    columns: ['model', 'acc', 'on frontier'],
+    rows: [
+      ['m1', 0.5, true],
+      ['m2', 0.25, false],
+    ],
+  };
   const costs: TableView = { name: 'costs', columns: ['model', 'cost'], rows: [['m1', 1.5]] };
 
   it('joins several tables into one CSV: a table column, shared columns merged by name', () => {
@@ -294,11 +370,18 @@ describe('renderViews', () => {
 
   it('keys several tables by name in JSON, and heads each in Markdown and text', () => {
     expect(JSON.parse(renderViews([scores, costs], 'json'))).toEqual({
-      scores: [{ model: 'm1', acc: 0.5, 'on frontier': true }, { model: 'm2', acc: 0.25, 'on frontier': false }],
+      scores: [
+        { model: 'm1', acc: 0.5, 'on frontier': true },
+        { model: 'm2', acc: 0.25, 'on frontier': false },
+      ],
       costs: [{ model: 'm1', cost: 1.5 }],
     });
-    expect(renderViews([scores, costs], 'md')).toBe('## scores\n\n| model | acc | on frontier |\n| --- | ---: | --- |\n| m1 | 0.5000 | yes |\n| m2 | 0.2500 | no |\n\n## costs\n\n| model | cost |\n| --- | ---: |\n| m1 | 1.5000 |\n');
-    expect(renderViews([scores, costs], 'table')).toBe('scores\n\nmodel  acc     on frontier\nm1     0.5000  yes\nm2     0.2500  no\n\ncosts\n\nmodel  cost\nm1     1.5000\n');
+    expect(renderViews([scores, costs], 'md')).toBe(
+      '## scores\n\n| model | acc | on frontier |\n| --- | ---: | --- |\n| m1 | 0.5000 | yes |\n| m2 | 0.2500 | no |\n\n## costs\n\n| model | cost |\n| --- | ---: |\n| m1 | 1.5000 |\n',
+    );
+    expect(renderViews([scores, costs], 'table')).toBe(
+      'scores\n\nmodel  acc     on frontier\nm1     0.5000  yes\nm2     0.2500  no\n\ncosts\n\nmodel  cost\nm1     1.5000\n',
+    );
   });
 
   it('renders one table as renderView does', () => {

@@ -38,12 +38,15 @@ describe('openTaskOutputFile', () => {
     expect(JSON.stringify(read)).not.toContain('marker-7f3a');
   });
 
-  it('refuses a relative link to a sibling job\'s result', () => {
+  it("refuses a relative link to a sibling job's result", () => {
     const sibling = path.join(path.dirname(path.dirname(results)), 'sibling', 'results');
     mkdirSync(sibling, { recursive: true });
     writeFileSync(path.join(sibling, 'result.json'), '{"overall": 1}');
     symlinkSync('../../sibling/results/result.json', path.join(results, 'result.json'));
-    expect(readTaskOutputText(results, 'result.json', 1024)).toMatchObject({ kind: 'refused', problem: 'result.json is a symbolic link; links are not followed' });
+    expect(readTaskOutputText(results, 'result.json', 1024)).toMatchObject({
+      kind: 'refused',
+      problem: 'result.json is a symbolic link; links are not followed',
+    });
   });
 
   it('refuses a results directory that is itself a link', () => {

@@ -31,7 +31,13 @@ describe('meanAndStd', () => {
 
 describe('taskScores', () => {
   it("lists each task's succeeded scores in repeat order, with every repeat counted", () => {
-    const scores = taskScores([job('a', 'SUCCEEDED', 0.5, 1), job('a', 'SUCCEEDED', 1, 0), job('b', 'FAILED', undefined, 0), job('b', 'SUCCEEDED', 0.25, 1), job('c', 'SUCCEEDED', 0.3, 0)]);
+    const scores = taskScores([
+      job('a', 'SUCCEEDED', 0.5, 1),
+      job('a', 'SUCCEEDED', 1, 0),
+      job('b', 'FAILED', undefined, 0),
+      job('b', 'SUCCEEDED', 0.25, 1),
+      job('c', 'SUCCEEDED', 0.3, 0),
+    ]);
     expect(scores.map(({ task, scores, repeats, mean }) => ({ task, scores, repeats, mean }))).toEqual([
       { task: 'a', scores: [1, 0.5], repeats: 2, mean: 0.75 },
       { task: 'b', scores: [0.25], repeats: 2, mean: 0.25 },
@@ -42,7 +48,9 @@ describe('taskScores', () => {
   });
 
   it('has no mean for a task none of whose repeats succeeded, and ignores a result on a failed job', () => {
-    expect(taskScores([job('a', 'TIMED_OUT', 0.9, 0), job('a', 'FAILED', undefined, 1)])).toEqual([{ task: 'a', scores: [], repeats: 2, mean: null, std: null }]);
+    expect(taskScores([job('a', 'TIMED_OUT', 0.9, 0), job('a', 'FAILED', undefined, 1)])).toEqual([
+      { task: 'a', scores: [], repeats: 2, mean: null, std: null },
+    ]);
   });
 
   it('reads a job without a repeat number as repeat 0 (a run without repeats)', () => {

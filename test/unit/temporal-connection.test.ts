@@ -30,7 +30,11 @@ describe('temporal connection options', () => {
   });
 
   it('turn TLS on for an API key, as Temporal Cloud needs', () => {
-    expect(temporalConnectionOptions('ns.tmprl.cloud:7233', temporalTlsFrom({ TEMPORAL_API_KEY: 'k' }))).toEqual({ address: 'ns.tmprl.cloud:7233', tls: {}, apiKey: 'k' });
+    expect(temporalConnectionOptions('ns.tmprl.cloud:7233', temporalTlsFrom({ TEMPORAL_API_KEY: 'k' }))).toEqual({
+      address: 'ns.tmprl.cloud:7233',
+      tls: {},
+      apiKey: 'k',
+    });
   });
 
   it('refuse a certificate without its key, naming the missing variable', () => {
@@ -38,6 +42,8 @@ describe('temporal connection options', () => {
   });
 
   it('name the variable and the file when a file cannot be read', () => {
-    expect(() => temporalConnectionOptions('x:7233', temporalTlsFrom({ TEMPORAL_TLS_CA: '/nonexistent/ca.pem' }))).toThrow('TEMPORAL_TLS_CA: cannot read /nonexistent/ca.pem (ENOENT); expected a PEM file');
+    expect(() => temporalConnectionOptions('x:7233', temporalTlsFrom({ TEMPORAL_TLS_CA: '/nonexistent/ca.pem' }))).toThrow(
+      'TEMPORAL_TLS_CA: cannot read /nonexistent/ca.pem (ENOENT); expected a PEM file',
+    );
   });
 });

@@ -2,9 +2,29 @@
 // merge into a run's without losing anything, and the summary people read.
 
 import { describe, expect, it } from 'vitest';
-import { emptyCounters, emptyHistogram, mergeCounters, observe, quantile, record, summarizeUsage, type UsageCounters, type UsageSample } from '../../runs/usage.js';
+import {
+  emptyCounters,
+  emptyHistogram,
+  mergeCounters,
+  observe,
+  quantile,
+  record,
+  summarizeUsage,
+  type UsageCounters,
+  type UsageSample,
+} from '../../runs/usage.js';
 
-const sample = (fields: Partial<UsageSample>): UsageSample => ({ status: 200, latencyMs: 100, promptTokens: 0, completionTokens: 0, cost: 0, retries: 0, throttled: 0, queued: false, ...fields });
+const sample = (fields: Partial<UsageSample>): UsageSample => ({
+  status: 200,
+  latencyMs: 100,
+  promptTokens: 0,
+  completionTokens: 0,
+  cost: 0,
+  retries: 0,
+  throttled: 0,
+  queued: false,
+  ...fields,
+});
 
 function countersOf(samples: UsageSample[]): UsageCounters {
   const counters = emptyCounters();
@@ -41,12 +61,20 @@ describe('record and summarizeUsage', () => {
 
   it('rate output tokens per second from the first token when streamed, over the whole call otherwise', () => {
     // 100 tokens in the 1 s after the first token; 50 tokens in a 2 s call: the mean of 100 and 25.
-    const summary = summarizeUsage(countersOf([sample({ latencyMs: 1500, ttftMs: 500, completionTokens: 100 }), sample({ latencyMs: 2000, completionTokens: 50 })]));
+    const summary = summarizeUsage(
+      countersOf([sample({ latencyMs: 1500, ttftMs: 500, completionTokens: 100 }), sample({ latencyMs: 2000, completionTokens: 50 })]),
+    );
     expect(summary.outputTokensPerSecond).toBe(62.5);
   });
 
   it('leave requests that produced no tokens, or no time to produce them in, out of the token rate', () => {
-    const summary = summarizeUsage(countersOf([sample({ latencyMs: 1000, completionTokens: 20 }), sample({ latencyMs: 800, completionTokens: 0 }), sample({ latencyMs: 300, ttftMs: 300, completionTokens: 5 })]));
+    const summary = summarizeUsage(
+      countersOf([
+        sample({ latencyMs: 1000, completionTokens: 20 }),
+        sample({ latencyMs: 800, completionTokens: 0 }),
+        sample({ latencyMs: 300, ttftMs: 300, completionTokens: 5 }),
+      ]),
+    );
     expect(summary.outputTokensPerSecond).toBe(20);
   });
 
@@ -101,7 +129,18 @@ describe('latency histograms', () => {
 
 describe('mergeCounters', () => {
   const samples = Array.from({ length: 40 }, (_, i) =>
-    sample({ status: i % 7 === 0 ? 503 : 200, latencyMs: 10 + i * 37, ttftMs: i % 2 ? 5 + i : undefined, promptTokens: i, completionTokens: 2 * i, cost: i, retries: i % 3, throttled: i % 5 === 0 ? 1 : 0, queued: i % 4 === 0, cache: i % 3 === 0 ? 'hit' : 'miss' }),
+    sample({
+      status: i % 7 === 0 ? 503 : 200,
+      latencyMs: 10 + i * 37,
+      ttftMs: i % 2 ? 5 + i : undefined,
+      promptTokens: i,
+      completionTokens: 2 * i,
+      cost: i,
+      retries: i % 3,
+      throttled: i % 5 === 0 ? 1 : 0,
+      queued: i % 4 === 0,
+      cache: i % 3 === 0 ? 'hit' : 'miss',
+    }),
   );
 
   it("merges two jobs' counters into exactly what one meter of all their requests would hold", () => {
