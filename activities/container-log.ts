@@ -115,7 +115,7 @@ export async function captureContainerLog(docker: DockerEngine, containerId: str
   const source = await docker.followLogs(containerId, following.signal);
   const writer = new CappedLogWriter(createWriteStream(file), capBytes);
   docker.demux(source, writer);
-  // demuxStream ignores write()'s answer; pausing here is what keeps a fast task from filling memory.
+  // demux ignores write()'s answer; pausing here is what keeps a fast task from filling memory.
   source.on('data', () => {
     if (!writer.writableNeedDrain || source.isPaused()) return;
     source.pause();
