@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot, run, sleep, startStack } from './perf-support.js';
+import { cpuDelta, cpuSecondsByProcess, repoRoot, run, sleep, startStack } from './perf-support.js';
 
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
@@ -55,6 +55,13 @@ function peakRssMiB(pid: number): number {
   return Number(hwm ?? 0) / 1024;
 }
 
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ on Linux
+}
+
 function jobSeconds(result: { jobs: Array<{ task: string; timings: { queuedAt: string; finishedAt: string } }> }, task: string): number {
   const job = result.jobs.find((j) => j.task === task)!;
   return (Date.parse(job.timings.finishedAt) - Date.parse(job.timings.queuedAt)) / 1000;
@@ -73,7 +80,10 @@ try {
   const baseline = JSON.parse((await br(alone)).stdout) as Parameters<typeof jobSeconds>[0];
   const workerPid = stack.workers[0]!.pid!;
   const rssBefore = peakRssMiB(workerPid);
+  // dockerd is shared with anything else on the machine: its figure is an upper bound.
+  const cpuBefore = { worker: cpuSecondsOf(workerPid), ...cpuSecondsByProcess({ dockerd: /^(\/usr\/sbin\/)?dockerd/ }) };
   const crowdedRun = await br(crowded);
+  const cpuAfter = { worker: cpuSecondsOf(workerPid), ...cpuSecondsByProcess({ dockerd: /^(\/usr\/sbin\/)?dockerd/ }) };
   await sleep(500);
   const result = JSON.parse(crowdedRun.stdout) as Parameters<typeof jobSeconds>[0] & { jobs: Array<{ task: string; status: string; records?: { count: number } }> };
   const base = jobSeconds(baseline, 'steady');
@@ -82,6 +92,7 @@ try {
   console.log(`hostile neighbours: ${told.join(', ')}`);
   for (const job of result.jobs) console.log(`  ${job.task.padEnd(15)} ${job.status.padEnd(10)} ${jobSeconds(result, job.task).toFixed(1)} s${job.records ? `, ${job.records.count} records` : ''}`);
   console.log(`worker peak RSS: ${peakRssMiB(workerPid).toFixed(0)} MiB (at start ${rssAtStart.toFixed(0)} MiB, before the hostile run ${rssBefore.toFixed(0)} MiB; target < 400 MiB)`);
+  console.log(`CPU during the crowded run: ${cpuDelta(cpuBefore, cpuAfter)}`);
   console.log(`steady job: alone ${base.toFixed(2)} s, beside the hostile tasks ${beside.toFixed(2)} s; slowdown ${(((beside - base) / base) * 100).toFixed(1)}% (target < 10%)`);
 } finally {
   await stack.stop();
