@@ -6,6 +6,7 @@ import Docker from 'dockerode';
 import { createWriteStream } from 'node:fs';
 import { finished, pipeline } from 'node:stream/promises';
 import { PassThrough, Writable, type Readable } from 'node:stream';
+import { DockerLogFrames } from './docker-log-frames.js';
 
 export class DockerError extends Error {
   constructor(
@@ -254,9 +255,16 @@ export class DockerEngine {
     return Buffer.concat(chunks);
   }
 
-  /** Splits a multiplexed log stream into one writable (stdout and stderr interleaved, as they came). */
+  /**
+   * Splits a multiplexed log stream into one writable (stdout and stderr interleaved, as they came),
+   * one write per chunk read. Like a 'data' listener, it ignores write()'s answer: the caller pauses.
+   */
   demux(stream: Readable, out: Writable): void {
-    this.client.modem.demuxStream(stream, out, out);
+    const frames = new DockerLogFrames();
+    stream.on('data', (chunk: Buffer) => {
+      const output = frames.push(chunk);
+      if (output.length > 0) out.write(output);
+    });
   }
 
   /**

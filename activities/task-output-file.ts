@@ -101,7 +101,8 @@ export async function* linesOfTaskOutput(fd: number, maxLineBytes: number, capBy
     line += 1;
     let text: string | undefined;
     if (!tooLong) {
-      text = Buffer.concat(pending, pendingBytes).toString('utf8');
+      // A line inside one read chunk (nearly all of them) is decoded where it lies, not copied first.
+      text = (pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes)).toString('utf8');
       if (text.endsWith('\r')) text = text.slice(0, -1);
       if (line === 1) text = text.replace(/^\uFEFF/, '');
     }

@@ -1,7 +1,8 @@
 // One worker process per evaluation machine: it polls the shared queue (workflows, host claims)
 // and its own host queue (images, containers, results).
 
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
@@ -13,6 +14,7 @@ import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { sweepOrphans } from './sweep-orphans.js';
 import { connectPatiently } from './connect-patiently.js';
+import { workflowBundleFor } from './workflow-bundle-cache.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 import { installTaskFirewall, type TaskFirewall } from '../activities/task-firewall.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
@@ -21,7 +23,7 @@ export interface StartWorkerOptions {
   settings: Settings;
   hostId: string;
   docker?: DockerEngine;
-  /** A prebuilt workflow bundle (see bundleWorkflows); bundling at start takes a few seconds. */
+  /** A prebuilt workflow bundle; without one, the bundle cached for this version of the code (built if missing). */
   workflowBundlePath?: string;
   maxConcurrentContainers?: number;
   /** Where to report what the worker does on its own (orphan sweeps). */
@@ -95,9 +97,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     } finally {
       await client.connection.close();
     }
-    const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = options.workflowBundlePath
-      ? { workflowBundle: { codePath: options.workflowBundlePath } }
-      : { workflowsPath };
+    // Never bundled in this process: webpack would stay in the worker's memory for good.
+    const workflowBundle = { codePath: options.workflowBundlePath ?? (await workflowBundleFor(path.join(settings.home, 'workflow-bundles'), workflowsPath)) };
 
     shared = await Worker.create({
       connection,
@@ -105,7 +106,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       taskQueue: settings.sharedQueue,
       identity,
       dataConverter,
-      ...workflowSource,
+      workflowBundle,
       activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
     });
     host = await Worker.create({

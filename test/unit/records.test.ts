@@ -2,7 +2,7 @@
 // normalized, and the summary counted exactly.
 
 import { describe, expect, it } from 'vitest';
-import { BAD_LINE_EXAMPLES, parseRecords, summarizeRecords } from '../../contract/records.js';
+import { BAD_LINE_EXAMPLES, parseRecordLine, parseRecords, recordBySchema, summarizeRecords } from '../../contract/records.js';
 
 const line = (value: unknown) => JSON.stringify(value);
 
@@ -93,5 +93,25 @@ describe('records.jsonl validation', () => {
     expect(summary.badLineExamples).toEqual([1, 2, 3, 4, 5].map((n) => `line ${n}: not valid JSON`));
     expect(summary.count).toBe(0);
     expect(summary.meanScore).toBeNull();
+  });
+
+  it('judges every line as the schema does, field order included, on the quick path for plain records too', () => {
+    const indexes = [0, 7, 2.5, -1, Infinity, '', 'q-1', null, true];
+    const scores = [0, 1, 0.5, -0.1, 1.5, Infinity, true, false, '1', null, undefined];
+    const counts = [undefined, null, 0, 12, -3, Infinity, '5'];
+    let compared = 0;
+    for (const index of indexes)
+      for (const score of scores)
+        for (const count of counts) {
+          const fields = { extra: 'x', score, index, ...(count === undefined ? {} : { prompt_tokens: count, cost: count }) };
+          // An overflowing number is written as 1e999, which JSON.parse reads as Infinity.
+          const text = JSON.stringify(fields, (_key, value: unknown) => (value === Infinity ? '<inf>' : value)).replace(/"<inf>"/g, '1e999');
+          const quick = parseRecordLine(text, 3);
+          const reference = recordBySchema(JSON.parse(text) as Record<string, unknown>, 3);
+          expect(quick, text).toEqual(reference);
+          if (quick && 'record' in quick && 'record' in reference) expect(Object.keys(quick.record), text).toEqual(Object.keys(reference.record));
+          compared += 1;
+        }
+    expect(compared).toBe(indexes.length * scores.length * counts.length);
   });
 });

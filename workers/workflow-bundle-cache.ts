@@ -1,0 +1,75 @@
+// The worker's workflow bundle, built once per version of the code and kept by content hash: bundling
+// at every start loads webpack into the worker and leaves it about 100 MiB larger for good.
+
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const bundleScript = fileURLToPath(new URL('./bundle-workflows.ts', import.meta.url));
+/** Folders no workflow imports from; everything else that is TypeScript may end up in the bundle. */
+const NOT_BUNDLED = new Set(['node_modules', 'test', 'perf', 'benchmarks']);
+
+/**
+ * A hash of what the bundle is made from: every .ts file under `root` outside NOT_BUNDLED and
+ * dot-folders (more than the bundle holds, so a change can only cost a rebuild, never a stale
+ * bundle), and package-lock.json, which pins the SDK that bundles and runs the workflows.
+ */
+export function workflowSourceHash(root = repoRoot): string {
+  const hash = createHash('sha256');
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.') || NOT_BUNDLED.has(entry.name)) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.ts')) files.push(full);
+    }
+  };
+  walk(root);
+  const lock = path.join(root, 'package-lock.json');
+  if (existsSync(lock)) files.push(lock);
+  for (const file of files.sort())
+    hash
+      .update(`${path.relative(root, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The path of a bundle of `workflowsPath` for the code as it is now, under `cacheDir`. A missing one
+ * is built in a child process (so webpack's memory goes with it) and renamed into place whole, so a
+ * worker starting beside this one never reads half a bundle.
+ */
+export async function workflowBundleFor(cacheDir: string, workflowsPath: string): Promise<string> {
+  const file = path.join(cacheDir, `workflow-bundle-${workflowSourceHash()}.js`);
+  if (existsSync(file)) return file;
+  mkdirSync(cacheDir, { recursive: true });
+  const partial = `${file}.${process.pid}.partial`;
+  try {
+    await runBundler(workflowsPath, partial);
+    renameSync(partial, file);
+  } finally {
+    rmSync(partial, { force: true });
+  }
+  return file;
+}
+
+function runBundler(workflowsPath: string, outFile: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), bundleScript, workflowsPath, outFile], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`bundling the workflows in ${workflowsPath} failed (exit ${code}): ${stderr.trim().split('\n').slice(-5).join(' | ')}`)),
+    );
+  });
+}
