@@ -16,8 +16,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('dashboard HTML', () => {
   it('escapes every interpolated value, so a model name or failure message cannot inject markup', () => {
-    const markup = html`<td>${'<script>alert(1)</script>'}</td>
-      <a href="${'" onclick="x'}"></a>`;
+    const markup = html`<td>${'<script>alert(1)</script>'}</td><a href="${'" onclick="x'}"></a>`;
     expect(markup.text).toBe('<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><a href="&quot; onclick=&quot;x"></a>');
     const result: RunResult = {
       runId: 'br-1',
