@@ -1,14 +1,14 @@
 // RunWorkflow for runs of any size: one execution starts at most `jobsPerExecution` jobs, adds their
 // results to a tally and continues as new with it; the jobs' full results stay in their own workflows.
 
-import { CancellationScope, executeChild, makeContinueAsNewFunc, isCancellation, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, makeContinueAsNewFunc, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { hostQueueName } from '../runs/host-queues.js';
-import { stateOfStatus, summarizeProgress } from '../runs/run-outcome.js';
+import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { addJobs, addRepeatCounts, addUnstarted, emptyTally, tallyOutcome, type RunTally } from '../runs/run-tally.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
-import { jobWorkflow } from './job-workflow.js';
-import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
+import { runJobsInLanes } from './job-lanes.js';
+import { jobSpecsOf } from '../runs/job-specs.js';
 import { JOBS_PER_EXECUTION, progressQuery, repeatCountsOn, type runWorkflow } from './run-workflow.js';
 
 export async function runInBatches(spec: RunSpec): Promise<RunResult> {
@@ -41,32 +41,7 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   });
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
-  const results: Array<JobResult | undefined> = batch.map(() => undefined);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < batch.length && !cancelled()) {
-      const index = next++;
-      const job = batch[index]!;
-      progress[index]!.state = 'running';
-      let result: JobResult;
-      try {
-        result = { ...(await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] })), ...repeatFields(job) };
-      } catch (error) {
-        result = {
-          jobId: job.jobId,
-          task: job.task.name,
-          status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
-          ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
-          message: error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error),
-          timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
-          ...repeatFields(job),
-        };
-      }
-      results[index] = result;
-      progress[index]!.state = stateOfStatus(result.status);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(spec.options.concurrency, batch.length)) }, lane));
+  const results = await runJobsInLanes(batch, spec.options.concurrency, startedAt, progress);
 
   // Added in job order, so sums come out as in a run that held every result at once.
   const ran = results.filter((r): r is JobResult => r !== undefined);

@@ -1,17 +1,7 @@
 // RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
 // once, and aggregates every job's result; partial results are reported, never dropped.
 
-import {
-  CancellationScope,
-  defineQuery,
-  executeChild,
-  isCancellation,
-  patched,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, defineQuery, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
@@ -28,7 +18,7 @@ import {
 } from '../runs/run-outcome.js';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
 import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
-import { jobWorkflow } from './job-workflow.js';
+import { runJobsInLanes } from './job-lanes.js';
 import { runInBatches } from './run-in-batches.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
@@ -58,36 +48,11 @@ async function runAllAtOnce(spec: RunSpec): Promise<RunResult> {
   const repeats = spec.options.repeats ?? 1;
   const jobs = jobSpecsOf(spec);
   const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
-  const results: Array<JobResult | undefined> = jobs.map(() => undefined);
   const carriedProgress: RunProgress['jobs'] = (spec.retryOf?.carried ?? []).map((job) => ({ jobId: job.jobId, task: job.task, state: 'succeeded' }));
   setHandler(progressQuery, () => summarizeProgress([...carriedProgress, ...progress]));
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < jobs.length && !cancelled()) {
-      const index = next++;
-      const job = jobs[index]!;
-      progress[index]!.state = 'running';
-      let result: JobResult;
-      try {
-        result = { ...(await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] })), ...repeatFields(job) };
-      } catch (error) {
-        result = {
-          jobId: job.jobId,
-          task: job.task.name,
-          status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
-          ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
-          message: error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error),
-          timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
-          ...repeatFields(job),
-        };
-      }
-      results[index] = result;
-      progress[index]!.state = stateOfStatus(result.status);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(spec.options.concurrency, jobs.length)) }, lane));
+  const results = await runJobsInLanes(jobs, spec.options.concurrency, startedAt, progress);
 
   const finishedAt = new Date().toISOString();
   const ran = results.map(

@@ -1,0 +1,46 @@
+// Runs jobs as child JobWorkflows in `concurrency` lanes, in order, until they are done or the run is
+// cancelled; a child that fails or is cancelled becomes a JobResult like any other. Shared by the
+// run workflow's two bodies (all jobs at once, and in batches), so both start children the same way.
+
+import { CancellationScope, executeChild, isCancellation } from '@temporalio/workflow';
+import { repeatFields } from '../runs/job-specs.js';
+import { stateOfStatus } from '../runs/run-outcome.js';
+import type { JobResult, JobSpec, RunProgress } from '../runs/run-spec.js';
+import { jobWorkflow } from './job-workflow.js';
+
+/** Results by job index; undefined for a job the run's cancel kept from starting. `progress` is updated as jobs run. */
+export async function runJobsInLanes(
+  jobs: JobSpec[],
+  concurrency: number,
+  startedAt: string,
+  progress: RunProgress['jobs'],
+): Promise<Array<JobResult | undefined>> {
+  const cancelled = () => CancellationScope.current().consideredCancelled;
+  const results: Array<JobResult | undefined> = jobs.map(() => undefined);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < jobs.length && !cancelled()) {
+      const index = next++;
+      const job = jobs[index]!;
+      progress[index]!.state = 'running';
+      let result: JobResult;
+      try {
+        result = { ...(await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] })), ...repeatFields(job) };
+      } catch (error) {
+        result = {
+          jobId: job.jobId,
+          task: job.task.name,
+          status: isCancellation(error) ? 'CANCELLED' : 'FAILED',
+          ...(isCancellation(error) ? {} : { reason: 'INFRASTRUCTURE' as const }),
+          message: error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error),
+          timings: { queuedAt: startedAt, finishedAt: new Date().toISOString(), containerSeconds: 0 },
+          ...repeatFields(job),
+        };
+      }
+      results[index] = result;
+      progress[index]!.state = stateOfStatus(result.status);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, jobs.length)) }, lane));
+  return results;
+}
