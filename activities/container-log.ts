@@ -4,7 +4,7 @@
 
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
-import type { DockerEngine } from './docker-engine.js';
+import { dockerError, type DockerEngine } from './docker-engine.js';
 
 export const LOG_CAP_BYTES = 16 * 1024 * 1024;
 /** Output past the cap that is still kept: a failure's last lines are usually the ones that explain it. */
@@ -159,7 +159,8 @@ export async function captureContainerLog(docker: DockerEngine, containerId: str
     source.once('error', (error: Error) => {
       if (following.signal.aborted) return void end();
       writer.destroy(error);
-      reject(error);
+      // A daemon that goes away mid-stream leaves a bare "aborted": the failure (and the activity's retry) says what broke.
+      reject(dockerError('container logs', error));
     });
     writer.once('error', reject);
   });
