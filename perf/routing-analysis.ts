@@ -16,12 +16,14 @@ import { hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
 import { buildQueryPool } from '../analysis/query-pool.js';
 import { analyzeRouting, type RoutingReport } from '../analysis/routing-analysis.js';
 import { syntheticPool } from '../analysis/synthetic-pool.js';
-import { writeReleaseFile } from '../test/support/llmrouterbench-release.js';
-import { repoRoot } from './perf-support.js';
+import { fileURLToPath } from 'node:url';
 
 const TARGET_RSS_BYTES = 2 * 1024 ** 3;
 const MODELS = 33;
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+
+// Not perf-support.js: it loads the Temporal client, whose heap the pool case would then measure around.
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 async function main(): Promise<void> {
   const which = process.argv[2];
@@ -86,6 +88,7 @@ async function poolCase(): Promise<number> {
 }
 
 async function releaseCase(): Promise<number> {
+  const { writeReleaseFile } = await import('../test/support/llmrouterbench-release.js');
   const TARGET_SECONDS = 10;
   const time = '/usr/bin/time';
   if (!existsSync(time)) throw new Error(`${time}: not found; the release case reads the analysing process's peak RSS from GNU time (Debian package "time")`);
