@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import yaml from 'js-yaml';
+import { loadBenchmark } from '../contract/load-benchmark.js';
 import { referenceAnswer } from './reference-answer.js';
 
 export interface ArithProblem {
@@ -40,12 +40,8 @@ export function scoreArithReply(reply: string, answer: string): boolean {
 }
 
 export function expectedArithScore(benchmarkDir: string, model: string): ExpectedScore {
-  const manifestPath = join(benchmarkDir, 'benchmark.yaml');
-  const manifest = yaml.load(readFileSync(manifestPath, 'utf8'), { schema: yaml.CORE_SCHEMA }) as { tasks?: { name?: unknown }[] } | null;
-  const taskNames = (manifest?.tasks ?? []).map((task) => task.name);
-  if (taskNames.length === 0 || !taskNames.every((name): name is string => typeof name === 'string')) {
-    throw new Error(`${manifestPath}: tasks: expected a non-empty list of {name, environment}`);
-  }
+  // The contract's own loader: the task list (and every problem with it) as `br run` sees it.
+  const taskNames = loadBenchmark(benchmarkDir).tasks.map((task) => task.name);
 
   const perTask: Record<string, number> = {};
   for (const task of taskNames) {
