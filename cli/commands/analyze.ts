@@ -13,7 +13,7 @@ import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
 import { renderPng } from '../../analysis/plot-png.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { renderReportText } from '../../analysis/report-text.js';
-import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError } from '../../analysis/routing-analysis.js';
+import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
 import { InputError } from '../../contract/problems.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { routingReportTables } from '../routing-report-tables.js';
@@ -37,20 +37,16 @@ export interface AnalyzeCommandDeps {
   runRecords?: (runs: string[] | 'latest') => Promise<{ records: InstanceRecord[]; notes: string[] }>;
 }
 
-interface AnalyzeFlags extends OutputFlags {
+/** The analysis options come from AnalysisOptions; the definitions are optional, their default depends on the input. */
+interface AnalyzeFlags
+  extends
+    OutputFlags,
+    Pick<AnalysisOptions, 'seed' | 'trainRatio' | 'k' | 'topK' | 'beta' | 'nInit' | 'knnK'>,
+    Partial<Pick<AnalysisOptions, 'splitUnit' | 'oracleRule'>> {
   llmrouterbenchDir?: string;
   records?: string[];
   runs?: string[];
   latestRuns?: boolean;
-  seed: number;
-  trainRatio: number;
-  k: number;
-  topK: number;
-  beta: number;
-  nInit: number;
-  knnK: number;
-  splitUnit?: SplitUnit;
-  oracleRule?: OracleRule;
   missingRecords?: MissingRecords;
   embeddingDim: number;
   embeddingsEndpoint?: string;
