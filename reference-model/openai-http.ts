@@ -1,7 +1,8 @@
 // The HTTP plumbing both test models share (the reference model and the replay model): OpenAI-style
 // JSON errors, bounded request bodies, JSON and server-sent-event responses.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -105,4 +106,35 @@ export function sendError(res: ServerResponse, error: HttpError): void {
     return;
   }
   sendJson(res, error.status, { error: { message: error.message, type: error.type, param: null, code: error.code } });
+}
+
+/** A test model listening: its OpenAI base URL and how to stop it. */
+export interface ListeningModel {
+  /** `http://<host>:<port>/v1`; a wildcard address is shown as loopback, an IPv6 one in brackets. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens on `host:port` (0: any free port); close() also drops kept-alive connections, after `beforeClose`. */
+export async function listenAsModel(server: Server, port: number, host: string, beforeClose: () => void = () => undefined): Promise<ListeningModel> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const urlHost = host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${bound}/v1`,
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        beforeClose();
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
 }

@@ -3,9 +3,9 @@
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   HttpError,
+  listenAsModel,
   messageText,
   parseJsonObject,
   readBody,
@@ -15,6 +15,7 @@ import {
   splitForStreaming,
   wantsStreamUsage,
   type JsonObject,
+  type ListeningModel,
 } from './openai-http.js';
 import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from './reference-answer.js';
 
@@ -30,13 +31,9 @@ export interface RecordedRequest {
   usage?: Usage;
 }
 
-export interface ReferenceModelServer {
-  /** The OpenAI base URL, e.g. `http://127.0.0.1:8399/v1`. */
-  url: string;
-  port: number;
+export interface ReferenceModelServer extends ListeningModel {
   /** Every request received, in arrival order (empty when started with `recordRequests: false`). */
   requests: RecordedRequest[];
-  close(): Promise<void>;
 }
 
 export interface ReferenceModelOptions {
@@ -141,28 +138,11 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
     });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const listening = await listenAsModel(server, opts.port ?? 0, host, () => {
+    for (const timer of pendingDelays) clearTimeout(timer);
+    pendingDelays.clear();
   });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-
-  return {
-    url: `http://${urlHost}:${port}/v1`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const timer of pendingDelays) clearTimeout(timer);
-        pendingDelays.clear();
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  return { ...listening, requests };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   HttpError,
+  listenAsModel,
   messageText,
   parseJsonObject,
   readBody,
@@ -19,6 +19,7 @@ import {
   splitForStreaming,
   wantsStreamUsage,
   type JsonObject,
+  type ListeningModel,
 } from './openai-http.js';
 import { countTokens } from './reference-answer.js';
 import { loadAnswers, type ReplayAnswer } from './replay-answers.js';
@@ -32,12 +33,9 @@ export interface ReplayModelOptions {
   missesFile?: string;
 }
 
-export interface ReplayModelServer {
-  url: string;
-  port: number;
+export interface ReplayModelServer extends ListeningModel {
   /** Requests answered and requests refused as unknown, since start. */
   counts: { answered: number; unknown: number };
-  close(): Promise<void>;
 }
 
 export async function startReplayModel(options: ReplayModelOptions): Promise<ReplayModelServer> {
@@ -94,22 +92,7 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
       sendError(res, error instanceof HttpError ? error : new HttpError(500, `internal error: ${String(error)}`, 'server_error')),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host && options.host !== '0.0.0.0' ? options.host : '127.0.0.1';
-  return {
-    url: `http://${host}:${port}/v1`,
-    port,
-    counts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenAsModel(server, options.port ?? 0, options.host ?? '127.0.0.1')), counts };
 }
 
 function usageOf(answer: ReplayAnswer, promptText: string) {
