@@ -7,7 +7,7 @@ import path from 'node:path';
 import { redactSecrets } from './redact-secrets.js';
 
 export const CONTAINER_LOG_FILE = JOB_FILES.containerLog;
-export const CONTAINER_TAIL_FILE = 'container-tail.log';
+export const CONTAINER_TAIL_FILE = JOB_FILES.containerTail;
 
 const TAIL_LINES = 20;
 /** Lines the DinD runtime's entrypoint prints about itself (runtime/dind/entrypoint.sh). */

@@ -4,9 +4,8 @@
 
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CONTAINER_TAIL_FILE } from '../activities/container-log-tail.js';
 import { InputError } from '../contract/problems.js';
-import { JOB_FILES } from '../runs/job-artifacts.js';
+import { JOB_FILES, jobArtifactsDir } from '../runs/job-artifacts.js';
 
 export interface ArtifactCommandDeps {
   /** The artifact root on this host (BENCHROUTER_ARTIFACTS). */
@@ -65,13 +64,13 @@ export function selectJobs(root: string, runId: string, jobArg: string | undefin
   return matching;
 }
 
-/** A job id without its run's prefix: `br-…-a1b2c3.000-addition` → `000-addition`. */
 /** A job's container-tail.log (its last log lines, secrets redacted) on this host; undefined before the job finished here. */
 export function jobLogTail(root: string, runId: string, jobId: string): string | undefined {
-  const file = path.join(root, runId, jobId, CONTAINER_TAIL_FILE);
+  const file = path.join(jobArtifactsDir(root, { runId, jobId }), JOB_FILES.containerTail);
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 
+/** A job id without its run's prefix: `br-…-a1b2c3.000-addition` → `000-addition`. */
 export function shortJobId(runId: string, jobId: string): string {
   return jobId.startsWith(`${runId}.`) ? jobId.slice(runId.length + 1) : jobId;
 }
@@ -82,7 +81,7 @@ function taskOf(runId: string, jobId: string): string | undefined {
 }
 
 export function jobArtifacts(root: string, runId: string, jobId: string): JobArtifacts {
-  const dir = path.join(root, runId, jobId);
+  const dir = jobArtifactsDir(root, { runId, jobId });
   const files: ArtifactFile[] = [];
   const walk = (sub: string) => {
     for (const entry of readdirSync(path.join(dir, sub), { withFileTypes: true })) {

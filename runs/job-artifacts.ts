@@ -11,6 +11,8 @@ export const JOB_FILES = {
   records: 'records.jsonl',
   normalized: 'normalized.json',
   containerLog: 'container.log',
+  /** The log's last lines, secrets redacted: what `br logs` shows. */
+  containerTail: 'container-tail.log',
 } as const;
 
 export interface JobRef {
