@@ -5,8 +5,10 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
-/** How often a running task's disk use is measured: each measure walks its files and asks the daemon. */
+/** How often a running task's disk use is measured at most: each measure walks its files and asks the daemon. */
 export const DISK_CHECK_INTERVAL_MS = 5_000;
+/** The pause after a measure is at least this many times what the measure took. */
+const MEASURE_COST_FACTOR = 20;
 
 /** Bytes under `dir`, links not followed; a file that vanishes mid-walk counts as nothing. */
 export async function directoryBytes(dir: string): Promise<number> {
@@ -52,10 +54,13 @@ export function watchDiskUse(
     let timer: NodeJS.Timeout | undefined;
     const tick = async () => {
       if (signal.aborted) return;
+      const started = Date.now();
       const used = await measure().catch(() => 0);
       if (signal.aborted) return;
-      if (used > limitBytes) resolve({ usedBytes: used, limitBytes });
-      else timer = setTimeout(() => void tick(), intervalMs);
+      if (used > limitBytes) return resolve({ usedBytes: used, limitBytes });
+      // A DinD task's daemon storage can hold hundreds of thousands of files: measuring never takes more
+      // than a twentieth of the worker's time, however big the task's tree grows.
+      timer = setTimeout(() => void tick(), Math.max(intervalMs, MEASURE_COST_FACTOR * (Date.now() - started)));
     };
     signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     timer = setTimeout(() => void tick(), intervalMs);
