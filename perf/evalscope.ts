@@ -4,13 +4,13 @@
 //
 //   npm run perf:evalscope -- [samples]
 
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startReplayModel } from '../reference-model/replay-model-server.js';
 import { startCaptureModel } from '../test/support/capture-model.js';
+import { evalscopeDirect as runEvalscope } from '../test/support/evalscope-direct.js';
 import { repoRoot, run, startStack } from './perf-support.js';
 
 const SAMPLES = Number(process.argv[2] ?? 1000);
@@ -22,43 +22,15 @@ async function evalscopeDirect(dataDir: string, workDir: string, endpoint: strin
   mkdirSync(workDir, { recursive: true });
   chmodSync(workDir, 0o777);
   const started = performance.now();
-  await promisify(execFile)(
-    'docker',
-    [
-      'run',
-      '--rm',
-      '--network',
-      'host',
-      '-v',
-      `${dataDir}:/data:ro`,
-      '-v',
-      `${workDir}:/out`,
-      '--entrypoint',
-      'evalscope',
-      IMAGE,
-      'eval',
-      '--model',
-      'replay',
-      '--api-url',
-      endpoint,
-      '--api-key',
-      'EMPTY',
-      '--eval-type',
-      'openai_api',
-      '--datasets',
-      'general_mcq',
-      '--dataset-args',
-      JSON.stringify({ general_mcq: { local_path: '/data/general_mcq' } }),
-      '--generation-config',
-      JSON.stringify({ temperature: 0.0, top_p: 1.0, max_tokens: 32768 }),
-      '--eval-batch-size',
-      String(BATCH),
-      '--work-dir',
-      '/out',
-      '--no-timestamp',
-    ],
-    { maxBuffer: 256 * 1024 * 1024 },
-  );
+  await runEvalscope({
+    image: IMAGE,
+    dataDir,
+    workDir,
+    endpoint,
+    model: 'replay',
+    datasetArgs: { general_mcq: { local_path: '/data/general_mcq' } },
+    batchSize: BATCH,
+  });
   return (performance.now() - started) / 1000;
 }
 

@@ -2,15 +2,15 @@
 // `br run` (worker, gateway, container, harvest) and through `evalscope eval` directly in the same image, both
 // against the same replay model. The scores must be equal to the last digit and the records one for one.
 
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobArtifactsDir } from '../runs/job-artifacts.js';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import type { RunResult } from '../runs/run-spec.js';
+import { evalscopeDirect as runEvalscope } from './support/evalscope-direct.js';
 import { startCaptureModel } from './support/capture-model.js';
 import { br, repoRoot, startHarness, type Harness } from './support/harness.js';
 
@@ -52,44 +52,7 @@ const textOf = (message: unknown) => String((message as { content?: unknown }).c
 /** `evalscope eval` straight from the image, as a team runs it, into a fresh work dir (async: the models answering it run in this process). */
 async function evalscopeDirect(dataDir: string, workDir: string, endpoint: string): Promise<void> {
   const datasetArgs = { general_mcq: { local_path: '/data/general_mcq' }, general_qa: { local_path: '/data/general_qa', metric_list: ['Rouge'] } };
-  await promisify(execFile)(
-    'docker',
-    [
-      'run',
-      '--rm',
-      '--network',
-      'host',
-      '-v',
-      `${dataDir}:/data:ro`,
-      '-v',
-      `${workDir}:/out`,
-      '--entrypoint',
-      'evalscope',
-      IMAGE,
-      'eval',
-      '--model',
-      MODEL,
-      '--api-url',
-      endpoint,
-      '--api-key',
-      'EMPTY',
-      '--eval-type',
-      'openai_api',
-      '--datasets',
-      'general_mcq',
-      'general_qa',
-      '--dataset-args',
-      JSON.stringify(datasetArgs),
-      '--generation-config',
-      JSON.stringify({ temperature: 0.0, top_p: 1.0, max_tokens: 32768 }),
-      '--eval-batch-size',
-      '8',
-      '--work-dir',
-      '/out',
-      '--no-timestamp',
-    ],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
+  await runEvalscope({ image: IMAGE, dataDir, workDir, endpoint, model: MODEL, datasetArgs, batchSize: 8 });
 }
 
 const readJsonl = (file: string) =>
