@@ -132,6 +132,7 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     ...(job.repeat?.seed !== undefined ? { BENCHROUTER_SEED: String(job.repeat.seed) } : {}),
     ...(job.selection?.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.selection.limit) } : {}),
     ...(job.selection?.instances ? { BENCHROUTER_INSTANCES: job.selection.instances.join(',') } : {}),
+    ...(job.options.jobConcurrency !== undefined ? { BENCHROUTER_CONCURRENCY: String(job.options.jobConcurrency) } : {}),
     ...(access.judge
       ? {
           BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint),

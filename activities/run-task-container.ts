@@ -13,6 +13,8 @@ import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
 import { summarizeUsage } from '../runs/usage.js';
 import type { ModelGateway } from '../gateway/model-gateway.js';
+import { TokenizerFileError } from '../gateway/prompt-truncation.js';
+import type { TruncationSettings } from '../runs/generation.js';
 import type { ModelAccess } from './container-spec.js';
 import { containerNameFor, endpointSeenFromBridge, LABELS, memoryBytes, taskContainerBody, type DindPlacement } from './container-spec.js';
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
@@ -228,6 +230,7 @@ function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { a
   // must not leave the model's route registered, with its token valid, until the worker restarts.
   const modelKey = resolveApiKey(job.model.apiKeyEnv, deps.hostId);
   const judgeKey = job.judge ? resolveApiKey(job.judge.apiKeyEnv, deps.hostId) : undefined;
+  if (job.generation.truncation) checkTokenizer(gateway.instance, job.generation.truncation, deps.hostId);
   const route = (role: string, target: JobSpec['model'], apiKey: string) =>
     gateway.instance.register({
       jobId: job.jobId,
@@ -317,6 +320,23 @@ async function waitUntilExitOrDeadline(
     clearTimeout(timer);
     if (onCancel) cancel.removeEventListener('abort', onCancel);
     waiting.abort();
+  }
+}
+
+/**
+ * The run's tokenizer must be on this host, as the run was submitted with it: like a missing key, a
+ * missing or different file is this host's problem, so the job is not retried here.
+ */
+function checkTokenizer(gateway: ModelGateway, truncation: TruncationSettings, hostId: string): void {
+  try {
+    gateway.truncatorFor(truncation);
+  } catch (error) {
+    if (!(error instanceof TokenizerFileError)) throw error;
+    throw ApplicationFailure.create({
+      type: FAILURE_TYPES.missingSecret,
+      nonRetryable: true,
+      message: `--tokenizer on worker host ${hostId}: ${error.message}`,
+    });
   }
 }
 

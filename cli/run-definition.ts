@@ -10,7 +10,7 @@ import { InputError } from '../contract/problems.js';
 import { resolveBenchmarkDir, runSpecFromRequest, type RunRequest } from '../client/run-request.js';
 import type { RunSpec } from '../runs/run-spec.js';
 import { loadSuites, type Suite, type SuiteEntry } from '../runs/suites.js';
-import { gatewayFrom, generationFrom, judgeFrom, pricesFrom, runOptionsFrom, type RunFlags } from './run-flags.js';
+import { gatewayFrom, generationFrom, judgeFrom, pricesFrom, runOptionsFrom, truncationFrom, type RunFlags } from './run-flags.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** The built-in benchmarks that ship with BenchRouter. */
@@ -30,6 +30,7 @@ export function requestFromFlags(benchmarkArg: string, flags: RunFlags, suite?: 
   const gateway = withoutUndefined(gatewayFrom(flags));
   const judge = judgeFrom(flags);
   const prices = pricesFrom(flags);
+  const truncation = truncationFrom(flags);
   return {
     benchmark: benchmarkArg,
     model: flags.model,
@@ -45,6 +46,7 @@ export function requestFromFlags(benchmarkArg: string, flags: RunFlags, suite?: 
       seed: options.seed,
       limit: options.limit,
       instances: options.instances,
+      jobConcurrency: options.jobConcurrency,
     }),
     ...withoutUndefined({
       gateway: gateway.enabled,
@@ -60,6 +62,7 @@ export function requestFromFlags(benchmarkArg: string, flags: RunFlags, suite?: 
     ),
     ...(judge ? { judge: { model: judge.name, endpoint: judge.endpoint, ...(judge.apiKeyEnv ? { apiKeyEnv: judge.apiKeyEnv } : {}) } } : {}),
     ...(prices ? { prices } : {}),
+    ...(truncation ? { truncation } : {}),
   };
 }
 

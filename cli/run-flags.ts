@@ -39,6 +39,9 @@ export interface RunFlags {
   judgeEndpoint?: string;
   judgeModel?: string;
   judgeApiKeyEnv?: string;
+  truncationTokens?: number;
+  tokenizer?: string;
+  jobConcurrency?: number;
 }
 
 export function positiveInt(value: string): number {
@@ -115,6 +118,9 @@ export function addRunFlags(command: Command, benchmark: 'required' | 'optional'
     .option('--judge-endpoint <url>', "a judge model's OpenAI-compatible base URL")
     .option('--judge-model <name>', "the judge model's name")
     .option('--judge-api-key-env <VAR>', "environment variable on the worker host that holds the judge's key")
+    .option('--truncation-tokens <n>', 'middle-truncate prompts over n tokens (the gateway; needs --tokenizer)', positiveInt)
+    .option('--tokenizer <file>', "the model's Hugging Face tokenizer.json, for --truncation-tokens (the same path on every worker host)")
+    .option('--job-concurrency <n>', 'model requests one job may have in flight (BENCHROUTER_CONCURRENCY; EvalScope: eval_batch_size)', positiveInt)
     .option('--json', 'print the result as JSON');
 }
 
@@ -184,6 +190,7 @@ export function runOptionsFrom(flags: RunFlags): Partial<RunOptions> {
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
     ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
     ...(flags.instances !== undefined ? { instances: instanceIds(flags.instances) } : {}),
+    ...(flags.jobConcurrency !== undefined ? { jobConcurrency: flags.jobConcurrency } : {}),
   };
 }
 
@@ -230,6 +237,21 @@ export function judgeFrom(flags: RunFlags): ModelTarget | undefined {
     ]);
   }
   return { name: flags.judgeModel, endpoint: flags.judgeEndpoint, ...(flags.judgeApiKeyEnv ? { apiKeyEnv: flags.judgeApiKeyEnv } : {}) };
+}
+
+/** `--truncation-tokens N --tokenizer FILE`: both or neither. The file is checked with the run request. */
+export function truncationFrom(flags: RunFlags): { tokens: number; tokenizer: string } | undefined {
+  if (flags.truncationTokens === undefined && flags.tokenizer === undefined) return undefined;
+  if (flags.truncationTokens === undefined || flags.tokenizer === undefined) {
+    throw new InputError([
+      {
+        file: flags.tokenizer === undefined ? '--tokenizer' : '--truncation-tokens',
+        field: '',
+        message: "prompt truncation needs both --truncation-tokens N and --tokenizer FILE (the model's tokenizer.json)",
+      },
+    ]);
+  }
+  return { tokens: flags.truncationTokens, tokenizer: flags.tokenizer };
 }
 
 export function pricesFrom(flags: RunFlags): PriceTable | undefined {

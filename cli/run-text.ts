@@ -78,6 +78,7 @@ function usageLine(role: string, u: UsageSummary): string {
     errors && `${errors} errors`,
     u.retries && `${u.retries} retries (${u.throttled} throttled)`,
     (u.cacheHits || u.cacheMisses) && `cache ${u.cacheHits} hits / ${u.cacheMisses} misses`,
+    u.truncated && `${u.truncated} prompts middle-truncated`,
   ].filter(Boolean);
   return `${role}:   ${parts.join(', ')}`;
 }

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
-import { mergeGeneration } from '../runs/generation.js';
+import { loadTokenizerFile, TokenizerFileError } from '../gateway/prompt-truncation.js';
+import { mergeGeneration, type TruncationSettings } from '../runs/generation.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type RunSpec } from '../runs/run-spec.js';
 import { createRunSpec } from './runs.js';
 
@@ -54,6 +55,14 @@ export const RunRequestSchema = z.strictObject({
   modelRate: z.number().positive().optional(),
   modelRetries: z.number().int().nonnegative().optional(),
   generation: GenerationRequestSchema.optional(),
+  truncation: z
+    .strictObject({
+      tokens: positiveInt.describe('prompts of more tokens than this keep their first and last tokens / 2'),
+      tokenizer: z.string().min(1).describe("the model's Hugging Face tokenizer.json, a path every worker host has"),
+    })
+    .optional()
+    .describe('middle truncation of over-long prompts, applied by the gateway'),
+  jobConcurrency: positiveInt.optional().describe('model requests one job may have in flight (BENCHROUTER_CONCURRENCY; EvalScope: eval_batch_size)'),
   judge: z
     .strictObject({ model: z.string().min(1), endpoint: z.string().regex(/^https?:\/\//, 'expected an http(s) URL'), apiKeyEnv: z.string().min(1).optional() })
     .optional(),
@@ -95,6 +104,15 @@ export function runSpecFromRequest(request: RunRequest, where: { file?: string; 
     throw new InputError([
       { file: where.file ?? '--endpoint', field: where.file ? 'endpoint' : '', message: `expected an http(s) URL ending in /v1, got "${request.endpoint}"` },
     ]);
+  if (request.truncation && request.gateway === false)
+    throw new InputError([
+      {
+        file: where.file ?? '--truncation-tokens',
+        field: where.file ? 'truncation' : '',
+        message: 'prompt truncation is applied by the gateway: it cannot be used with --no-gateway (gateway: false)',
+      },
+    ]);
+  const truncation = request.truncation ? truncationFrom(request.truncation, where.file) : undefined;
   const options = {
     concurrency: request.concurrency ?? DEFAULT_RUN_OPTIONS.concurrency,
     hostTimeoutSeconds: request.hostTimeoutSeconds ?? DEFAULT_RUN_OPTIONS.hostTimeoutSeconds,
@@ -104,6 +122,7 @@ export function runSpecFromRequest(request: RunRequest, where: { file?: string; 
     ...(request.seed !== undefined ? { seed: request.seed } : {}),
     ...(request.limit !== undefined ? { limit: request.limit } : {}),
     ...(request.instances !== undefined ? { instances: [...new Set(request.instances)] } : {}),
+    ...(request.jobConcurrency !== undefined ? { jobConcurrency: request.jobConcurrency } : {}),
   };
   const spec = createRunSpec(
     benchmark,
@@ -118,7 +137,10 @@ export function runSpecFromRequest(request: RunRequest, where: { file?: string; 
         maxRetries: request.modelRetries ?? DEFAULT_GATEWAY.maxRetries,
         ...(request.modelRate !== undefined ? { ratePerSecond: request.modelRate } : {}),
       },
-      generation: mergeGeneration(request.generation ? { ...request.generation, set: request.generation.set ?? {} } : undefined),
+      generation: mergeGeneration(
+        request.generation ? { ...request.generation, set: request.generation.set ?? {} } : undefined,
+        truncation ? { truncation } : undefined,
+      ),
       ...(request.judge
         ? { judge: { name: request.judge.model, endpoint: request.judge.endpoint, ...(request.judge.apiKeyEnv ? { apiKeyEnv: request.judge.apiKeyEnv } : {}) } }
         : {}),
@@ -126,4 +148,18 @@ export function runSpecFromRequest(request: RunRequest, where: { file?: string; 
     },
   );
   return where.runId ? { ...spec, runId: where.runId } : spec;
+}
+
+/**
+ * The truncation the run pins: the tokenizer's absolute path and SHA-256, after checking here that the
+ * file is a tokenizer (errors name the file: missing, unreadable, not a tokenizer).
+ */
+function truncationFrom(request: NonNullable<RunRequest['truncation']>, file: string | undefined): TruncationSettings {
+  const tokenizer = path.resolve(request.tokenizer);
+  try {
+    return { maxTokens: request.tokens, tokenizer, sha256: loadTokenizerFile(tokenizer).sha256 };
+  } catch (error) {
+    if (!(error instanceof TokenizerFileError)) throw error;
+    throw new InputError([{ file: error.file, field: file ? `${file} truncation.tokenizer` : '--tokenizer', message: error.problem }]);
+  }
 }

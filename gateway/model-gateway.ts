@@ -2,7 +2,7 @@
 // the model through it with a per-job token, so BenchRouter sees every call of an opaque benchmark:
 // it meters usage, keeps the real API key out of containers (and forwards only the model routes of
 // its allow-list), limits and retries calls toward the upstream, caches answers, and applies the
-// run's generation settings.
+// run's generation settings and prompt truncation.
 
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -10,10 +10,11 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { GenerationSettings } from '../runs/generation.js';
+import type { GenerationSettings, TruncationSettings } from '../runs/generation.js';
 import { emptyCounters, record, type UsageCounters } from '../runs/usage.js';
 import { checkRoute } from './gateway-routes.js';
 import { costOf, type PriceTable } from './price-table.js';
+import { loadTokenizerFile, TokenizerFileError, truncator, type LoadedTokenizer, type Truncate } from './prompt-truncation.js';
 import { upstreamRequest, type UpstreamRequest } from './request-body.js';
 import { cacheKey, ResponseCache } from './response-cache.js';
 import { RunLimiter } from './run-limiter.js';
@@ -39,6 +40,8 @@ interface LiveRoute extends GatewayRoute {
   token: string;
   counters: UsageCounters;
   cacheStore?: ResponseCache;
+  /** The run's prompt truncation, with its tokenizer loaded. */
+  truncate?: Truncate;
   /** Requests counted when the usage file was last written: every call counts one, so equal means unchanged. */
   savedRequests: number;
 }
@@ -59,6 +62,8 @@ export class ModelGateway {
   /** Tokens this gateway expired itself: those get 401 even while routes are being restored. */
   private readonly ended = new Set<string>();
   private listeningSince = 0;
+  /** Tokenizers by path and SHA-256: a run's jobs share one load (a model's tokenizer.json is megabytes). */
+  private readonly tokenizers = new Map<string, LoadedTokenizer>();
 
   /**
    * `secret` makes tokens deterministic per job, so a restarted worker re-issues the same ones.
@@ -104,9 +109,29 @@ export class ModelGateway {
     return `brj-${createHmac('sha256', this.secret).update(`${jobId}\0${role}`).digest('hex').slice(0, 40)}`;
   }
 
+  /**
+   * The run's truncation with its tokenizer loaded from this host's file, which must be the file the run
+   * was submitted with (same SHA-256). Throws a TokenizerFileError naming the file otherwise.
+   */
+  truncatorFor(settings: TruncationSettings): Truncate {
+    const key = `${settings.tokenizer}\0${settings.sha256}`;
+    let loaded = this.tokenizers.get(key);
+    if (!loaded) {
+      loaded = loadTokenizerFile(settings.tokenizer);
+      if (loaded.sha256 !== settings.sha256)
+        throw new TokenizerFileError(
+          settings.tokenizer,
+          `this host's file has SHA-256 ${loaded.sha256}, but the run was submitted with ${settings.sha256}: every worker host needs the same tokenizer at this path`,
+        );
+      this.tokenizers.set(key, loaded);
+    }
+    return truncator(loaded, settings);
+  }
+
   /** Issues (or, after a restart, re-issues) the route's token; counters resume from its usage file. */
   register(route: GatewayRoute): string {
     const token = this.tokenFor(route.jobId, route.role);
+    const truncate = route.generation.truncation ? this.truncatorFor(route.generation.truncation) : undefined;
     const counters = existsSync(route.usageFile) ? savedCounters(route.usageFile) : emptyCounters();
     this.routes.set(token, {
       ...route,
@@ -114,6 +139,7 @@ export class ModelGateway {
       counters,
       savedRequests: -1,
       cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined,
+      ...(truncate ? { truncate } : {}),
     });
     if (!this.limiters.has(route.runId)) this.limiters.set(route.runId, new RunLimiter(route.limits.concurrency, route.limits.ratePerSecond));
     return token;
@@ -192,9 +218,10 @@ export class ModelGateway {
 
     let request: Extract<UpstreamRequest, { ok: true }> | undefined;
     if (method === 'POST') {
-      const prepared = upstreamRequest(endpoint, raw, route.generation);
+      const prepared = upstreamRequest(endpoint, raw, route.generation, route.truncate);
       if (!prepared.ok) return refuse(400, prepared.message, 'invalid_request_error');
       request = prepared;
+      if (prepared.truncated) route.counters.truncated = (route.counters.truncated ?? 0) + 1;
     }
     const query = target.indexOf('?');
     const pathAndQuery = upstreamPath + (query >= 0 ? target.slice(query) : '');

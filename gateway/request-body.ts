@@ -1,10 +1,11 @@
 // What the upstream receives for a client's POST body: the client's exact bytes, unless the run's
-// generation settings or the gateway's own stream usage request change a field; then only those
-// fields' text changes. Bodies that are not JSON objects are refused here, with the reason. Pure.
+// generation settings, its prompt truncation or the gateway's own stream usage request change a field;
+// then only those fields' text changes. Bodies that are not JSON objects are refused here, with the reason. Pure.
 
 import { applyGeneration, isEmptyGeneration, type GenerationSettings } from '../runs/generation.js';
 import type { Endpoint } from './gateway-routes.js';
 import { applyJsonEdits, diffJsonObjects } from './json-text-edit.js';
+import { truncateRequest, type Truncate } from './prompt-truncation.js';
 
 export type UpstreamRequest =
   | {
@@ -15,6 +16,8 @@ export type UpstreamRequest =
       stream: boolean;
       /** The gateway asked for stream usage and the client did not: its usage-only event is dropped. */
       stripUsageEvent: boolean;
+      /** The prompt was over the run's truncation limit and was middle-truncated. */
+      truncated: boolean;
     }
   | { ok: false; message: string };
 
@@ -23,7 +26,8 @@ const GENERATES: ReadonlySet<Endpoint> = new Set(['chat/completions', 'completio
 /** Endpoints that report streamed usage only when asked (stream_options.include_usage). */
 const USAGE_ON_REQUEST: ReadonlySet<Endpoint> = new Set(['chat/completions', 'completions']);
 
-export function upstreamRequest(endpoint: Endpoint, raw: Buffer, generation: GenerationSettings): UpstreamRequest {
+/** `truncate`: the run's prompt truncation (--truncation-tokens), when it has one. */
+export function upstreamRequest(endpoint: Endpoint, raw: Buffer, generation: GenerationSettings, truncate?: Truncate): UpstreamRequest {
   const text = raw.toString('utf8');
   if (text.trim() === '') return { ok: false, message: `request body: expected a JSON object for /v1/${endpoint}, got an empty body` };
   let parsed: unknown;
@@ -40,6 +44,8 @@ export function upstreamRequest(endpoint: Endpoint, raw: Buffer, generation: Gen
   }
   const body = parsed as Record<string, unknown>;
   let sent = GENERATES.has(endpoint) && !isEmptyGeneration(generation) ? applyGeneration(body, generation) : body;
+  const cut = truncate && GENERATES.has(endpoint) ? truncateRequest(endpoint, sent, truncate) : undefined;
+  if (cut) sent = cut;
   const stream = sent.stream === true;
   const options = isObject(sent.stream_options) ? sent.stream_options : undefined;
   const clientWantsUsage = options?.include_usage === true;
@@ -52,6 +58,7 @@ export function upstreamRequest(endpoint: Endpoint, raw: Buffer, generation: Gen
     model: typeof sent.model === 'string' ? sent.model : '',
     stream,
     stripUsageEvent: stream && USAGE_ON_REQUEST.has(endpoint) && !clientWantsUsage,
+    truncated: cut !== undefined,
   };
 }
 

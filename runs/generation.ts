@@ -13,6 +13,18 @@ export interface GenerationSettings {
   maxTokensScale?: number;
   /** `--thinking` / `--no-thinking`. */
   thinking?: boolean;
+  /** `--truncation-tokens N --tokenizer FILE`: the gateway middle-truncates prompts over N tokens. */
+  truncation?: TruncationSettings;
+}
+
+/** Middle truncation of over-long prompts with the model's own tokenizer (gateway/prompt-truncation.ts). */
+export interface TruncationSettings {
+  /** Prompts of more tokens than this keep their first and last maxTokens / 2. */
+  maxTokens: number;
+  /** The model's tokenizer.json, an absolute path that every worker host reads. */
+  tokenizer: string;
+  /** SHA-256 of the file the run was submitted with: a host whose file differs refuses the job. */
+  sha256: string;
 }
 
 export const NO_GENERATION_SETTINGS: GenerationSettings = { set: {} };
@@ -36,7 +48,7 @@ export function mergeGeneration(...layers: Array<Partial<GenerationSettings> | u
   for (const layer of layers) {
     if (!layer) continue;
     out.set = { ...out.set, ...(layer.set ?? {}) };
-    for (const key of ['maxTokens', 'maxTokensAdd', 'maxTokensScale', 'thinking'] as const) {
+    for (const key of ['maxTokens', 'maxTokensAdd', 'maxTokensScale', 'thinking', 'truncation'] as const) {
       if (layer[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = layer[key];
     }
   }
@@ -45,7 +57,12 @@ export function mergeGeneration(...layers: Array<Partial<GenerationSettings> | u
 
 export function isEmptyGeneration(g: GenerationSettings): boolean {
   return (
-    Object.keys(g.set).length === 0 && g.maxTokens === undefined && g.maxTokensAdd === undefined && g.maxTokensScale === undefined && g.thinking === undefined
+    Object.keys(g.set).length === 0 &&
+    g.maxTokens === undefined &&
+    g.maxTokensAdd === undefined &&
+    g.maxTokensScale === undefined &&
+    g.thinking === undefined &&
+    g.truncation === undefined
   );
 }
 

@@ -25,6 +25,7 @@ export function jobSpecsOf(spec: RunSpec): JobSpec[] {
         hostTimeoutSeconds: spec.options.hostTimeoutSeconds,
         heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds,
         maxHosts: spec.options.maxHosts,
+        ...(spec.options.jobConcurrency !== undefined ? { jobConcurrency: spec.options.jobConcurrency } : {}),
       },
       gateway: spec.gateway,
       generation: spec.generation,

@@ -40,6 +40,11 @@ export interface RunOptions {
   /** Run only these instance ids (BENCHROUTER_INSTANCES, comma-separated): one batch of an RL loop, say. */
   instances?: string[];
   /**
+   * Model requests one job may have in flight (BENCHROUTER_CONCURRENCY), for benchmarks that run their
+   * own pool of requests (EvalScope's eval_batch_size); absent: the benchmark's own default.
+   */
+  jobConcurrency?: number;
+  /**
    * Jobs one execution of the run workflow starts before it continues as new (default
    * JOBS_PER_EXECUTION): bounds the history of a run of any size. Small values are for tests.
    */
@@ -101,7 +106,7 @@ export interface JobSpec {
   benchmark: RunSpec['benchmark'];
   task: TaskDefinition;
   model: ModelTarget;
-  options: Pick<RunOptions, 'hostTimeoutSeconds' | 'heartbeatTimeoutSeconds' | 'maxHosts'>;
+  options: Pick<RunOptions, 'hostTimeoutSeconds' | 'heartbeatTimeoutSeconds' | 'maxHosts' | 'jobConcurrency'>;
   gateway: GatewayOptions;
   generation: GenerationSettings;
   judge?: ModelTarget;

@@ -29,6 +29,8 @@ export interface UsageCounters {
   /** Sum and count of per-request output tokens per second (requests that produced tokens). */
   outputTpsSum: number;
   outputTpsCount: number;
+  /** Requests whose prompt the gateway middle-truncated (--truncation-tokens); absent when none. */
+  truncated?: number;
 }
 
 export interface UsageSample {
@@ -59,6 +61,8 @@ export interface UsageSummary {
   latencyMs: { mean: number; p50: number; p95: number } | null;
   ttftMs: { mean: number; p50: number; p95: number } | null;
   outputTokensPerSecond: number | null;
+  /** Requests whose prompt the gateway middle-truncated (--truncation-tokens); absent when none. */
+  truncated?: number;
 }
 
 const BASE = 1.02;
@@ -158,6 +162,7 @@ export function mergeCounters(a: UsageCounters, b: UsageCounters): UsageCounters
     ttftMs: mergeHistograms(a.ttftMs, b.ttftMs),
     outputTpsSum: a.outputTpsSum + b.outputTpsSum,
     outputTpsCount: a.outputTpsCount + b.outputTpsCount,
+    ...(a.truncated || b.truncated ? { truncated: (a.truncated ?? 0) + (b.truncated ?? 0) } : {}),
   };
 }
 
@@ -182,5 +187,6 @@ export function summarizeUsage(counters: UsageCounters): UsageSummary {
     latencyMs: distribution(counters.latencyMs),
     ttftMs: distribution(counters.ttftMs),
     outputTokensPerSecond: counters.outputTpsCount ? counters.outputTpsSum / counters.outputTpsCount : null,
+    ...(counters.truncated ? { truncated: counters.truncated } : {}),
   };
 }

@@ -2,12 +2,14 @@
 // the reference model. Whole runs use the real dev server, worker and Docker; the streaming and
 // token cases talk to a real gateway over HTTP directly.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelGateway, type GatewayRoute } from '../gateway/model-gateway.js';
 import { BUILT_IN_PRICES } from '../gateway/price-table.js';
+import { loadTokenizerFile, middleTruncate } from '../gateway/prompt-truncation.js';
 import { expectedArithScore } from '../reference-model/expected-score.js';
 import { br, fixturesDir, repoRoot, startHarness, type Harness } from './support/harness.js';
 
@@ -77,6 +79,36 @@ describe('a run through the gateway', () => {
       // eval_arith.py asks for temperature 0 and max_tokens 32.
       expect(request.body).toMatchObject({ temperature: 0.7, seed: 11, max_tokens: 42, chat_template_kwargs: { enable_thinking: false } });
     }
+  });
+
+  it("middle-truncates each prompt over --truncation-tokens with the model's tokenizer, and the run says how many", async () => {
+    const model = 'reference-truncated';
+    const tokenizerFile = path.join(fixturesDir, 'tokenizer', 'tiny-bpe.json');
+    const sha256 = createHash('sha256').update(readFileSync(tokenizerFile)).digest('hex');
+    const before = chatRequestsOf(model).length;
+    const generation = { set: {}, truncation: { maxTokens: 6, tokenizer: tokenizerFile, sha256 } };
+    const run = await h.run(arithDir, { model, tasks: ['addition'], extras: { generation } });
+    expect(run.status).toBe('COMPLETED');
+
+    // What eval_arith.py sends as the user message, and what the gateway must make of it.
+    const questions = readFileSync(path.join(arithDir, 'tasks', 'addition', 'problems.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { question: string }).question);
+    const { tokenizer } = loadTokenizerFile(tokenizerFile);
+    const expected = questions.map((q) => middleTruncate(tokenizer, q, 6) ?? q);
+    // Python's tokenizers, on the same file: 16 tokens, the first 3 and last 3 of which decode to these.
+    expect(expected[0]).toBe('Wha42?');
+    expect(expected.filter((text, i) => text !== questions[i])).toHaveLength(20);
+
+    const received = chatRequestsOf(model).slice(before);
+    const userTexts = received.map((r) => (r.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'user')!.content);
+    expect(userTexts.sort()).toEqual([...expected].sort());
+    // The system prompt is not the prompt: it reaches the model as eval_arith.py wrote it.
+    const systems = new Set(received.map((r) => (r.body as { messages: Array<{ role: string; content: string }> }).messages[0]!.content));
+    expect(systems.size).toBe(1);
+    expect(run.usage!.model.truncated).toBe(20);
+    expect(run.jobs[0]!.usage!.model.truncated).toBe(20);
   });
 
   it('with --cache, a rerun makes zero upstream requests and gives identical results', async () => {
