@@ -12,6 +12,44 @@ import { br, repoRoot } from './support/harness.js';
 
 const benchmarkDir = path.join(repoRoot, 'benchmarks', 'evalscope');
 const IMAGE = 'benchrouter-test/evalscope-python:1.14.1';
+const TOOLS_IMAGE = 'benchrouter-test/evalscope-tools:1.14.1';
+
+/**
+ * What the adapters of the tools environment's datasets import, at load time and when they generate or score
+ * (EvalScope imports bfcl_eval and tau2 inside functions): every module must import in the built image.
+ */
+const ADAPTER_MODULES: Record<string, string[]> = {
+  bfcl_v3: [
+    'evalscope.benchmarks.bfcl.v3.bfcl_v3_adapter',
+    'evalscope.benchmarks.bfcl.v3.generation',
+    'bfcl_eval.eval_checker.ast_eval.ast_checker',
+    'bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker',
+    'bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils',
+    'bfcl_eval.model_handler.utils',
+    'bfcl_eval.constants.default_prompts',
+    'bfcl_eval.constants.enums',
+    'bfcl_eval.utils',
+  ],
+  tau2_bench: [
+    'evalscope.benchmarks.tau_bench.tau2_bench.tau2_bench_adapter',
+    'evalscope.benchmarks.tau_bench.tau2_bench.generation',
+    'tau2.registry',
+    'tau2.run',
+  ],
+  openai_mrcr: ['evalscope.benchmarks.openai_mrcr.openai_mrcr_adapter', 'tiktoken'],
+};
+
+const IMPORT_SCRIPT = `
+import importlib, json, sys
+out = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+        out[name] = 'ok'
+    except Exception as error:
+        out[name] = f'{type(error).__name__}: {error}'
+print(json.dumps(out))
+`;
 
 /** The datasets of issue 19: the ones a team's EvalScope scripts run. */
 const TEAM_DATASETS = [
@@ -143,6 +181,51 @@ describe('the evalscope benchmark', () => {
       if (image) expect(task.dockerImages, task.name).toEqual([image]);
     }
     for (const task of benchmark.tasks.filter((t) => !t.docker)) expect(task.command, task.name).not.toContain('--sandbox');
+  });
+});
+
+describe('the tools environment (bfcl_v3, tau2_bench, openai_mrcr)', () => {
+  const benchmark = loadBenchmark(benchmarkDir);
+
+  beforeAll(() => {
+    // Its first layers are the python environment's; the extra packages take a few minutes on a first build.
+    execFileSync('docker', ['build', '--quiet', '--tag', TOOLS_IMAGE, path.join(benchmarkDir, 'environments', 'tools')], {
+      env: { ...process.env, DOCKER_BUILDKIT: '0' },
+      stdio: 'pipe',
+    });
+  }, 1_800_000);
+
+  it('is the environment of exactly those three tasks', () => {
+    expect(
+      benchmark.tasks
+        .filter((t) => t.environment === 'tools')
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(Object.keys(ADAPTER_MODULES).sort());
+  });
+
+  it('imports every module their EvalScope adapters need, offline, with EvalScope itself still loading', () => {
+    const modules = [...Object.values(ADAPTER_MODULES).flat(), 'evalscope.run'];
+    const out = execFileSync('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'python3', TOOLS_IMAGE, '-c', IMPORT_SCRIPT, ...modules], {
+      encoding: 'utf8',
+    });
+    const imported = JSON.parse(out.trim().split('\n').pop()!) as Record<string, string>;
+    expect(imported).toEqual(Object.fromEntries(modules.map((m) => [m, 'ok'])));
+    // Importing bfcl-eval's model handlers and litellm takes over a minute on a busy 2-core machine.
+  }, 300_000);
+
+  it("registers the three datasets in that image's EvalScope", () => {
+    const out = execFileSync(
+      'docker',
+      ['run', '--rm', '--network', 'none', '--entrypoint', 'python3', TOOLS_IMAGE, '-c', REGISTRY_SCRIPT, ...Object.keys(ADAPTER_MODULES)],
+      { encoding: 'utf8' },
+    );
+    const registry = JSON.parse(out.trim().split('\n').pop()!) as Record<string, RegistryEntry>;
+    expect(Object.fromEntries(Object.entries(registry).map(([name, entry]) => [name, entry.known]))).toEqual({
+      bfcl_v3: true,
+      tau2_bench: true,
+      openai_mrcr: true,
+    });
   });
 });
 

@@ -3,8 +3,9 @@
 """Usage: evalscope_bridge.py --dataset NAME [--local-path DIR] [--dataset-args JSON] [--judge] [--sandbox]
 
 Reads the contract variables (BENCHROUTER_MODEL_ENDPOINT, _MODEL_NAME, _API_KEY, _OUTPUT_DIR), the optional
-BENCHROUTER_LIMIT, _SEED, _INSTANCES, _JUDGE_ENDPOINT/_MODEL/_API_KEY and _DATASET_DIR, and EVALSCOPE_* settings
-a task's extra_env may set (EVALSCOPE_EVAL_BATCH_SIZE, EVALSCOPE_GENERATION_CONFIG, EVALSCOPE_TIMEOUT).
+BENCHROUTER_LIMIT, _SEED, _INSTANCES, _CONCURRENCY, _JUDGE_ENDPOINT/_MODEL/_API_KEY and _DATASET_DIR, and
+EVALSCOPE_* settings a task's extra_env may set (EVALSCOPE_EVAL_BATCH_SIZE, EVALSCOPE_GENERATION_CONFIG,
+EVALSCOPE_TIMEOUT).
 """
 
 import argparse
@@ -91,7 +92,8 @@ def task_config(args, work_dir):
         'datasets': [args.dataset],
         'dataset_args': {args.dataset: dataset_args_for(args)},
         'generation_config': {**DEFAULT_GENERATION_CONFIG, **env_json('EVALSCOPE_GENERATION_CONFIG', {})},
-        'eval_batch_size': env_int('EVALSCOPE_EVAL_BATCH_SIZE') or 8,
+        # The run's --job-concurrency, else the task's own batch size, else EvalScope's default for API models.
+        'eval_batch_size': env_int('BENCHROUTER_CONCURRENCY') or env_int('EVALSCOPE_EVAL_BATCH_SIZE') or 8,
         'work_dir': work_dir,
         'no_timestamp': True,
     }
@@ -243,6 +245,11 @@ def main(argv):
     work_dir = os.path.join(output_dir, 'evalscope')
     if os.path.exists(work_dir) and os.listdir(work_dir):
         fail(f'{work_dir} already holds an EvalScope run: expected a fresh results directory')
+
+    tiktoken_dir = os.path.join(os.environ.get('BENCHROUTER_DATASET_DIR', ''), 'tiktoken')
+    if os.environ.get('BENCHROUTER_DATASET_DIR') and os.path.isdir(tiktoken_dir):
+        # openai_mrcr's tiktoken encodings, copied from a machine that downloaded them: tiktoken reads its cache.
+        os.environ.setdefault('TIKTOKEN_CACHE_DIR', tiktoken_dir)
 
     from evalscope.config import TaskConfig
     from evalscope.run import run_task

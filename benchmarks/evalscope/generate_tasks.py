@@ -13,7 +13,8 @@ HOUR = 3600
 # name: EvalScope registry name (also the task name). judge: scores with an LLM judge (the run's --judge-model);
 # 'user': the judge model plays tau2-bench's simulated user.
 # sandbox: runs code in EvalScope's Docker sandbox, so the task gets its own daemon (DinD) with these images
-# preloaded. local_path: a custom dataset read from the worker's BENCHROUTER_DATASET_DIR.
+# preloaded. local_path: a custom dataset read from the worker's BENCHROUTER_DATASET_DIR. environment 'tools': the
+# adapter imports packages the python environment does not install (environments/tools/Dockerfile says which).
 CATALOGUE = [
     {'name': 'aime24', 'timeout': 6 * HOUR},
     {'name': 'aime25', 'timeout': 6 * HOUR},
@@ -28,7 +29,7 @@ CATALOGUE = [
     {'name': 'mmlu_pro', 'timeout': 48 * HOUR},
     {'name': 'super_gpqa', 'timeout': 48 * HOUR},
     {'name': 'longbench_v2', 'timeout': 24 * HOUR, 'memory': '8g'},
-    {'name': 'openai_mrcr', 'timeout': 24 * HOUR, 'memory': '8g'},
+    {'name': 'openai_mrcr', 'environment': 'tools', 'timeout': 24 * HOUR, 'memory': '8g'},
     {'name': 'competition_math', 'timeout': 24 * HOUR},
     {'name': 'gsm8k', 'timeout': 12 * HOUR},
     {'name': 'arc', 'timeout': 12 * HOUR},
@@ -40,9 +41,9 @@ CATALOGUE = [
     {'name': 'simple_qa', 'judge': True, 'timeout': 12 * HOUR},
     {'name': 'trivia_qa', 'timeout': 12 * HOUR},
     {'name': 'winogrande', 'timeout': 12 * HOUR},
-    {'name': 'bfcl_v3', 'timeout': 24 * HOUR},
+    {'name': 'bfcl_v3', 'environment': 'tools', 'timeout': 24 * HOUR},
     {'name': 'general_fc', 'timeout': 12 * HOUR},
-    {'name': 'tau2_bench', 'judge': 'user', 'timeout': 24 * HOUR},
+    {'name': 'tau2_bench', 'environment': 'tools', 'judge': 'user', 'timeout': 24 * HOUR},
     # Per-instance SWE-bench images are many and large: list the ones a pool has archived in docker_images.
     {'name': 'swe_bench_verified', 'sandbox': [], 'timeout': 48 * HOUR, 'memory': '16g', 'cpus': 4},
     # EvalScope's custom-dataset benchmarks: a directory of <subset>_<split>.jsonl under BENCHROUTER_DATASET_DIR.
@@ -98,7 +99,7 @@ def benchmark_yaml():
         'tasks:',
     ]
     for entry in CATALOGUE:
-        environment = 'dind' if entry.get('sandbox') is not None else 'python'
+        environment = 'dind' if entry.get('sandbox') is not None else entry.get('environment', 'python')
         lines.append(f'  - name: {entry["name"]}')
         lines.append(f'    environment: {environment}')
     return '\n'.join(lines) + '\n'
