@@ -62,7 +62,10 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   const first = spec.continuation?.nextJob ?? 0;
   const batchSize = Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION);
   const byReference = spec.definitions !== undefined && patched(DEFINITIONS_BY_REFERENCE);
-  const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, first, batchSize) : spec.tasks;
+  // The last batch may be short: no page is loaded for tasks past the run's last job.
+  const tasks = byReference
+    ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, spec.definitions!.names.length * repeats - first))
+    : spec.tasks;
   const all = jobSpecsOf({ ...spec, tasks }).map((job): JobSpec => ({ ...job, resultInMemo: true }));
   const batch = all.slice(first, first + batchSize);
   // A retry's carried jobs count once, in the first execution.
