@@ -122,7 +122,13 @@ const root = cacheRoot();
 const outDir = path.join(root, cliSourceHash());
 const bundle = path.join(outDir, 'bin.js');
 if (!existsSync(bundle)) {
-  await build(outDir);
+  try {
+    await build(outDir);
+  } catch {
+    // esbuild has printed each error with its file, line and column.
+    process.stderr.write(`br: the CLI's sources in ${repoRoot} do not build (see above)\n`);
+    process.exit(1);
+  }
   prune(root);
 }
 await import(pathToFileURL(bundle).href);
