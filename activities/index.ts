@@ -1,6 +1,7 @@
 // The activities a worker hosts, made by factories so tests can hand in their own Docker engine,
 // directories and host id. Workflows import only the types of these.
 
+import type { TaskDefinition } from '../contract/benchmark.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
 import { ensureImage, type EnsureImageInput } from './ensure-image.js';
@@ -36,11 +37,27 @@ export function createHostActivities(deps: HostActivityDeps) {
   };
 }
 
+/** One page of a run's pinned task definitions (runs/task-definition-pages.ts), checked against its digest. */
+export interface DefinitionsPageRef {
+  runId: string;
+  page: number;
+  digest: string;
+}
+
+/** Reads a page of definitions from its holder workflow: the worker hands in its Temporal client's reader (client/task-definitions.ts). */
+export type DefinitionsPageLoader = (ref: DefinitionsPageRef) => Promise<TaskDefinition[]>;
+
 /** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
-export function createSharedActivities(host: ClaimedHost, artifactsRoot: string) {
+export function createSharedActivities(host: ClaimedHost, artifactsRoot: string, loadDefinitionsPage?: DefinitionsPageLoader) {
   return {
     claimHost: async (): Promise<ClaimedHost> => host,
     passAtK: (input: PassAtKInput) => passAtKByTask(artifactsRoot, input),
+    // Definitions cross hosts through Temporal, as artifacts do: no host holds them on disk.
+    loadTaskDefinitions: async (ref: DefinitionsPageRef): Promise<TaskDefinition[]> => {
+      if (!loadDefinitionsPage)
+        throw new Error(`this worker cannot read task definitions (page ${ref.page} of run ${ref.runId}): it was started without a Temporal client`);
+      return loadDefinitionsPage(ref);
+    },
   };
 }
 

@@ -32,14 +32,18 @@ export function processDeps(env: NodeJS.ProcessEnv = process.env): CliDeps {
 
 let stdoutGuarded = false;
 
+/** A reader of stdout that went away (`br --help | head`) ends `br` quietly, whoever was writing. */
+export function endQuietlyWhenStdoutCloses(): void {
+  if (stdoutGuarded) return;
+  stdoutGuarded = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 /** Writes to stdout, waiting while the pipe is full; a reader that went away (`| head`) ends `br` quietly. */
 export async function writeStdout(text: string): Promise<void> {
-  if (!stdoutGuarded) {
-    stdoutGuarded = true;
-    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      throw error;
-    });
-  }
+  endQuietlyWhenStdoutCloses();
   if (!process.stdout.write(text)) await once(process.stdout, 'drain');
 }

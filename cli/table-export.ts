@@ -1,7 +1,6 @@
 // The one exporter of `br`'s tables: aligned text and Markdown for people, JSON and CSV for programs,
 // XLSX workbooks for spreadsheets. Every CSV and XLSX cell is guarded against formula injection.
 
-import ExcelJS from 'exceljs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TableCell, TableView } from './table-view.js';
@@ -163,6 +162,8 @@ const COLUMN_WIDTH = { min: 8, max: 60 };
 
 /** A workbook with one sheet per table: bold frozen header, fitted widths, numbers as numbers. */
 export async function xlsxBytes(views: readonly TableView[]): Promise<Buffer> {
+  // Loaded here, not at the top: exceljs costs every `br` start about 0.5 s, and only xlsx output needs it.
+  const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
   workbook.creator = 'BenchRouter';
   const names = sheetNames(views.map((v) => v.name));

@@ -5,7 +5,8 @@ import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
 import type { JobResult, RunResult, RunSpec } from '../runs/run-spec.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
-import { runSpecOf } from './runs.js';
+import { runInputOf } from './runs.js';
+import { tasksByName } from '../runs/task-definition-pages.js';
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -58,9 +59,10 @@ export async function withJobs(workflows: WorkflowClient, result: RunResult): Pr
     return { ...result, jobs };
   }
   // A retry's carried jobs, and the jobs a cancelled run never started, are known from its definition.
-  const spec: RunSpec = await runSpecOf(workflows.getHandle<typeof runWorkflow>(result.runId));
+  // Task names are all it takes: the definitions themselves are not read.
+  const spec: RunSpec = await runInputOf(workflows.getHandle<typeof runWorkflow>(result.runId));
   const finishedAt = result.finishedAt;
-  const jobs = jobSpecsOf(spec).map(
+  const jobs = jobSpecsOf(spec.definitions ? { ...spec, tasks: tasksByName(spec.definitions.names) } : spec).map(
     (job): JobResult =>
       listed.get(job.jobId) ?? {
         jobId: job.jobId,

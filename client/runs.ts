@@ -25,6 +25,7 @@ import {
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import { withJobs } from './run-jobs.js';
+import { definitionsByReference, storePages, withTaskDefinitions } from './task-definitions.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
@@ -110,8 +111,13 @@ export function createRerunSpec(original: RunSpec): RunSpec {
   };
 }
 
-/** The run definition pinned in a run's workflow input (the latest execution's, when it continued as new). */
+/** The run definition pinned in a run's workflow input (the latest execution's, when it continued as new), its task definitions read back. */
 export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
+  return withTaskDefinitions(handle.client, await runInputOf(handle));
+}
+
+/** A run's workflow input as it is: a run that pins its task definitions by reference holds their names only (`definitions`). */
+export async function runInputOf(handle: RunHandle): Promise<RunSpec> {
   const history = await handle.fetchHistory();
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
   const payload = started?.input?.payloads?.[0];
@@ -154,11 +160,14 @@ export interface SubmitOptions {
 }
 
 export async function submitRun(client: Client, settings: Settings, spec: RunSpec, submit: SubmitOptions = {}): Promise<RunHandle> {
-  refuseOversizedInput(spec, path.join(spec.benchmark.dir, 'benchmark.yaml'), "the run's definition");
+  // The definitions go in page holders first, so the run's input holds task names and digests only.
+  const { input, pages } = definitionsByReference(spec);
+  refuseOversizedInput(input, path.join(spec.benchmark.dir, 'benchmark.yaml'), "the run's definition");
+  await storePages(client.workflow, settings.sharedQueue, spec.runId, pages);
   return client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: spec.runId,
     taskQueue: settings.sharedQueue,
-    args: [spec],
+    args: [input],
     ...(submit.once ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     memo: {
       benchmark: spec.benchmark.name,

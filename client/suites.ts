@@ -8,6 +8,7 @@ import type { Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
 import { newWorkflowId, queryProgress, refuseOversizedInput, runHandle, whilePolling } from './runs.js';
+import { definitionsByReference, storePages } from './task-definitions.js';
 
 export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
 
@@ -16,12 +17,15 @@ export function newSuiteId(suite: string, now = new Date()): string {
 }
 
 export async function submitSuite(client: Client, settings: Settings, spec: SuiteSpec): Promise<SuiteHandle> {
-  // The suite's input holds every benchmark's task definitions: each may fit alone and not together.
-  refuseOversizedInput(spec, `suite ${spec.suite}`, `the suite's definition (${spec.runs.length} benchmarks)`);
+  // Each run's definitions go in page holders, as a lone run's do: the suite's input holds names and digests.
+  const byReference = spec.runs.map(definitionsByReference);
+  const input: SuiteSpec = { ...spec, runs: byReference.map((run) => run.input) };
+  refuseOversizedInput(input, `suite ${spec.suite}`, `the suite's definition (${spec.runs.length} benchmarks)`);
+  for (const [i, run] of byReference.entries()) await storePages(client.workflow, settings.sharedQueue, spec.runs[i]!.runId, run.pages);
   return client.workflow.start<typeof suiteWorkflow>('suiteWorkflow', {
     workflowId: spec.suiteId,
     taskQueue: settings.sharedQueue,
-    args: [spec],
+    args: [input],
     memo: { suite: spec.suite, model: spec.model, benchmarks: spec.runs.map((r) => r.benchmark.name) },
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.model, value: spec.model },

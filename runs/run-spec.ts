@@ -7,6 +7,7 @@ import type { GenerationSettings } from './generation.js';
 import type { UsageCounters, UsageSummary } from './usage.js';
 import type { RecordsSummary } from '../contract/records.js';
 import type { RunTally } from './run-tally.js';
+import type { PinnedTaskDefinitions } from './task-definition-pages.js';
 
 export interface ModelTarget {
   name: string;
@@ -76,7 +77,13 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = { concurrency: 8, hostTimeoutSeco
 export interface RunSpec {
   runId: string;
   benchmark: { name: string; dir: string; digest: string };
+  /** The task definitions; empty in the input of a run that pins them by reference (`definitions`). */
   tasks: TaskDefinition[];
+  /**
+   * Set in the workflow input by submitRun: the definitions live in page holders, and each execution
+   * loads the pages its batch needs, so the input does not grow with them. runSpecOf reads them back.
+   */
+  definitions?: PinnedTaskDefinitions;
   model: ModelTarget;
   options: RunOptions;
   gateway: GatewayOptions;

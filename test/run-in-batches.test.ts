@@ -5,7 +5,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import proto from '@temporalio/proto';
+import { readFileSync } from 'node:fs';
 import { createRunSpec, followRun, listRuns, queryProgress, submitRun } from '../client/runs.js';
+import { paginateDefinitions } from '../runs/task-definition-pages.js';
+import type { RunSpec } from '../runs/run-spec.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunProgress, RunResult } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
@@ -13,8 +17,8 @@ import { br, startHarness, type Harness } from './support/harness.js';
 
 const TASKS = 100;
 
-/** A benchmark of `TASKS` no-op tasks, each writing `{"overall": 1}`. */
-function noopBenchmark(dir: string): string {
+/** A benchmark of `TASKS` no-op tasks, each writing `{"overall": 1}` (and carrying `padding` bytes of comment in its command). */
+function noopBenchmark(dir: string, padding = 0): string {
   mkdirSync(path.join(dir, 'environments', 'noop'), { recursive: true });
   writeFileSync(path.join(dir, 'environments', 'noop', 'Dockerfile'), 'FROM benchrouter/base:bookworm\n');
   const names = Array.from({ length: TASKS }, (_, i) => `noop-${String(i).padStart(3, '0')}`);
@@ -23,7 +27,7 @@ function noopBenchmark(dir: string): string {
     mkdirSync(path.join(dir, 'tasks', name), { recursive: true });
     writeFileSync(
       path.join(dir, 'tasks', name, 'task.yaml'),
-      `name: ${name}\ncommand: |\n  echo '{"overall": 1}' > "$BENCHROUTER_OUTPUT_DIR/result.json"\ntimeout: 120\n`,
+      `name: ${name}\ncommand: |\n${padding ? `  # ${'x'.repeat(padding)}\n` : ''}  echo '{"overall": 1}' > "$BENCHROUTER_OUTPUT_DIR/result.json"\ntimeout: 120\n`,
     );
   }
   return dir;
@@ -152,3 +156,70 @@ describe('a batched run cancelled after its first boundary', () => {
     expect(retry.jobs.filter((j) => !j.carriedFrom).every((j) => j.jobId.startsWith(`${retry.runId}.`) && j.status === 'SUCCEEDED')).toBe(true);
   }, 900_000);
 });
+
+describe("a run's task definitions", () => {
+  it('stay out of its input in every execution, each page under 256 KB, and `br rerun` runs the pinned ones after the benchmark changed', async () => {
+    // 100 definitions of 5,312 bytes each as JSON: 531 KB in all, three pages of at most 192 KB.
+    const dir = noopBenchmark(path.join(scratch, 'padded-noop'), 5000);
+    const benchmark = loadBenchmark(dir);
+    const pages = paginateDefinitions(benchmark.tasks);
+    expect(pages.map((p) => p.length)).toEqual([37, 37, 26]);
+    const spec = createRunSpec(benchmark, { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, jobsPerExecution: 40 }, undefined, {
+      gateway: { enabled: false },
+    });
+    const run = await followRun(await submitRun(h.client, h.settings, spec));
+    expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
+
+    const executions: string[] = [];
+    for await (const info of h.client.workflow.list({ query: `WorkflowId = '${spec.runId}'` })) executions.push(info.runId);
+    expect(executions).toHaveLength(3);
+    let largestPayload = 0;
+    for (const runId of executions) {
+      const history = await h.client.workflow.getHandle(spec.runId, runId).fetchHistory();
+      const input = JSON.parse(
+        Buffer.from(history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'),
+      ) as RunSpec;
+      expect([input.tasks, input.definitions?.names.length, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([
+        [],
+        TASKS,
+        [
+          [0, 37],
+          [37, 37],
+          [74, 26],
+        ],
+      ]);
+      largestPayload = Math.max(largestPayload, ...payloadSizes(history));
+    }
+    expect(largestPayload).toBeLessThanOrEqual(256 * 1024);
+    // Each execution loads the pages its batch of 40 jobs needs: jobs 0-39 pages 0-1, 40-79 pages 1-2, 80-99 page 2.
+    const loads = await Promise.all(
+      executions.map(
+        async (runId) =>
+          (await h.client.workflow.getHandle(spec.runId, runId).fetchHistory()).events!.filter(
+            (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadTaskDefinitions',
+          ).length,
+      ),
+    );
+    expect(loads.sort()).toEqual([1, 2, 2]);
+    // The run released its pages' holders when it ended.
+    for (const page of [0, 1, 2]) expect((await h.client.workflow.getHandle(`${spec.runId}.definitions-${page}`).describe()).status.name).toBe('COMPLETED');
+
+    // The benchmark changes after the run: its first task now scores 0.5. A rerun runs what the run pinned.
+    const firstTask = path.join(dir, 'tasks', 'noop-000', 'task.yaml');
+    writeFileSync(firstTask, readFileSync(firstTask, 'utf8').replace('{"overall": 1}', '{"overall": 0.5}'));
+    const rerun = await br(['rerun', spec.runId, '--json'], h.env);
+    expect(rerun.code).toBe(0);
+    const again = JSON.parse(rerun.stdout) as RunResult;
+    expect([again.status, again.overall, again.jobs.length, again.jobs[0]?.result?.overall]).toEqual(['COMPLETED', 1, TASKS, 1]);
+  }, 900_000);
+});
+
+/** Every payload's byte size in a history event, wherever it sits (input, result, memo, failure details). */
+function payloadSizes(value: unknown, into: number[] = []): number[] {
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return into;
+  const record = value as Record<string, unknown>;
+  if (record.data instanceof Uint8Array && 'metadata' in record)
+    into.push(proto.temporal.api.common.v1.Payload.encode(record as proto.temporal.api.common.v1.IPayload).finish().length);
+  else for (const child of Object.values(record)) payloadSizes(child, into);
+  return into;
+}

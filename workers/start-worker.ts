@@ -1,6 +1,7 @@
 // One worker process per evaluation machine: it polls the shared queue (workflows, host claims)
 // and its own host queue (images, containers, results).
 
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
+import { loadDefinitionsPage } from '../client/task-definitions.js';
 import { sweepOrphans } from './sweep-orphans.js';
 import { connectPatiently } from './connect-patiently.js';
 import { workflowBundleFor } from './workflow-bundle-cache.js';
@@ -67,9 +69,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // What is opened from here on is closed again when a later step fails: a gateway left listening
   // would keep a `br worker` that failed to start alive, silent, on its port.
   let firewall: TaskFirewall | undefined;
+  let client: Client | undefined;
   const closeResources = async () => {
     await gateway.close().catch(() => undefined);
     await firewall?.close().catch(() => undefined);
+    await client?.connection.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
   };
   let shared: Worker;
@@ -91,12 +95,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         : `warning: task network ${TASK_NETWORK}: ${firewall.problem}; tasks can reach every port this host listens on outside loopback`,
     );
 
-    const client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say);
-    try {
-      await sweepOrphans({ docker, client, hostId, dindStorageRoot: settings.dindStorageRoot, say });
-    } finally {
-      await client.connection.close();
-    }
+    // Kept open while the worker runs: loadTaskDefinitions reads runs' definitions through it.
+    const workflowClient = (client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say));
+    await sweepOrphans({ docker, client: workflowClient, hostId, dindStorageRoot: settings.dindStorageRoot, say });
     // Never bundled in this process: webpack would stay in the worker's memory for good.
     const workflowBundle = { codePath: options.workflowBundlePath ?? (await workflowBundleFor(path.join(settings.home, 'workflow-bundles'), workflowsPath)) };
 
@@ -107,7 +108,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       identity,
       dataConverter,
       workflowBundle,
-      activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot),
+      activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot, (ref) =>
+        loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest),
+      ),
     });
     host = await Worker.create({
       connection,

@@ -1,7 +1,18 @@
 // RunWorkflow for runs of any size: one execution starts at most `jobsPerExecution` jobs, adds their
 // results to a tally and continues as new with it; the jobs' full results stay in their own workflows.
 
-import { CancellationScope, makeContinueAsNewFunc, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
+  patched,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SharedActivities } from '../activities/index.js';
+import type { TaskDefinition } from '../contract/benchmark.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobResult, JobSpec, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
@@ -10,14 +21,53 @@ import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { runJobsInLanes } from './job-lanes.js';
 import { jobSpecsOf } from '../runs/job-specs.js';
 import { JOBS_PER_EXECUTION, progressQuery, repeatCountsOn, type runWorkflow } from './run-workflow.js';
+import { definitionsPageId, pagesForJobs, tasksByName, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
+import { releaseDefinitionsSignal } from './task-definitions-workflow.js';
+
+/**
+ * Patch id: the run's input pins its task definitions by reference (`spec.definitions`), and each
+ * execution loads the pages its batch needs; the final one releases the pages' holders.
+ */
+const DEFINITIONS_BY_REFERENCE = 'task-definitions-by-reference';
+
+const { loadTaskDefinitions } = proxyActivities<SharedActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
+
+/** Every task, those of jobs `first`..`first + count - 1` loaded from their pages, the rest by name only. */
+async function definitionsForBatch(runId: string, pinned: PinnedTaskDefinitions, first: number, count: number): Promise<TaskDefinition[]> {
+  // Tasks outside this execution's batch are known by name only: none of their jobs starts here.
+  const tasks = tasksByName(pinned.names);
+  const pages = pagesForJobs(pinned, first, count);
+  const loaded = await Promise.all(pages.map((page) => loadTaskDefinitions({ runId, page, digest: pinned.pages[page]!.digest })));
+  pages.forEach((page, i) => loaded[i]!.forEach((task, k) => (tasks[pinned.pages[page]!.first + k] = task)));
+  return tasks;
+}
+
+/** The holders close once the run is done with them; one already gone is no matter. Runs on through a cancel. */
+async function releaseDefinitions(runId: string, pinned: PinnedTaskDefinitions): Promise<void> {
+  await CancellationScope.nonCancellable(() =>
+    Promise.all(
+      pinned.pages.map((_, page) =>
+        getExternalWorkflowHandle(definitionsPageId(runId, page))
+          .signal(releaseDefinitionsSignal)
+          .catch(() => undefined),
+      ),
+    ),
+  );
+}
 
 export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   const startedAt = spec.continuation?.startedAt ?? new Date().toISOString();
   const repeats = spec.options.repeats ?? 1;
   const carried = spec.retryOf?.carried ?? [];
-  const all = jobSpecsOf(spec).map((job): JobSpec => ({ ...job, resultInMemo: true }));
   const first = spec.continuation?.nextJob ?? 0;
-  const batch = all.slice(first, first + Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION));
+  const batchSize = Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION);
+  const byReference = spec.definitions !== undefined && patched(DEFINITIONS_BY_REFERENCE);
+  // The last batch may be short: no page is loaded for tasks past the run's last job.
+  const tasks = byReference
+    ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, spec.definitions!.names.length * repeats - first))
+    : spec.tasks;
+  const all = jobSpecsOf({ ...spec, tasks }).map((job): JobSpec => ({ ...job, resultInMemo: true }));
+  const batch = all.slice(first, first + batchSize);
   // A retry's carried jobs count once, in the first execution.
   let tally: RunTally = spec.continuation?.tally ?? addJobs(emptyTally(), carried);
 
@@ -72,6 +122,7 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
     await carryOver({ ...spec, continuation: { nextJob, startedAt, tally } });
   }
 
+  if (byReference) await releaseDefinitions(spec.runId, spec.definitions!);
   tally = addUnstarted(tally, all.length - first - ran.length);
   const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
   upsertSearchAttributes([

@@ -40,7 +40,13 @@ export function suiteStatus(runs: ReadonlyArray<Pick<RunResult, 'status'>>, canc
 export async function suiteWorkflow(spec: SuiteSpec): Promise<SuiteResult> {
   const startedAt = new Date().toISOString();
   const progress: SuiteProgress = {
-    runs: spec.runs.map((run) => ({ runId: run.runId, benchmark: run.benchmark.name, tasks: run.tasks.length * run.options.repeats, state: 'pending' })),
+    runs: spec.runs.map((run) => ({
+      runId: run.runId,
+      benchmark: run.benchmark.name,
+      // A run that pins its definitions by reference carries their names only.
+      tasks: (run.definitions?.names.length ?? run.tasks.length) * run.options.repeats,
+      state: 'pending',
+    })),
   };
   setHandler(suiteProgressQuery, () => progress);
   const results: Array<RunResult | undefined> = spec.runs.map(() => undefined);

@@ -8,7 +8,6 @@ import { BASE_IMAGE, caTrustDigest, DEFAULT_EXTRA_CA_DIR, DIND_IMAGE, extraCaFil
 import { connectClient } from '../../client/runs.js';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
-import { dockerProbe } from '../docker-probe.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { textTable } from '../table-export.js';
@@ -39,7 +38,8 @@ export function registerDoctorCommand(program: Command, deps: CliDeps): Command 
       const checks = await runDoctor({
         settings,
         hostId: resolveHostId(settings.home, deps.env),
-        docker: dockerProbe(),
+        // dockerode loads here: no other command pays for it.
+        docker: (await import('../docker-probe.js')).dockerProbe(),
         connect: async () => ((await isReachable(settings.temporalAddress)) ? connectClient(settings) : undefined),
         gatewayListening: () => isReachable(`127.0.0.1:${settings.gatewayPort}`),
         backgroundWorkerPid: () => backgroundWorkerPid(settings),

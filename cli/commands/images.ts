@@ -1,8 +1,6 @@
 // `br images save`: archive host images into the preload cache, for DinD tasks' docker_images.
 
 import type { Command } from 'commander';
-import { DockerEngine } from '../../activities/docker-engine.js';
-import { ensureImageArchive } from '../../activities/preload-images.js';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
@@ -19,6 +17,11 @@ export function registerImagesCommand(program: Command, deps: CliDeps): Command 
     .addHelpText('after', example('$ br images save postgres:16 benchrouter-test/inner-service:1'))
     .action(async (refs: string[], flags: { json?: boolean }) => {
       const settings = deps.settings();
+      // dockerode loads here: no other command pays for it.
+      const [{ DockerEngine }, { ensureImageArchive }] = await Promise.all([
+        import('../../activities/docker-engine.js'),
+        import('../../activities/preload-images.js'),
+      ]);
       const docker = new DockerEngine();
       const hostId = resolveHostId(settings.home);
       const missing: string[] = [];

@@ -2,7 +2,6 @@
 // dashboard, on the same client code as `br`. Tokens come from a tokens file (`br tokens`).
 
 import type { Command } from 'commander';
-import { buildApiServer } from '../../api/api-server.js';
 import { defaultTokensFile, loadTokens, tokenVerifier } from '../../api/api-tokens.js';
 import { DEFAULT_API_PORT } from '../../config/settings.js';
 import type { CliDeps } from '../cli-deps.js';
@@ -35,6 +34,8 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
       const settings = deps.settings();
       const tokensFile = flags.tokens ?? defaultTokensFile(settings.home);
       if (loadTokens(tokensFile).length === 0) deps.say(`note: ${tokensFile} has no tokens yet; every request gets 401 until \`br tokens add <name>\``);
+      // Fastify and the routes load here: no other command pays for them.
+      const { buildApiServer } = await import('../../api/api-server.js');
       const app = await buildApiServer({ client: await connectTemporal(deps, false), settings, verifyToken: tokenVerifier(tokensFile) });
       const address = await app.listen({ port: flags.port ?? settings.apiPort, host: flags.host });
       deps.say(`BenchRouter API and dashboard listening on ${address} (docs ${address}/docs, tokens ${tokensFile})`);

@@ -2,7 +2,6 @@
 
 import type { Command } from 'commander';
 import { resolveHostId } from '../../workers/host-id.js';
-import { startWorker } from '../../workers/start-worker.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
 
@@ -14,6 +13,8 @@ export function registerWorkerCommand(program: Command, deps: CliDeps): Command 
     .action(async () => {
       const settings = deps.settings();
       const hostId = resolveHostId(settings.home);
+      // The worker SDK (and the activities, Docker among them) load here: no other command pays for them.
+      const { startWorker } = await import('../../workers/start-worker.js');
       const worker = await startWorker({ settings, hostId, workflowBundlePath: deps.env.BENCHROUTER_WORKFLOW_BUNDLE, say: deps.say });
       deps.say(`worker ${worker.identity}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
       // The SDK's runtime shuts the workers down on SIGTERM/SIGINT: running activities are cancelled and

@@ -2,6 +2,8 @@
 // PARTIAL, failover to a second host, cancel, retry, suite) on a dev server of its own, with the real
 // Docker engine and short tasks. Run it (`npm run test:record-histories`) only to add a kind of run or
 // after a deliberate break of replay; docs/workflow-versioning.md says when that is right.
+// `npm run test:record-histories -- batches` records only the runs that continue as new into
+// `batches/` (every execution of each chain), leaving the other fixtures as they are.
 
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
@@ -15,18 +17,24 @@ import { createHostActivities, createSharedActivities } from '../../activities/i
 import { DockerEngine } from '../../activities/docker-engine.js';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
+import { loadDefinitionsPage } from '../../client/task-definitions.js';
 import { devServerArgs, freePort, waitUntilReachable } from '../../client/embedded-services.js';
 import { settingsFrom } from '../../config/settings.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { gatewaySecret, ModelGateway } from '../../gateway/model-gateway.js';
 import { startReferenceModel } from '../../reference-model/reference-model-server.js';
 import { hostQueueName, type ClaimedHost } from '../../runs/host-queues.js';
-import type { RunResult, RunSpec } from '../../runs/run-spec.js';
+import type { ModelTarget, RunResult, RunSpec } from '../../runs/run-spec.js';
+import { definitionsPageId } from '../../runs/task-definition-pages.js';
+import type { Benchmark } from '../../contract/benchmark.js';
+import type { Settings } from '../../config/settings.js';
+import type { runWorkflow } from '../../workflows/run-workflow.js';
 import type { SuiteResult } from '../../workflows/suite-workflow.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 // Not from support/harness.ts: that reads vitest's context, and this runs as a plain script.
 const fixturesDir = fileURLToPath(new URL('../fixtures', import.meta.url));
 const historiesDir = path.join(fixturesDir, 'workflow-histories');
+const onlyBatches = process.argv[2] === 'batches';
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -53,7 +61,7 @@ async function main(): Promise<void> {
       taskQueue: settings.sharedQueue,
       workflowsPath,
       activities: {
-        ...createSharedActivities(host, settings.artifactsRoot),
+        ...createSharedActivities(host, settings.artifactsRoot, (ref) => loadDefinitionsPage(client.workflow, ref.runId, ref.page, ref.digest)),
         claimHost: async (): Promise<ClaimedHost> => (silentClaimsLeft-- > 0 ? silentHost : host),
       },
     });
@@ -98,64 +106,68 @@ async function main(): Promise<void> {
       console.log(`${scenario}: ${actual}`);
     };
 
-    const completed = await run(createRunSpec(outcomes, target, { repeats: 2 }, ['scores-half']));
-    expectStatus('completed', completed.status, 'COMPLETED');
-    runAndJobs('completed', completed);
+    if (onlyBatches) {
+      await recordBatches(client, settings, outcomes, target);
+    } else {
+      const completed = await run(createRunSpec(outcomes, target, { repeats: 2 }, ['scores-half']));
+      expectStatus('completed', completed.status, 'COMPLETED');
+      runAndJobs('completed', completed);
 
-    const partialSpec = createRunSpec(outcomes, target, {}, ['scores-half', 'exits-nonzero']);
-    const partial = await run(partialSpec);
-    expectStatus('partial', partial.status, 'PARTIAL');
-    runAndJobs('partial', partial);
+      const partialSpec = createRunSpec(outcomes, target, {}, ['scores-half', 'exits-nonzero']);
+      const partial = await run(partialSpec);
+      expectStatus('partial', partial.status, 'PARTIAL');
+      runAndJobs('partial', partial);
 
-    const retried = await run(createRetrySpec(partialSpec, partial));
-    expectStatus('retry', retried.status, 'PARTIAL');
-    runAndJobs('retry', retried);
+      const retried = await run(createRetrySpec(partialSpec, partial));
+      expectStatus('retry', retried.status, 'PARTIAL');
+      runAndJobs('retry', retried);
 
-    silentClaimsLeft = 1;
-    const failover = await run(createRunSpec(outcomes, target, { hostTimeoutSeconds: 2 }, ['scores-half']));
-    expectStatus('failover', failover.status, 'COMPLETED');
-    if (failover.jobs[0]?.hostsTried?.join(',') !== 'host-silent,host-a')
-      throw new Error(`failover: expected hosts host-silent,host-a, got ${failover.jobs[0]?.hostsTried?.join(',')}`);
-    runAndJobs('failover', failover);
+      silentClaimsLeft = 1;
+      const failover = await run(createRunSpec(outcomes, target, { hostTimeoutSeconds: 2 }, ['scores-half']));
+      expectStatus('failover', failover.status, 'COMPLETED');
+      if (failover.jobs[0]?.hostsTried?.join(',') !== 'host-silent,host-a')
+        throw new Error(`failover: expected hosts host-silent,host-a, got ${failover.jobs[0]?.hostsTried?.join(',')}`);
+      runAndJobs('failover', failover);
 
-    const cancelSpec = createRunSpec(sleeper, target);
-    const cancelHandle = await submitRun(client, settings, cancelSpec);
-    for (let i = 0; ; i++) {
-      const progress = await queryProgress(cancelHandle).catch(() => undefined);
-      if (progress?.running) break;
-      if (i > 600) throw new Error('cancel: the sleeper job never started running');
-      await new Promise((r) => setTimeout(r, 100));
+      const cancelSpec = createRunSpec(sleeper, target);
+      const cancelHandle = await submitRun(client, settings, cancelSpec);
+      for (let i = 0; ; i++) {
+        const progress = await queryProgress(cancelHandle).catch(() => undefined);
+        if (progress?.running) break;
+        if (i > 600) throw new Error('cancel: the sleeper job never started running');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // Give the container time to start, so the cancel goes through the running container's activity.
+      await new Promise((r) => setTimeout(r, 4000));
+      await cancelHandle.cancel();
+      const cancelled = await followRun(runHandle(client, cancelSpec.runId));
+      expectStatus('cancel', cancelled.status, 'CANCELLED');
+      runAndJobs('cancel', cancelled);
+
+      const suiteId = newSuiteId('record');
+      const suite: SuiteResult = await followSuite(
+        client,
+        await submitSuite(client, settings, {
+          suiteId,
+          suite: 'record',
+          model: target.name,
+          parallel: 2,
+          runs: [createRunSpec(outcomes, target, {}, ['scores-half']), createRunSpec(seeded, target, {}, ['constant'])],
+        }),
+        () => undefined,
+      );
+      expectStatus('suite', suite.status, 'COMPLETED');
+      recorded.push({ name: 'suite.suite', workflowId: suiteId });
+      suite.runs.forEach((result, i) => runAndJobs(`suite.run-${i}`, result));
+
+      mkdirSync(historiesDir, { recursive: true });
+      for (const file of readdirSync(historiesDir)) if (file.endsWith('.json')) rmSync(path.join(historiesDir, file));
+      for (const { name, workflowId } of recorded) {
+        const history = await client.workflow.getHandle(workflowId).fetchHistory();
+        writeFileSync(path.join(historiesDir, `${name}.json`), `${historyToJSON(history)}\n`);
+      }
+      console.log(`wrote ${recorded.length} histories to ${path.relative(process.cwd(), historiesDir)}`);
     }
-    // Give the container time to start, so the cancel goes through the running container's activity.
-    await new Promise((r) => setTimeout(r, 4000));
-    await cancelHandle.cancel();
-    const cancelled = await followRun(runHandle(client, cancelSpec.runId));
-    expectStatus('cancel', cancelled.status, 'CANCELLED');
-    runAndJobs('cancel', cancelled);
-
-    const suiteId = newSuiteId('record');
-    const suite: SuiteResult = await followSuite(
-      client,
-      await submitSuite(client, settings, {
-        suiteId,
-        suite: 'record',
-        model: target.name,
-        parallel: 2,
-        runs: [createRunSpec(outcomes, target, {}, ['scores-half']), createRunSpec(seeded, target, {}, ['constant'])],
-      }),
-      () => undefined,
-    );
-    expectStatus('suite', suite.status, 'COMPLETED');
-    recorded.push({ name: 'suite.suite', workflowId: suiteId });
-    suite.runs.forEach((result, i) => runAndJobs(`suite.run-${i}`, result));
-
-    mkdirSync(historiesDir, { recursive: true });
-    for (const file of readdirSync(historiesDir)) if (file.endsWith('.json')) rmSync(path.join(historiesDir, file));
-    for (const { name, workflowId } of recorded) {
-      const history = await client.workflow.getHandle(workflowId).fetchHistory();
-      writeFileSync(path.join(historiesDir, `${name}.json`), `${historyToJSON(history)}\n`);
-    }
-    console.log(`wrote ${recorded.length} histories to ${path.relative(process.cwd(), historiesDir)}`);
 
     await model.close();
     shared.shutdown();
@@ -169,6 +181,48 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 300));
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Two runs of one task × two repeats at one job per execution (two executions each, pass@k counted
+ * per batch): `inline`, whose input holds its task definitions as inputs did before
+ * `task-definitions-by-reference`, and `by-reference`, submitted as `br` submits now, with the holder
+ * of its one page of definitions.
+ */
+async function recordBatches(client: Client, settings: Settings, benchmark: Benchmark, target: ModelTarget): Promise<void> {
+  const dir = path.join(historiesDir, 'batches');
+  mkdirSync(dir, { recursive: true });
+  for (const file of readdirSync(dir)) if (file.endsWith('.json')) rmSync(path.join(dir, file));
+  const options = { repeats: 2, jobsPerExecution: 1 };
+  const inline = createRunSpec(benchmark, target, options, ['scores-half']);
+  const inlineHandle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
+    workflowId: inline.runId,
+    taskQueue: settings.sharedQueue,
+    args: [inline],
+  });
+  const byReference = createRunSpec(benchmark, target, options, ['scores-half']);
+  const byReferenceHandle = await submitRun(client, settings, byReference);
+  for (const [name, handle] of [
+    ['inline', inlineHandle],
+    ['by-reference', byReferenceHandle],
+  ] as const) {
+    const result = await followRun(handle);
+    if (result.status !== 'COMPLETED' || result.jobCount !== 2)
+      throw new Error(`${name}: expected COMPLETED with 2 jobs, got ${result.status} with ${result.jobCount}`);
+    const executions: Array<{ runId: string; start: number }> = [];
+    for await (const info of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
+      executions.push({ runId: info.runId, start: info.startTime.getTime() });
+    if (executions.length !== 2) throw new Error(`${name}: expected 2 executions, found ${executions.length}`);
+    executions.sort((a, b) => a.start - b.start);
+    for (const [i, { runId }] of executions.entries()) {
+      const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+      writeFileSync(path.join(dir, `${name}.run-${i}.json`), `${historyToJSON(history)}\n`);
+    }
+    console.log(`${name}: ${result.status}, ${executions.length} executions`);
+  }
+  const holder = await client.workflow.getHandle(definitionsPageId(byReference.runId, 0)).fetchHistory();
+  writeFileSync(path.join(dir, 'by-reference.definitions-0.json'), `${historyToJSON(holder)}\n`);
+  console.log(`wrote 5 histories to ${path.relative(process.cwd(), dir)}`);
 }
 
 await main();

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunResult } from '../../runs/run-spec.js';
+import type { RunResult, RunSpec } from '../../runs/run-spec.js';
 import type { SuiteResult } from '../../workflows/suite-workflow.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
@@ -126,4 +126,52 @@ describe('the recorded histories cover every kind of run', () => {
       ['seeded', 'COMPLETED'],
     ]);
   });
+
+  it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch', () => {
+    expect(activityTypes('batches/inline.run-0.json')).toEqual(['repeatCounts']);
+    expect(patchIds('batches/inline.run-0.json')).toEqual(['run-in-batches']);
+    expect(lastEventType('batches/inline.run-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
+    const run = resultOf<RunResult>('batches/inline.run-1.json');
+    expect([run.status, run.jobsIn, run.jobCount, run.jobs]).toEqual(['COMPLETED', 'job-workflows', 2, []]);
+  });
+
+  it('a run in batches with its definitions by reference: each execution loads its page, the last releases the holder', () => {
+    for (const file of ['batches/by-reference.run-0.json', 'batches/by-reference.run-1.json']) {
+      expect(activityTypes(file)).toEqual(['loadTaskDefinitions', 'repeatCounts']);
+      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference']);
+    }
+    const input = startedInput<RunSpec>('batches/by-reference.run-0.json');
+    expect([input.tasks, input.definitions?.names, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([[], ['scores-half'], [[0, 1]]]);
+    expect(signalledWorkflowIds('batches/by-reference.run-0.json')).toEqual([]);
+    expect(signalledWorkflowIds('batches/by-reference.run-1.json')).toEqual([`${input.runId}.definitions-0`]);
+    expect(resultOf<RunResult>('batches/by-reference.run-1.json').status).toBe('COMPLETED');
+    expect(lastEventType('batches/by-reference.definitions-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+  });
 });
+
+/** The patch ids a history's markers record, in order. */
+function patchIds(file: string): string[] {
+  return historyJson(file).events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes as { details?: Record<string, { payloads: Array<{ data: string }> }> } | undefined;
+    const data = marker?.details?.['patch-data']?.payloads[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
+  });
+}
+
+function lastEventType(file: string): unknown {
+  return historyJson(file).events.at(-1)?.eventType;
+}
+
+/** The workflow's input, from its WorkflowExecutionStarted event (plain JSON payloads: no codec). */
+function startedInput<T>(file: string): T {
+  const data = history(file).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  if (!data) throw new Error(`${file}: expected a started event with an input`);
+  return JSON.parse(Buffer.from(data).toString('utf8')) as T;
+}
+
+function signalledWorkflowIds(file: string): string[] {
+  return (history(file).events ?? []).flatMap((e) => {
+    const id = e.signalExternalWorkflowExecutionInitiatedEventAttributes?.workflowExecution?.workflowId;
+    return id ? [id] : [];
+  });
+}

@@ -1,0 +1,134 @@
+// The `br` executable's fast start. Running cli/bin.ts through tsx transpiles the whole CLI at every
+// start (about 1 s before `br --help` prints a line), so `br` runs a bundle of it instead, built with
+// esbuild and kept under node_modules/.cache by a content hash of the sources: an edited tree is
+// rebuilt on its next start (about 0.3 s, once), a fresh clone builds on its first, and nobody runs a
+// build step by hand. Packages stay outside the bundle (they load from node_modules as before), and
+// the bundle is split at dynamic imports so that a command loads the heavy modules (the worker SDK,
+// Fastify, exceljs, dockerode) only when it needs them.
+//
+// Plain JavaScript on purpose: it runs before anything could transpile TypeScript.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import process from 'node:process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const entry = path.join(repoRoot, 'cli', 'bin.ts');
+/** Folders the CLI imports nothing from; every other .ts file may be in the bundle. */
+const NOT_BUNDLED = new Set(['node_modules', 'test', 'perf', 'benchmarks']);
+/** Builds kept beside the current one, so a `br` still running an older build can load its lazy chunks. */
+const KEPT_BUILDS = 5;
+
+/**
+ * A hash of what the bundle is made from: every .ts file outside NOT_BUNDLED and dot-folders (more
+ * than the bundle holds, so a change can only cost a rebuild, never a stale bundle), this file (the
+ * build options) and the esbuild version.
+ * @param {string} root
+ * @returns {string}
+ */
+function cliSourceHash(root = repoRoot) {
+  const hash = createHash('sha256');
+  const files = [];
+  const walk = (/** @type {string} */ dir) => {
+    for (const item of readdirSync(dir, { withFileTypes: true })) {
+      if (item.name.startsWith('.') || NOT_BUNDLED.has(item.name)) continue;
+      const full = path.join(dir, item.name);
+      if (item.isDirectory()) walk(full);
+      else if (item.isFile() && item.name.endsWith('.ts')) files.push(full);
+    }
+  };
+  walk(root);
+  files.push(fileURLToPath(import.meta.url), path.join(root, 'node_modules', 'esbuild', 'package.json'));
+  for (const file of files.sort())
+    hash
+      .update(`${path.relative(root, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Where builds live: in the clone's node_modules/.cache, or the temp dir when that is read-only. */
+function cacheRoot() {
+  const inRepo = path.join(repoRoot, 'node_modules', '.cache', 'benchrouter-cli');
+  try {
+    mkdirSync(inRepo, { recursive: true });
+    return inRepo;
+  } catch {
+    const inTmp = path.join(os.tmpdir(), `benchrouter-cli-${os.userInfo().uid}`);
+    mkdirSync(inTmp, { recursive: true });
+    return inTmp;
+  }
+}
+
+/**
+ * Bundles cli/bin.ts into `outDir`. Built into a folder of its own and renamed into place whole, so a
+ * `br` starting beside this one never loads half a build; when two build at once, the first rename wins.
+ * Each source's `import.meta.url` is its own file's URL, as under tsx: the CLI finds the repository,
+ * the built-in benchmarks, the dashboard's files and the workflow sources (which the worker bundles
+ * on its own) relative to its sources, not to the bundle.
+ * @param {string} outDir
+ */
+async function build(outDir) {
+  const esbuild = await import('esbuild');
+  const partial = `${outDir}.${process.pid}.partial`;
+  try {
+    await esbuild.build({
+      entryPoints: [entry],
+      outdir: partial,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: 'linked',
+      logLevel: 'error',
+      plugins: [
+        {
+          name: 'source-import-meta-url',
+          setup(builder) {
+            builder.onLoad({ filter: /\.ts$/ }, (args) => ({
+              contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+              loader: 'ts',
+            }));
+          },
+        },
+      ],
+    });
+    try {
+      renameSync(partial, outDir);
+    } catch (error) {
+      if (!existsSync(path.join(outDir, 'bin.js'))) throw error;
+    }
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+}
+
+/** Removes all but the newest KEPT_BUILDS builds, and partial builds older than an hour (a crashed build). */
+function prune(root) {
+  const builds = readdirSync(root)
+    .map((name) => ({ name, time: statSync(path.join(root, name)).mtimeMs }))
+    .sort((a, b) => b.time - a.time);
+  const finished = builds.filter((b) => !b.name.endsWith('.partial'));
+  const stale = [...finished.slice(KEPT_BUILDS + 1), ...builds.filter((b) => b.name.endsWith('.partial') && Date.now() - b.time > 3_600_000)];
+  for (const b of stale) rmSync(path.join(root, b.name), { recursive: true, force: true });
+}
+
+const root = cacheRoot();
+const outDir = path.join(root, cliSourceHash());
+const bundle = path.join(outDir, 'bin.js');
+if (!existsSync(bundle)) {
+  try {
+    await build(outDir);
+  } catch {
+    // esbuild has printed each error with its file, line and column.
+    process.stderr.write(`br: the CLI's sources in ${repoRoot} do not build (see above)\n`);
+    process.exit(1);
+  }
+  prune(root);
+}
+await import(pathToFileURL(bundle).href);
