@@ -5,7 +5,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../contract/problems.js';
-import { JOB_FILES, jobArtifactsDir } from '../runs/job-artifacts.js';
+import { jobArtifactsDir, jobFile, RUN_DIRS } from '../runs/job-artifacts.js';
 
 export interface ArtifactCommandDeps {
   /** The artifact root on this host (BENCHROUTER_ARTIFACTS). */
@@ -30,8 +30,7 @@ export interface JobArtifacts {
 }
 
 /** Run-level directories beside the job directories (the gateway's answer cache). */
-const RUN_LEVEL_DIRS = new Set(['gateway-cache']);
-export const RECORDS_FILE = path.join(JOB_FILES.results, JOB_FILES.records);
+const RUN_LEVEL_DIRS = new Set<string>(Object.values(RUN_DIRS));
 
 /** The job ids of a run with artifacts on this host, or the ones `jobArg` names; bad input otherwise. */
 export function selectJobs(root: string, runId: string, jobArg: string | undefined): string[] {
@@ -66,7 +65,7 @@ export function selectJobs(root: string, runId: string, jobArg: string | undefin
 
 /** A job's container-tail.log (its last log lines, secrets redacted) on this host; undefined before the job finished here. */
 export function jobLogTail(root: string, runId: string, jobId: string): string | undefined {
-  const file = path.join(jobArtifactsDir(root, { runId, jobId }), JOB_FILES.containerTail);
+  const file = jobFile(root, { runId, jobId }, 'containerTail');
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 

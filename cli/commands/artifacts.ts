@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { gatewayCacheDir } from '../../runs/job-artifacts.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
@@ -25,7 +26,7 @@ export function registerArtifactsCommand(program: Command, deps: ArtifactCommand
     .action(async (runId: string, jobArg: string | undefined, flags: OutputFlags) => {
       const root = deps.artifactsRoot();
       const jobs = selectJobs(root, runId, jobArg).map((jobId) => jobArtifacts(root, runId, jobId));
-      const cacheDir = path.join(root, runId, 'gateway-cache');
+      const cacheDir = gatewayCacheDir(root, runId);
       const cache = existsSync(cacheDir) ? { path: cacheDir, ...directorySize(cacheDir) } : null;
       // One row per file; a job that left nothing still gets a row, so it is not mistaken for a missing job.
       const files = (size: (bytes: number) => TableCell) =>

@@ -2,9 +2,9 @@
 // (secrets redacted). A job's result shows only its last log line; this shows the rest.
 
 import type { Command } from 'commander';
-import { CONTAINER_TAIL_FILE } from '../../activities/container-log-tail.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
+import { JOB_FILES } from '../../runs/job-artifacts.js';
 import { jobLogTail, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
 
 export function registerLogsCommand(program: Command, deps: ArtifactCommandDeps): Command {
@@ -27,7 +27,7 @@ container.log. The whole log is container.log itself (see br artifacts).
       for (const jobId of jobs) {
         const tail = jobLogTail(root, runId, jobId);
         await stdout(
-          `${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`,
+          `${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${JOB_FILES.containerTail}: the job has not finished on this host)\n`}`,
         );
       }
     });

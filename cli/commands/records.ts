@@ -10,7 +10,8 @@ import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, formatOf, type OutputFlags } from '../output-flags.js';
 import { readRecordsFile } from '../../activities/records-file.js';
-import { RECORDS_FILE, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
+import { jobFile, jobFilePath, JOB_FILES } from '../../runs/job-artifacts.js';
+import { selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
 import type { TableCell } from '../table-view.js';
 
 /** Prediction and ground truth are cut to this in the table for people; exports keep them whole. */
@@ -40,13 +41,13 @@ number and counted in the summary line; they are never printed as records.
       const root = deps.artifactsRoot();
       const runDir = path.join(root, runId);
       const jobs = selectJobs(root, runId, flags.job);
-      const withRecords = jobs.filter((jobId) => existsSync(path.join(runDir, jobId, RECORDS_FILE)));
+      const withRecords = jobs.filter((jobId) => existsSync(jobFile(root, { runId, jobId }, 'records')));
       if (!withRecords.length) {
         throw new InputError([
           {
             file: runDir,
             field: '',
-            message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${RECORDS_FILE.replace(/\\/g, '/')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)`,
+            message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${jobFilePath('records')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)`,
           },
         ]);
       }
@@ -57,7 +58,7 @@ number and counted in the summary line; they are never printed as records.
       let count = 0;
       let bad = 0;
       for (const jobId of withRecords) {
-        const file = path.join(runDir, jobId, RECORDS_FILE);
+        const file = jobFile(root, { runId, jobId }, 'records');
         const where = path.relative(runDir, file).split(path.sep).join('/');
         const read = await readRecordsFile(path.dirname(file), async (outcome) => {
           if ('problem' in outcome) {
@@ -89,7 +90,7 @@ number and counted in the summary line; they are never printed as records.
       const skipped = jobs.length - withRecords.length;
       stderr(
         `run ${runId}: ${count} record${count === 1 ? '' : 's'} from ${withRecords.length} job${withRecords.length === 1 ? '' : 's'}, ${bad} bad line${bad === 1 ? '' : 's'} skipped` +
-          (skipped ? `; ${skipped} job${skipped === 1 ? '' : 's'} wrote no records.jsonl` : ''),
+          (skipped ? `; ${skipped} job${skipped === 1 ? '' : 's'} wrote no ${JOB_FILES.records}` : ''),
       );
     });
 }
