@@ -38,8 +38,10 @@ wait_healthy() {
       local state code
       state="$(docker inspect -f '{{.State.Status}}' "$setup")"
       code="$(docker inspect -f '{{.State.ExitCode}}' "$setup")"
-      if [[ "$state" == exited && "$code" == 0 ]] && api_healthy; then break; fi
-      if [[ "$state" == exited ]]; then
+      if [[ "$state" == exited && "$code" == 0 ]]; then
+        # The namespace is ready; the API server connects to it and answers soon after.
+        if api_healthy; then break; fi
+      elif [[ "$state" == exited ]]; then
         compose logs --tail 40 temporal-setup temporal >&2
         echo "scripts/cluster.sh: temporal-setup exited with code $code (logs above)" >&2
         return 1
