@@ -6,9 +6,6 @@ import { JOB_FILES } from '../runs/job-artifacts.js';
 import path from 'node:path';
 import { redactSecrets } from './redact-secrets.js';
 
-export const CONTAINER_LOG_FILE = JOB_FILES.containerLog;
-export const CONTAINER_TAIL_FILE = JOB_FILES.containerTail;
-
 const TAIL_LINES = 20;
 /** Lines the DinD runtime's entrypoint prints about itself (runtime/dind/entrypoint.sh). */
 const DIND_RUNTIME_PREFIX = '[dind] ';
@@ -24,11 +21,11 @@ export const SHOWN_LINE_CHARS = 300;
 export function keepLogTail(jobDir: string, secrets: readonly string[]): string {
   // Docker stamps each line as it reads it; stdout and stderr are read apart, so lines printed within
   // a moment of each other on the two streams may be saved in either order.
-  const lines = redactSecrets(endOf(path.join(jobDir, CONTAINER_LOG_FILE)), secrets)
+  const lines = redactSecrets(endOf(path.join(jobDir, JOB_FILES.containerLog)), secrets)
     .split('\n')
     .map((l) => l.replace(/\r$/, '').replace(/^\S+Z /, ''));
   const tail = lines.slice(-TAIL_LINES);
-  writeFileSync(path.join(jobDir, CONTAINER_TAIL_FILE), tail.length && tail.join('').trim() ? `${tail.join('\n')}\n` : '');
+  writeFileSync(path.join(jobDir, JOB_FILES.containerTail), tail.length && tail.join('').trim() ? `${tail.join('\n')}\n` : '');
   // The DinD runtime's own closing lines ("[dind] task exited ...") follow the task's: the task's last
   // word is what explains a failure, the runtime's only when the task said nothing.
   const said = lines.filter((l) => l.trim());
@@ -59,7 +56,7 @@ function endOf(file: string): string {
     if (start === 0) return text;
     // The window's first line is cut: it is dropped, since a secret in it would be cut too and so escape redaction.
     const firstBreak = text.indexOf('\n');
-    return firstBreak === -1 ? `[last log line longer than ${TAIL_READ_BYTES} bytes; see ${CONTAINER_LOG_FILE}]` : text.slice(firstBreak + 1);
+    return firstBreak === -1 ? `[last log line longer than ${TAIL_READ_BYTES} bytes; see ${JOB_FILES.containerLog}]` : text.slice(firstBreak + 1);
   } finally {
     closeSync(fd);
   }

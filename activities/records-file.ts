@@ -5,7 +5,6 @@ import { parseRecordLine, RecordsSummarizer, type InstanceRecord, type RecordsSu
 import { JOB_FILES } from '../runs/job-artifacts.js';
 import { linesOfTaskOutput, openTaskOutputFile } from './task-output-file.js';
 
-export const RECORDS_FILE = JOB_FILES.records;
 /** Past this many bytes the rest of records.jsonl is not read (and the summary says so). */
 export const RECORDS_SIZE_CAP_BYTES = 512 * 1024 * 1024;
 /** A longer line is reported as bad, never buffered. */
@@ -16,7 +15,7 @@ export type RecordsFileRead = { kind: 'missing' } | { kind: 'refused'; problem: 
 
 /** Calls `visit` with each non-blank line of `resultsDir/records.jsonl`, in order, as a record or a problem naming its line. */
 export async function readRecordsFile(resultsDir: string, visit: (outcome: RecordLineOutcome) => void | Promise<void>): Promise<RecordsFileRead> {
-  const opened = openTaskOutputFile(resultsDir, RECORDS_FILE);
+  const opened = openTaskOutputFile(resultsDir, JOB_FILES.records);
   if (opened.kind !== 'opened') return opened;
   let lines = 0;
   for await (const { line, text } of linesOfTaskOutput(opened.fd, RECORD_LINE_CAP_BYTES, RECORDS_SIZE_CAP_BYTES)) {
@@ -25,7 +24,7 @@ export async function readRecordsFile(resultsDir: string, visit: (outcome: Recor
     if (outcome) await visit(outcome);
   }
   const notRead =
-    opened.size > RECORDS_SIZE_CAP_BYTES ? `${RECORDS_FILE}: ${opened.size} bytes; only the first ${RECORDS_SIZE_CAP_BYTES} were read` : undefined;
+    opened.size > RECORDS_SIZE_CAP_BYTES ? `${JOB_FILES.records}: ${opened.size} bytes; only the first ${RECORDS_SIZE_CAP_BYTES} were read` : undefined;
   return { kind: 'read', lines, ...(notRead ? { notRead } : {}) };
 }
 

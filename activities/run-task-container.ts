@@ -10,7 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
-import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
+import { gatewayCacheDir, JOB_FILES, jobArtifactsDir, jobResultsDir, usageFileName } from '../runs/job-artifacts.js';
 import { summarizeUsage } from '../runs/usage.js';
 import type { ModelGateway } from '../gateway/model-gateway.js';
 import { TokenizerFileError } from '../gateway/prompt-truncation.js';
@@ -225,7 +225,7 @@ function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { a
     const judge = job.judge ? { endpoint: job.judge.endpoint, model: job.judge.name, apiKey: resolveApiKey(job.judge.apiKeyEnv, deps.hostId) } : undefined;
     return { apiKey: resolveApiKey(job.model.apiKeyEnv, deps.hostId), access: { judge } };
   }
-  const cacheDir = (runId: string) => path.join(deps.artifactsRoot, runId, 'gateway-cache');
+  const cacheDir = (runId: string) => gatewayCacheDir(deps.artifactsRoot, runId);
   // Both keys are resolved before any route opens: a judge key missing on this host (a final failure)
   // must not leave the model's route registered, with its token valid, until the worker restarts.
   const modelKey = resolveApiKey(job.model.apiKeyEnv, deps.hostId);
@@ -241,7 +241,7 @@ function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { a
       prices: job.prices,
       cache: job.gateway.cache ? { writeDir: cacheDir(job.runId), readDirs: job.gateway.cacheFrom.map(cacheDir) } : undefined,
       limits: { concurrency: job.gateway.concurrency, ratePerSecond: job.gateway.ratePerSecond, maxRetries: job.gateway.maxRetries },
-      usageFile: path.join(jobDir, `usage-${role}.json`),
+      usageFile: path.join(jobDir, usageFileName(role)),
     });
   const apiKey = route('model', job.model, modelKey);
   const judge = job.judge && judgeKey !== undefined ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge, judgeKey) } : undefined;

@@ -1,6 +1,8 @@
 // The HTTP API and dashboard of `br serve`: Fastify with zod schemas (which also make /openapi.json),
-// bearer-token auth (or the dashboard's sign-in cookie), one JSON error shape and a body size limit.
+// bearer-token auth (or the dashboard's sign-in cookie), a rate limit per token, one JSON error shape
+// and a body size limit.
 
+import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
@@ -22,6 +24,8 @@ export interface ApiServerOptions {
   settings: Settings;
   verifyToken: (token: string) => TokenEntry | undefined;
   bodyLimit?: number;
+  /** Requests per minute per token (default settings.apiRateLimit; 0: no limit). */
+  rateLimit?: number;
   logger?: boolean;
 }
 
@@ -52,6 +56,23 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleApiError);
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`)));
+
+  const rateLimit = options.rateLimit ?? options.settings.apiRateLimit;
+  if (rateLimit > 0) {
+    // Counted before each route's handler, after the token check below (onRequest): one budget per
+    // token, shared by its API calls and dashboard pages; public routes count per client address.
+    await app.register(fastifyRateLimit, {
+      max: rateLimit,
+      timeWindow: 60_000,
+      hook: 'preHandler',
+      keyGenerator: (request) => (request.caller ? `token:${request.caller.name}` : `address:${request.ip}`),
+      errorResponseBuilder: (request, context) =>
+        new ApiError(
+          429,
+          `${request.caller ? `token "${request.caller.name}"` : 'this address'} made more than ${context.max} requests in a minute; retry in ${Math.ceil(context.ttl / 1000)} s (the Retry-After header)`,
+        ),
+    });
+  }
 
   await app.register(fastifySwagger, {
     openapi: {

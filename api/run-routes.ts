@@ -7,11 +7,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import { readRecordsFile } from '../activities/records-file.js';
 import { RunRequestSchema, runSpecFromRequest, type RunRequest } from '../client/run-request.js';
 import { createRetrySpec, listRunsPage, queryProgress, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
+import { JOB_FILES, jobFile, jobResultsDir } from '../runs/job-artifacts.js';
 import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobState, JobStatus, RunProgress, RunResult } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
@@ -264,7 +264,7 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
       let seen = 0;
       for (const j of result.jobs.filter((j) => !job || j.jobId === job)) {
         if (records.length > limit) break;
-        await readRecordsFile(path.join(context.settings.artifactsRoot, j.carriedFrom ?? result.runId, j.jobId, 'results'), (outcome) => {
+        await readRecordsFile(jobResultsDir(context.settings.artifactsRoot, { runId: result.runId, jobId: j.jobId, carriedFrom: j.carriedFrom }), (outcome) => {
           if (!('record' in outcome)) return;
           if (seen++ >= offset && records.length <= limit) records.push({ jobId: j.jobId, task: j.task, ...outcome.record });
         });
@@ -332,9 +332,9 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
     async (request, reply) => {
       const { id, job } = request.params;
       if (!job.startsWith(id) || job.includes('..')) throw new ApiError(404, `run ${id} has no job ${job}`, 'path.job');
-      const file = path.join(context.settings.artifactsRoot, id, job, 'container-tail.log');
+      const file = jobFile(context.settings.artifactsRoot, { runId: id, jobId: job }, 'containerTail');
       if (!existsSync(file))
-        throw new ApiError(404, `no container-tail.log for job ${job} on this server: the job has not finished, or ran on another host`, 'path.job');
+        throw new ApiError(404, `no ${JOB_FILES.containerTail} for job ${job} on this server: the job has not finished, or ran on another host`, 'path.job');
       return reply.type('text/plain; charset=utf-8').send(readFileSync(file, 'utf8'));
     },
   );

@@ -1,7 +1,7 @@
 // One job of a run told in full (`br results RUN --task T`): its status, the whole failure reason and
 // the last lines its container printed, where the table's DETAIL has room for one line only.
 
-import { CONTAINER_TAIL_FILE } from '../activities/container-log-tail.js';
+import { JOB_FILES } from '../runs/job-artifacts.js';
 import type { JobResult } from '../runs/run-spec.js';
 import { formatScore } from './run-text.js';
 
@@ -13,9 +13,9 @@ export function renderJobDetail(job: JobResult, logTail: string | undefined): st
     ...(job.message ? ['reason:', ...job.message.split('\n').map((l) => `  ${l}`)] : []),
     '',
     logTail === undefined
-      ? `(no ${CONTAINER_TAIL_FILE} on this host: the job ran elsewhere, or has not finished)`
+      ? `(no ${JOB_FILES.containerTail} on this host: the job ran elsewhere, or has not finished)`
       : logTail.trim()
-        ? `last log lines (${CONTAINER_TAIL_FILE}, secrets redacted):\n${logTail.trimEnd()}`
+        ? `last log lines (${JOB_FILES.containerTail}, secrets redacted):\n${logTail.trimEnd()}`
         : '(the task printed nothing)',
   ];
   return `${lines.join('\n')}\n`;

@@ -38,6 +38,7 @@ import { EXIT_CODES } from './exit-codes.js';
 import { ExitError } from './exit-error.js';
 import { builtinBenchmarksDir } from './run-definition.js';
 import { example } from './help-example.js';
+import { remoteArtifactAccess } from './remote-artifact-access.js';
 import { connectTemporal } from './temporal-access.js';
 
 /**
@@ -76,7 +77,12 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerDemoCommand(program, deps);
   registerCompareCommand(program, deps);
   registerLeaderboardCommand(program, deps);
-  const artifacts = { artifactsRoot: () => deps.settings().artifactsRoot, stdout: deps.stdout, stderr: deps.say };
+  const artifacts = {
+    artifactsRoot: () => deps.settings().artifactsRoot,
+    stdout: deps.stdout,
+    stderr: deps.say,
+    remote: once(() => remoteArtifactAccess(deps)),
+  };
   registerArtifactsCommand(program, artifacts);
   registerRecordsCommand(program, artifacts);
   registerLogsCommand(program, artifacts);
@@ -87,6 +93,12 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
     runRecords: async (runs) => recordsOfRuns(await connectTemporal(deps, false), deps.settings().artifactsRoot, runs),
   });
   return program;
+}
+
+/** `make` called at most once, on first use. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make());
 }
 
 /** Runs `br` on the given arguments (`process.argv` shape); every failure becomes a message and an exit code. */

@@ -4,6 +4,7 @@
 
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { ArtifactFile, ArtifactPage, JobArtifactRef } from '../activities/read-job-artifact.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import type { Settings } from '../config/settings.js';
@@ -18,6 +19,18 @@ export interface RemoteJob extends JobArtifactRef {
   host: string;
 }
 
+/** A remote read that failed; `type` is the host activity's failure type (`ArtifactNotFound`, `BadArtifactRequest`) when it said one. */
+export class RemoteArtifactError extends Error {
+  constructor(
+    message: string,
+    readonly type: string | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'RemoteArtifactError';
+  }
+}
+
 async function fetchOnHost(client: Client, settings: Settings, job: RemoteJob, fetch: ArtifactFetch): Promise<ArtifactFile[] | ArtifactPage> {
   try {
     return await client.workflow.execute<typeof fetchArtifactWorkflow>('fetchArtifactWorkflow', {
@@ -30,7 +43,11 @@ async function fetchOnHost(client: Client, settings: Settings, job: RemoteJob, f
     // The activity's own message (not found, bad path, host timed out) is the useful part.
     const failure = error instanceof WorkflowFailedError ? (error.cause?.cause ?? error.cause) : undefined;
     const cause = failure instanceof Error ? failure : undefined;
-    throw new Error(`artifacts of job ${job.jobId} (run ${job.runId}) on host ${job.host}: ${cause?.message ?? (error as Error).message}`, { cause: error });
+    throw new RemoteArtifactError(
+      `artifacts of job ${job.jobId} (run ${job.runId}) on host ${job.host}: ${cause?.message ?? (error as Error).message}`,
+      cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined,
+      { cause: error },
+    );
   }
 }
 

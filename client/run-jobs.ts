@@ -31,7 +31,8 @@ function resultOfExecution(info: WorkflowExecutionInfo): JobResult | undefined {
   };
 }
 
-async function listedJobs(workflows: WorkflowClient, runId: string): Promise<Map<string, JobResult>> {
+/** The jobs of a run whose job workflows have a result so far (all of them once the run is over), by job id. */
+export async function listedJobs(workflows: WorkflowClient, runId: string): Promise<Map<string, JobResult>> {
   const jobs = new Map<string, JobResult>();
   for await (const info of workflows.list({ query: runJobsQuery(runId), pageSize: 1000 })) {
     const result = resultOfExecution(info);

@@ -33,6 +33,8 @@ export interface Settings {
   apiPort: number;
   /** The API's base URL as `br run` prints it (BENCHROUTER_API_URL for a server elsewhere). */
   apiUrl: string;
+  /** Requests per minute each API token may make (BENCHROUTER_API_RATE_LIMIT; 0: no limit). */
+  apiRateLimit: number;
   /**
    * A host directory of benchmark datasets (a local ModelScope or Hugging Face cache, say), mounted
    * read-only into every task at /app/datasets: for machines that cannot download them (BENCHROUTER_DATASET_DIR).
@@ -47,6 +49,16 @@ export const EMBEDDED_TEMPORAL_PORT = 7233;
 export const EMBEDDED_UI_PORT = 8233;
 
 export const DEFAULT_API_PORT = 8391;
+
+/** Ten requests a second per token: far above what the dashboard and a CI job need, well below a runaway loop. */
+export const DEFAULT_API_RATE_LIMIT = 600;
+
+function rateLimitFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_API_RATE_LIMIT;
+  if (!/^\d+$/.test(value.trim()))
+    throw new Error(`BENCHROUTER_API_RATE_LIMIT: expected a whole number of requests per minute per token (0: no limit), got "${value}"`);
+  return Number(value);
+}
 
 export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {
   const home = env.BENCHROUTER_HOME || `${homeDir}/.benchrouter`;
@@ -70,6 +82,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',
     apiPort: env.BENCHROUTER_API_PORT ? Number(env.BENCHROUTER_API_PORT) : DEFAULT_API_PORT,
     apiUrl: (env.BENCHROUTER_API_URL || `http://127.0.0.1:${env.BENCHROUTER_API_PORT || DEFAULT_API_PORT}`).replace(/\/$/, ''),
+    apiRateLimit: rateLimitFrom(env.BENCHROUTER_API_RATE_LIMIT),
     ...(env.BENCHROUTER_DATASET_DIR ? { datasetDir: env.BENCHROUTER_DATASET_DIR } : {}),
   };
 }

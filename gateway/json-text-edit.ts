@@ -1,16 +1,11 @@
 // Surgical edits to the text of a JSON object: set or delete fields (nested ones too) and leave every
 // other byte as it was, so big integers, number spellings (1.0), key order and spacing survive an
-// override. JSON.parse then JSON.stringify would round them all. The text must already be valid JSON.
+// override. JSON.parse then JSON.stringify would round them all. The text editing is jsonc-parser's;
+// what is ours is which fields changed (diffJsonObjects) and which of duplicate keys counts.
+
+import { applyEdits, modify, parseTree, type Node } from 'jsonc-parser';
 
 export type JsonEdit = { path: string[]; value: unknown } | { path: string[]; delete: true };
-
-interface Member {
-  key: string;
-  /** Where the member's key starts. */
-  start: number;
-  valueStart: number;
-  valueEnd: number;
-}
 
 /** The edits that turn `before` into `after`, field by field, descending into objects both sides hold. */
 export function diffJsonObjects(before: Record<string, unknown>, after: Record<string, unknown>, prefix: string[] = []): JsonEdit[] {
@@ -30,98 +25,45 @@ export function diffJsonObjects(before: Record<string, unknown>, after: Record<s
   return edits;
 }
 
-/** `text` with the edits applied, in order; untouched fields keep their exact bytes. */
+/**
+ * `text` with the edits applied, in order, by jsonc-parser (`modify` + `applyEdits`): untouched
+ * fields keep their exact bytes. The text must already be a valid JSON object.
+ */
 export function applyJsonEdits(text: string, edits: JsonEdit[]): string {
   let out = text;
   for (const edit of edits) {
-    const start = skipSpace(out, 0);
-    if (out[start] !== '{') throw new Error(`request body: expected a JSON object, got ${JSON.stringify(out.slice(start, start + 16))}`);
-    out = editObject(out, start, edit.path, edit);
+    if (!out.trimStart().startsWith('{')) throw new Error(`request body: expected a JSON object, got ${JSON.stringify(out.trim().slice(0, 16))}`);
+    // A key spelled once in the whole text cannot be duplicated: the tree is built only when one might be.
+    if (edit.path.some((key) => occursTwice(out, JSON.stringify(key)))) out = withLastDuplicateOnly(out, parseTree(out)!, edit.path);
+    out = applyEdits(out, modify(out, edit.path, 'delete' in edit ? undefined : edit.value, {}));
   }
   return out;
 }
 
-function editObject(text: string, objectStart: number, path: string[], edit: JsonEdit): string {
-  const members = membersOf(text, objectStart);
-  const [key, ...rest] = path as [string, ...string[]];
-  const named = members.filter((m) => m.key === key);
-  if ('delete' in edit) {
-    if (rest.length > 0) return named.length && text[named.at(-1)!.valueStart] === '{' ? editObject(text, named.at(-1)!.valueStart, rest, edit) : text;
-    // Remove from the last duplicate backwards so earlier offsets stay valid.
-    let out = text;
-    for (const member of named.reverse()) {
-      const index = members.indexOf(member);
-      const [from, to] =
-        index < members.length - 1
-          ? [member.start, members[index + 1]!.start]
-          : index > 0
-            ? [members[index - 1]!.valueEnd, member.valueEnd]
-            : [member.start, member.valueEnd];
-      out = out.slice(0, from) + out.slice(to);
+/**
+ * jsonc-parser edits the first of duplicate keys, but JSON.parse (and so the upstream) reads the
+ * last: an override of the first would be silently ignored. The earlier duplicates of each key on
+ * the path are removed, so the member edited is the one read, by any parser.
+ */
+function withLastDuplicateOnly(text: string, root: Node, path: string[]): string {
+  let node: Node | undefined = root;
+  for (const [depth, key] of path.entries()) {
+    const named: Node[] = node?.type === 'object' ? (node.children ?? []).filter((member) => member.children?.[0]?.value === key) : [];
+    if (named.length > 1) {
+      // modify() with undefined removes the first member of that name; the tree is read again after.
+      const prefix = path.slice(0, depth + 1);
+      let out = text;
+      for (let i = 1; i < named.length; i++) out = applyEdits(out, modify(out, prefix, undefined, {}));
+      return withLastDuplicateOnly(out, parseTree(out)!, path);
     }
-    return out;
+    node = named[0]?.children?.[1];
   }
-  // JSON.parse keeps the last of duplicate keys, so the last one is the one the upstream reads.
-  const target = named.at(-1);
-  if (target && rest.length > 0 && text[target.valueStart] === '{') return editObject(text, target.valueStart, rest, edit);
-  const value = JSON.stringify(rest.reduceRight<unknown>((inner, name) => ({ [name]: inner }), edit.value));
-  if (target) return text.slice(0, target.valueStart) + value + text.slice(target.valueEnd);
-  const member = `${JSON.stringify(key)}:${value}`;
-  if (members.length === 0) return text.slice(0, objectStart + 1) + member + text.slice(objectStart + 1);
-  const last = members.at(-1)!.valueEnd;
-  return text.slice(0, last) + ',' + member + text.slice(last);
+  return text;
 }
 
-/** The members of the object whose `{` is at `objectStart`. */
-function membersOf(text: string, objectStart: number): Member[] {
-  const members: Member[] = [];
-  let i = skipSpace(text, objectStart + 1);
-  if (text[i] === '}') return members;
-  for (;;) {
-    const start = i;
-    const keyEnd = skipString(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
-    i = skipSpace(text, keyEnd) + 1; // past ':'
-    const valueStart = skipSpace(text, i);
-    const valueEnd = skipValue(text, valueStart);
-    members.push({ key, start, valueStart, valueEnd });
-    i = skipSpace(text, valueEnd);
-    if (text[i] === '}') return members;
-    i = skipSpace(text, i + 1); // past ','
-  }
-}
-
-function skipSpace(text: string, i: number): number {
-  while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++;
-  return i;
-}
-
-/** The index just past the string whose opening quote is at `i`. */
-function skipString(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    if (text[j] === '\\') j++;
-    else if (text[j] === '"') return j + 1;
-  }
-  throw new Error('request body: unterminated string');
-}
-
-/** The index just past the value that starts at `i`. */
-function skipValue(text: string, i: number): number {
-  const first = text[i];
-  if (first === '"') return skipString(text, i);
-  if (first === '{' || first === '[') {
-    let depth = 0;
-    for (let j = i; j < text.length; j++) {
-      const c = text[j];
-      if (c === '"') j = skipString(text, j) - 1;
-      else if (c === '{' || c === '[') depth++;
-      else if ((c === '}' || c === ']') && --depth === 0) return j + 1;
-    }
-    throw new Error('request body: unterminated object or array');
-  }
-  let j = i;
-  while (j < text.length && !',}] \n\r\t'.includes(text[j]!)) j++;
-  return j;
+function occursTwice(text: string, needle: string): boolean {
+  const first = text.indexOf(needle);
+  return first !== -1 && text.indexOf(needle, first + needle.length) !== -1;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

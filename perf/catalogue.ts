@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { imageTagFor } from '../activities/ensure-image.js';
-import { CONTAINER_LOG_FILE } from '../activities/container-log-tail.js';
+import { jobFile } from '../runs/job-artifacts.js';
 import { settingsFrom } from '../config/settings.js';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
@@ -70,7 +70,7 @@ async function brRun(env: Record<string, string>, entry: Entry, endpoint: string
 /** The harness's own seconds from its log ("... in 1.23 s"); the longest job's, as the jobs run at once. Null when a job logs none. */
 function harnessSeconds(artifactsRoot: string, result: RunResult): number | null {
   const seconds = result.jobs.map((job) => {
-    const log = path.join(artifactsRoot, result.runId, job.jobId, CONTAINER_LOG_FILE);
+    const log = jobFile(artifactsRoot, { runId: result.runId, jobId: job.jobId }, 'containerLog');
     const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
     const logged = [...text.matchAll(/ in ([0-9.]+) s\b/g)].at(-1)?.[1];
     return logged === undefined ? null : Number(logged);

@@ -13,11 +13,21 @@ export BENCHROUTER_CLUSTER_TLS_DIR="${BENCHROUTER_CLUSTER_TLS_DIR:-$home/cluster
 export TEMPORAL_SERVER_VERSION="${TEMPORAL_SERVER_VERSION:-v1.32.2}"
 # The UI server's version is pinned by the module that builds it.
 export TEMPORAL_UI_SERVER_VERSION="$(awk '$1 == "github.com/temporalio/ui-server/v2" { print $2; exit }' "$repo/cluster/ui/go/go.mod")"
+# The API image carries this checkout at this checkout's path (runs name benchmark directories by
+# path), tagged by the committed tree: a new commit builds a new image, an unchanged one reuses it.
+export BENCHROUTER_REPO_DIR="$repo"
+export BENCHROUTER_API_IMAGE_TAG="${BENCHROUTER_API_IMAGE_TAG:-$(git -C "$repo" rev-parse --short=12 HEAD: 2>/dev/null || echo local)}"
 compose() { docker-compose --project-directory "$repo" -f "$repo/docker-compose.yml" "$@"; }
 
 command -v docker-compose >/dev/null || { echo "scripts/cluster.sh: docker-compose not found; install Debian's package: apt-get install docker-compose" >&2; exit 1; }
 
 image_missing() { ! docker image inspect "$1" >/dev/null 2>&1; }
+
+api_healthy() {
+  local api
+  api="$(compose ps -q api)"
+  [[ -n "$api" && "$(docker inspect -f '{{.State.Health.Status}}' "$api")" == healthy ]]
+}
 
 wait_healthy() {
   local deadline=$((SECONDS + ${BENCHROUTER_CLUSTER_WAIT_SECONDS:-300}))
@@ -28,8 +38,10 @@ wait_healthy() {
       local state code
       state="$(docker inspect -f '{{.State.Status}}' "$setup")"
       code="$(docker inspect -f '{{.State.ExitCode}}' "$setup")"
-      if [[ "$state" == exited && "$code" == 0 ]]; then break; fi
-      if [[ "$state" == exited ]]; then
+      if [[ "$state" == exited && "$code" == 0 ]]; then
+        # The namespace is ready; the API server connects to it and answers soon after.
+        if api_healthy; then break; fi
+      elif [[ "$state" == exited ]]; then
         compose logs --tail 40 temporal-setup temporal >&2
         echo "scripts/cluster.sh: temporal-setup exited with code $code (logs above)" >&2
         return 1
@@ -42,17 +54,24 @@ wait_healthy() {
     fi
     sleep 1
   done
-  echo "cluster ready: frontend ${BENCHROUTER_CLUSTER_BIND:-0.0.0.0}:${BENCHROUTER_CLUSTER_PORT:-7233} (mTLS, CA $BENCHROUTER_CLUSTER_TLS_DIR/ca.pem), Web UI http://localhost:${BENCHROUTER_CLUSTER_UI_PORT:-8080}"
+  echo "cluster ready: frontend ${BENCHROUTER_CLUSTER_BIND:-0.0.0.0}:${BENCHROUTER_CLUSTER_PORT:-7233} (mTLS, CA $BENCHROUTER_CLUSTER_TLS_DIR/ca.pem), Web UI http://localhost:${BENCHROUTER_CLUSTER_UI_PORT:-8080}, API http://localhost:${BENCHROUTER_CLUSTER_API_PORT:-8391}"
 }
 
 case "${1:-}" in
   up)
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR"
+    # The API server is a frontend client like any host: a certificate of its own.
+    "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR" client api >/dev/null
     if image_missing "benchrouter/cluster-temporal:$TEMPORAL_SERVER_VERSION" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
       # The Go binaries are cached by module version; only a new version builds anything.
       "$repo/cluster/build-binaries.sh" "$repo/cluster/.bin"
     fi
-    # Builds only images that do not exist yet (their tags carry the versions).
+    if image_missing "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG"; then
+      # The API image runs this machine's node (the version bootstrap.sh checked), staged into its context.
+      mkdir -p "$repo/cluster/.bin"
+      cp "$(command -v node)" "$repo/cluster/.bin/node"
+    fi
+    # Builds only images that do not exist yet (their tags carry the versions and the API's commit).
     compose up -d
     wait_healthy
     ;;

@@ -28,6 +28,8 @@ let clusterEnv: Record<string, string>;
 let address: string;
 let submitter: { settings: Settings; client: Client; env: Record<string, string> };
 const workers: WorkerProcess[] = [];
+/** The run of the two-host test, read back through the API after. */
+let twoHostRun: string | undefined;
 
 function cluster(args: string[]): string {
   return execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, {
@@ -71,6 +73,7 @@ beforeAll(async () => {
     BENCHROUTER_CLUSTER_BIND: '127.0.0.1',
     BENCHROUTER_CLUSTER_PORT: String(port),
     BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
+    BENCHROUTER_CLUSTER_API_PORT: String(await freePort()),
   };
   const started = Date.now();
   cluster(['up']);
@@ -95,7 +98,7 @@ afterAll(async () => {
 describe('the cluster built and started by scripts/cluster.sh', () => {
   it('reports every service up in status, the one-shot setup exited 0', () => {
     const status = cluster(['status']);
-    for (const service of ['postgresql', 'temporal', 'temporal-ui']) expect(status).toMatch(new RegExp(`_${service}_1 .*Up`));
+    for (const service of ['postgresql', 'temporal', 'temporal-ui', 'api']) expect(status).toMatch(new RegExp(`_${service}_1 .*Up`));
     expect(status).toMatch(/_temporal-setup_1 .*Exit 0/);
     expect(status).toMatch(/_temporal-schema_1 .*Exit 0/);
   });
@@ -162,6 +165,7 @@ describe('a run on two worker hosts of the cluster', () => {
       workers.push(a);
       const spec = createRunSpec(sleepers, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 5 });
       const handle = await submitRun(submitter.client, submitter.settings, spec);
+      twoHostRun = handle.workflowId;
       const starts = watchContainerStarts(handle.workflowId);
       try {
         await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4, 120_000);
@@ -205,4 +209,19 @@ describe('a run on two worker hosts of the cluster', () => {
     },
     10 * 60_000,
   );
+});
+
+describe('the API server of the cluster', () => {
+  it('serves its OpenAPI document, and with a token made in its container reads the run from Temporal over its own mTLS certificate', async () => {
+    const api = `http://127.0.0.1:${clusterEnv.BENCHROUTER_CLUSTER_API_PORT}`;
+    expect((await fetch(`${api}/openapi.json`)).status).toBe(200);
+    const token = execFileSync('docker', ['exec', composeContainer('api'), './br', 'tokens', 'add', 'cluster-test'], { encoding: 'utf8' }).match(/br_\S+/)![0];
+    const headers = { authorization: `Bearer ${token}` };
+    expect((await fetch(`${api}/runs`)).status).toBe(401);
+    const run = await fetch(`${api}/runs/${twoHostRun}`, { headers });
+    expect(run.status).toBe(200);
+    expect(((await run.json()) as { status: string }).status).toBe('COMPLETED');
+    // The frontend sees the API as the client its certificate names.
+    expect(execFileSync('openssl', ['x509', '-noout', '-subject', '-in', path.join(tlsDir, 'api.pem')], { encoding: 'utf8' }).trim()).toBe('subject=CN = api');
+  });
 });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { readEvalScopeOutputs, type EvalScopeResult } from '../../client/evalscope-outputs.js';
 import { createRunSpec, submitRun } from '../../client/runs.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
-import { jobResultsDir } from '../../runs/job-artifacts.js';
+import { jobFile, jobResultsDir } from '../../runs/job-artifacts.js';
 import type { JobResult, RunResult } from '../../runs/run-spec.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
@@ -65,10 +65,13 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
         const jobs = results.filter((r) => r.model === model).map((r, i) => ({ job: importedJob(spec.runId, i, r, at), result: r }));
         // Records go where a run's own jobs keep theirs, so `br analyze --runs` and `br records` read them alike.
         for (const { job, result } of jobs) {
-          const resultsDir = jobResultsDir(settings.artifactsRoot, { runId: spec.runId, jobId: job.jobId });
-          mkdirSync(resultsDir, { recursive: true });
-          writeFileSync(path.join(resultsDir, 'records.jsonl'), result.records.map((r) => JSON.stringify(r)).join('\n') + (result.records.length ? '\n' : ''));
-          writeFileSync(path.join(resultsDir, 'result.json'), `${JSON.stringify(job.result!.raw_metrics, null, 2)}\n`);
+          const ref = { runId: spec.runId, jobId: job.jobId };
+          mkdirSync(jobResultsDir(settings.artifactsRoot, ref), { recursive: true });
+          writeFileSync(
+            jobFile(settings.artifactsRoot, ref, 'records'),
+            result.records.map((r) => JSON.stringify(r)).join('\n') + (result.records.length ? '\n' : ''),
+          );
+          writeFileSync(jobFile(settings.artifactsRoot, ref, 'result'), `${JSON.stringify(job.result!.raw_metrics, null, 2)}\n`);
         }
         // Nothing to run: every job is carried in, so the run workflow ends at once with them as its results.
         const handle = await submitRun(client, settings, {

@@ -1,17 +1,18 @@
 // `br logs`: the last lines each job of a run printed, as the worker kept them beside container.log
-// (secrets redacted). A job's result shows only its last log line; this shows the rest.
+// (secrets redacted), read on this host or from the host that ran the job, through Temporal. A job's
+// result shows only its last log line; this shows the rest.
 
 import type { Command } from 'commander';
-import { CONTAINER_TAIL_FILE } from '../../activities/container-log-tail.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
-import { jobLogTail, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
+import { JOB_FILES } from '../../runs/job-artifacts.js';
+import { locateJobs, readJobFile, shortJobId, whereIs, type ArtifactCommandDeps } from '../run-artifacts.js';
 
 export function registerLogsCommand(program: Command, deps: ArtifactCommandDeps): Command {
   const stdout = deps.stdout ?? writeStdout;
   return program
     .command('logs')
-    .description('print the last lines each job of a run printed (container-tail.log on this host, secrets redacted)')
+    .description('print the last lines each job of a run printed (container-tail.log from the host that ran it, secrets redacted)')
     .argument('<run>', 'run id')
     .argument('[job]', 'only this job: its id, the part after "<run>.", or its task name')
     .addHelpText(
@@ -22,12 +23,11 @@ container.log. The whole log is container.log itself (see br artifacts).
 `,
     )
     .action(async (runId: string, jobArg: string | undefined) => {
-      const root = deps.artifactsRoot();
-      const jobs = selectJobs(root, runId, jobArg);
-      for (const jobId of jobs) {
-        const tail = jobLogTail(root, runId, jobId);
+      const jobs = await locateJobs(deps, runId, jobArg);
+      for (const job of jobs) {
+        const tail = (await readJobFile(deps, job, 'containerTail'))?.toString('utf8');
         await stdout(
-          `${jobs.length > 1 ? `== ${shortJobId(runId, jobId)}\n` : ''}${tail ?? `(no ${CONTAINER_TAIL_FILE}: the job has not finished on this host)\n`}`,
+          `${jobs.length > 1 ? `== ${shortJobId(runId, job.jobId)}\n` : ''}${tail ?? `(no ${JOB_FILES.containerTail}: the job has not finished on ${whereIs(job)})\n`}`,
         );
       }
     });

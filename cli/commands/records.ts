@@ -1,16 +1,20 @@
 // `br records`: stream a run's per-instance records (each job's records.jsonl), reporting bad lines
-// on stderr rather than dropping them silently.
+// on stderr rather than dropping them silently. A job that ran on another host has its file fetched
+// through Temporal into a scratch folder first, then read by the same reader as a local one.
 
 import type { Command } from 'commander';
 import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { InputError } from '../../contract/problems.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, formatOf, type OutputFlags } from '../output-flags.js';
 import { readRecordsFile } from '../../activities/records-file.js';
-import { RECORDS_FILE, selectJobs, shortJobId, type ArtifactCommandDeps } from '../run-artifacts.js';
+import { RemoteArtifactError } from '../../client/remote-artifacts.js';
+import { jobFilePath, JOB_FILES } from '../../runs/job-artifacts.js';
+import { locateJobs, readJobFile, shortJobId, type ArtifactCommandDeps, type LocatedJob } from '../run-artifacts.js';
 import type { TableCell } from '../table-view.js';
 
 /** Prediction and ground truth are cut to this in the table for people; exports keep them whole. */
@@ -39,59 +43,105 @@ number and counted in the summary line; they are never printed as records.
       const format = formatOf(flags);
       const root = deps.artifactsRoot();
       const runDir = path.join(root, runId);
-      const jobs = selectJobs(root, runId, flags.job);
-      const withRecords = jobs.filter((jobId) => existsSync(path.join(runDir, jobId, RECORDS_FILE)));
-      if (!withRecords.length) {
-        throw new InputError([
-          {
-            file: runDir,
-            field: '',
-            message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${RECORDS_FILE.replace(/\\/g, '/')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)`,
-          },
-        ]);
-      }
-      const jsonLines = format === 'json' ? lineSink(flags.out, stdout) : undefined;
-      const showJob = jobs.length > 1;
-      const text = format === 'table' ? showText : wholeText;
-      const rows: TableCell[][] = [];
-      let count = 0;
-      let bad = 0;
-      for (const jobId of withRecords) {
-        const file = path.join(runDir, jobId, RECORDS_FILE);
-        const where = path.relative(runDir, file).split(path.sep).join('/');
-        const read = await readRecordsFile(path.dirname(file), async (outcome) => {
-          if ('problem' in outcome) {
+      const jobs = await locateJobs(deps, runId, flags.job);
+      const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-records-'));
+      try {
+        const sources = await recordsSources(deps, jobs, scratch);
+        const withRecords = sources.filter((source) => source.resultsDir !== undefined || source.refused !== undefined);
+        if (!withRecords.length) {
+          throw new InputError([
+            {
+              file: runDir,
+              field: '',
+              message: `no job${flags.job ? ` matching "${flags.job}"` : ''} of run ${runId} wrote ${jobFilePath('records')} (${jobs.length} job${jobs.length === 1 ? '' : 's'} looked at)`,
+            },
+          ]);
+        }
+        const jsonLines = format === 'json' ? lineSink(flags.out, stdout) : undefined;
+        const showJob = jobs.length > 1;
+        const text = format === 'table' ? showText : wholeText;
+        const rows: TableCell[][] = [];
+        let count = 0;
+        let bad = 0;
+        for (const { jobId, resultsDir, refused } of withRecords) {
+          const where = `${jobId}/${jobFilePath('records')}`;
+          if (refused !== undefined) {
             bad += 1;
-            stderr(`${where}: ${outcome.problem}`);
-            return;
+            stderr(`${where}: ${refused}; not read`);
+            continue;
           }
-          count += 1;
-          const { record } = outcome;
-          if (jsonLines) {
-            const line: Record<string, unknown> = { job: jobId, ...record };
-            line.job = jobId;
-            await jsonLines.write(`${JSON.stringify(line)}\n`);
-          } else rows.push([...(showJob ? [shortJobId(runId, jobId)] : []), record.index, record.score, text(record.prediction), text(record.ground_truth)]);
-        });
-        // A FIFO or a link where records.jsonl belongs is reported, never read or followed.
-        if (read.kind === 'refused') {
-          bad += 1;
-          stderr(`${where}: ${read.problem}; not read`);
-        } else if (read.kind === 'read' && read.notRead) stderr(`${where}: ${read.notRead}`);
+          const read = await readRecordsFile(resultsDir!, async (outcome) => {
+            if ('problem' in outcome) {
+              bad += 1;
+              stderr(`${where}: ${outcome.problem}`);
+              return;
+            }
+            count += 1;
+            const { record } = outcome;
+            if (jsonLines) {
+              const line: Record<string, unknown> = { job: jobId, ...record };
+              line.job = jobId;
+              await jsonLines.write(`${JSON.stringify(line)}\n`);
+            } else rows.push([...(showJob ? [shortJobId(runId, jobId)] : []), record.index, record.score, text(record.prediction), text(record.ground_truth)]);
+          });
+          // A FIFO or a link where records.jsonl belongs is reported, never read or followed.
+          if (read.kind === 'refused') {
+            bad += 1;
+            stderr(`${where}: ${read.problem}; not read`);
+          } else if (read.kind === 'read' && read.notRead) stderr(`${where}: ${read.notRead}`);
+        }
+        if (jsonLines) {
+          const written = await jsonLines.close();
+          if (written) stderr(`wrote ${written}`);
+        } else {
+          const table = { name: 'records', columns: [...(showJob ? ['JOB'] : []), 'INDEX', 'SCORE', 'PREDICTION', 'GROUND_TRUTH'], rows };
+          await emitOutput({ tables: [table] }, flags, `${runId}-records`, { stdout, say: stderr });
+        }
+        const skipped = jobs.length - withRecords.length;
+        stderr(
+          `run ${runId}: ${count} record${count === 1 ? '' : 's'} from ${withRecords.length} job${withRecords.length === 1 ? '' : 's'}, ${bad} bad line${bad === 1 ? '' : 's'} skipped` +
+            (skipped ? `; ${skipped} job${skipped === 1 ? '' : 's'} wrote no ${JOB_FILES.records}` : ''),
+        );
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
       }
-      if (jsonLines) {
-        const written = await jsonLines.close();
-        if (written) stderr(`wrote ${written}`);
-      } else {
-        const table = { name: 'records', columns: [...(showJob ? ['JOB'] : []), 'INDEX', 'SCORE', 'PREDICTION', 'GROUND_TRUTH'], rows };
-        await emitOutput({ tables: [table] }, flags, `${runId}-records`, { stdout, say: stderr });
-      }
-      const skipped = jobs.length - withRecords.length;
-      stderr(
-        `run ${runId}: ${count} record${count === 1 ? '' : 's'} from ${withRecords.length} job${withRecords.length === 1 ? '' : 's'}, ${bad} bad line${bad === 1 ? '' : 's'} skipped` +
-          (skipped ? `; ${skipped} job${skipped === 1 ? '' : 's'} wrote no records.jsonl` : ''),
-      );
     });
+}
+
+/** Where each job's records.jsonl can be read on this host (undefined: it wrote none), or why another host refused it. */
+async function recordsSources(
+  deps: ArtifactCommandDeps,
+  jobs: LocatedJob[],
+  scratch: string,
+): Promise<Array<{ jobId: string; resultsDir?: string; refused?: string }>> {
+  const sources = [];
+  for (const job of jobs) {
+    if ('dir' in job) {
+      const resultsDir = path.join(job.dir, JOB_FILES.results);
+      sources.push({ jobId: job.jobId, ...(existsSync(path.join(resultsDir, JOB_FILES.records)) ? { resultsDir } : {}) });
+      continue;
+    }
+    let bytes: Buffer | undefined;
+    try {
+      bytes = await readJobFile(deps, job, 'records');
+    } catch (error) {
+      // The host refuses a link or a FIFO where records.jsonl belongs, as a local read would.
+      if (error instanceof RemoteArtifactError && error.type === 'BadArtifactRequest') {
+        sources.push({ jobId: job.jobId, refused: error.message });
+        continue;
+      }
+      throw error;
+    }
+    if (!bytes) {
+      sources.push({ jobId: job.jobId });
+      continue;
+    }
+    const resultsDir = path.join(scratch, job.jobId, JOB_FILES.results);
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(path.join(resultsDir, JOB_FILES.records), bytes);
+    sources.push({ jobId: job.jobId, resultsDir });
+  }
+  return sources;
 }
 
 /** Where JSON Lines go as they are read: --out's file (waiting while its buffer is full), else stdout. */

@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { registerArtifactsCommand } from '../../cli/commands/artifacts.js';
 import { registerRecordsCommand } from '../../cli/commands/records.js';
 import { registerLogsCommand } from '../../cli/commands/logs.js';
-import type { ArtifactCommandDeps } from '../../cli/run-artifacts.js';
+import type { ArtifactCommandDeps, RemoteArtifactAccess } from '../../cli/run-artifacts.js';
+import { RemoteArtifactError } from '../../client/remote-artifacts.js';
 import { InputError } from '../../contract/problems.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'br-artifacts-'));
@@ -191,5 +192,111 @@ describe('br records', () => {
     expect(help).toContain('Example:\n  $ br records br-20261129-120000-a1b2c3 --job addition');
     expect(help).toContain('--json');
     expect(help).toContain('never printed as records');
+  });
+});
+
+describe('a run whose jobs ran on other hosts too', () => {
+  // Temporal (faked here; test/remote-artifacts.test.ts has the real one) knows four jobs: one with a
+  // directory here, one carried over from an earlier run whose directory is here under that run, and
+  // two on host-b, of which one left a records.jsonl that host-b refuses to serve (a link).
+  const mixedRun = 'br-20260102-000000-222222';
+  const earlier = 'br-20260101-000000-333333';
+  const here = `${mixedRun}.000-here`;
+  const carried = `${earlier}.001-carried`;
+  const remoteOk = `${mixedRun}.002-remote`;
+  const remoteLinked = `${mixedRun}.003-linked`;
+  put(`${mixedRun}/${here}/container-tail.log`, 'here tail\n');
+  put(`${mixedRun}/${here}/results/records.jsonl`, `${record(0, 1, 'h')}\n`);
+  put(`${earlier}/${carried}/container-tail.log`, 'carried tail\n');
+  const onHostB: Record<string, Record<string, string>> = {
+    [remoteOk]: { 'container-tail.log': 'remote tail\n', 'results/records.jsonl': `${record(5, 0, 'r')}\n${record(6, 1, 'r')}\n` },
+    [remoteLinked]: {},
+  };
+  const asked: string[] = [];
+  const remote: RemoteArtifactAccess = {
+    jobsOf: async (id) =>
+      id === mixedRun
+        ? [
+            { jobId: here, host: 'host-a' },
+            { jobId: carried, host: 'host-a', carriedFrom: earlier },
+            { jobId: remoteOk, host: 'host-b' },
+            { jobId: remoteLinked, host: 'host-b' },
+          ]
+        : undefined,
+    list: async (job) => Object.entries(onHostB[job.jobId] ?? {}).map(([file, text]) => ({ file, bytes: Buffer.byteLength(text) })),
+    read: async (job, file) => {
+      asked.push(`${job.host}:${job.runId}/${job.jobId}/${file}`);
+      if (job.jobId === remoteLinked && file === 'results/records.jsonl')
+        throw new RemoteArtifactError(
+          `artifacts of job ${job.jobId} (run ${job.runId}) on host host-b: file: expected a regular file (a symbolic link)`,
+          'BadArtifactRequest',
+        );
+      const text = onHostB[job.jobId]?.[file];
+      return text === undefined ? undefined : Buffer.from(text);
+    },
+  };
+  const withRemote = async (...args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const program = new Command('br').exitOverride();
+    registerArtifactCommands(program, {
+      artifactsRoot: () => root,
+      stdout: (t) => void out.push(t),
+      stderr: (line) => void err.push(line),
+      remote: async () => remote,
+    });
+    await program.parseAsync(['node', 'br', ...args]);
+    return { stdout: out.join(''), stderr: err };
+  };
+
+  it('br logs reads the local and carried jobs from disk and the others from their host', async () => {
+    asked.length = 0;
+    expect((await withRemote('logs', mixedRun)).stdout).toBe(
+      `== ${earlier}.001-carried\ncarried tail\n== 000-here\nhere tail\n== 002-remote\nremote tail\n== 003-linked\n(no container-tail.log: the job has not finished on host host-b)\n`,
+    );
+    expect(asked).toEqual([`host-b:${mixedRun}/${remoteOk}/container-tail.log`, `host-b:${mixedRun}/${remoteLinked}/container-tail.log`]);
+  });
+
+  it('br records reads every job with records, wherever it is, and reports a refused remote file as a bad line', async () => {
+    const { stdout, stderr } = await withRemote('records', mixedRun, '--json');
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { job: string; index: number; score: number });
+    expect(lines.map((l) => [l.job, l.index, l.score])).toEqual([
+      [here, 0, 1],
+      [remoteOk, 5, 0],
+      [remoteOk, 6, 1],
+    ]);
+    expect(stderr).toEqual([
+      `${remoteLinked}/results/records.jsonl: artifacts of job ${remoteLinked} (run ${mixedRun}) on host host-b: file: expected a regular file (a symbolic link); not read`,
+      `run ${mixedRun}: 3 records from 3 jobs, 1 bad line skipped; 1 job wrote no records.jsonl`,
+    ]);
+  });
+
+  it('br artifacts gives a remote job its host instead of a directory and paths', async () => {
+    const listing = JSON.parse((await withRemote('artifacts', mixedRun, 'remote', '--json')).stdout) as { jobs: unknown[] };
+    expect(listing.jobs).toEqual([
+      {
+        jobId: remoteOk,
+        dir: null,
+        host: 'host-b',
+        files: [
+          { name: 'container-tail.log', path: null, bytes: 12 },
+          { name: 'results/records.jsonl', path: null, bytes: Buffer.byteLength(onHostB[remoteOk]!['results/records.jsonl']!) },
+        ],
+      },
+    ]);
+    const table = (await withRemote('artifacts', mixedRun, 'remote')).stdout;
+    expect(table.split('\n')[0]).toBe(`run ${mixedRun}: 1 job under ${path.join(root, mixedRun)} (1 of them on other hosts, listed through Temporal)`);
+    expect(table).toContain('(on host host-b)');
+  });
+
+  it('is bad input naming both places looked when neither this host nor Temporal knows the run', async () => {
+    const error = await withRemote('logs', 'br-unknown').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toBe(
+      `${path.join(root, 'br-unknown')}: no artifacts of run br-unknown on this host, and Temporal names no other host that ran a job of it (an unknown run, or none of its jobs finished yet)`,
+    );
   });
 });

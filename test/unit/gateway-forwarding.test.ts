@@ -229,7 +229,7 @@ describe('the request body the upstream receives', () => {
   it('changes only the overridden fields when generation settings apply; other numbers keep their spelling', async () => {
     const { token } = register({ set: { top_p: 0.5 }, maxTokensAdd: 10 });
     await send('POST', '/v1/chat/completions', token, body);
-    expect(received[0]!.body.toString()).toBe(body.replace('"max_tokens": 32 }', '"max_tokens": 42,"top_p":0.5 }'));
+    expect(received[0]!.body.toString()).toBe(body.replace('"max_tokens": 32 }', '"max_tokens": 42,"top_p": 0.5 }'));
   });
 
   it.each([
@@ -260,7 +260,7 @@ describe('a streamed answer', () => {
     expect(answer.body.equals(Buffer.from(role + first + second + done))).toBe(true);
     // The first events were forwarded before the upstream's pause, not held until the end.
     expect(answer.firstBytesMs!).toBeLessThan(answer.endMs - STALL_MS / 2);
-    expect(received[0]!.body.toString()).toBe(question.replace(/}$/, ',"stream_options":{"include_usage":true}}'));
+    expect(received[0]!.body.toString()).toBe(question.replace(/}$/, ',"stream_options": {"include_usage":true}}'));
 
     const metered = counters()!;
     expect(metered).toMatchObject({ requests: 1, promptTokens: 12, completionTokens: 5, errors: {} });

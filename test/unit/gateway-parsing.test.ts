@@ -69,21 +69,30 @@ describe('surgical JSON edits', () => {
     );
   });
 
+  // An added member is written as jsonc-parser writes one: `"key": value`.
   it('adds a missing field at the end and a nested field inside an existing object', () => {
     const text = '{"a":1.50,"stream_options":{"n":12345678901234567890}}';
     expect(edit(text, (b) => ({ ...b, stream_options: { ...(b.stream_options as object), include_usage: true }, seed: 7 }))).toBe(
-      '{"a":1.50,"stream_options":{"n":12345678901234567890,"include_usage":true},"seed":7}',
+      '{"a":1.50,"stream_options":{"n":12345678901234567890,"include_usage": true},"seed": 7}',
     );
-    expect(edit('{}', () => ({ seed: 7 }))).toBe('{"seed":7}');
-    expect(edit(' {\n} ', () => ({ seed: 7 }))).toBe(' {"seed":7\n} ');
+    expect(edit('{}', () => ({ seed: 7 }))).toBe('{"seed": 7}');
+    expect(edit(' {\n} ', () => ({ seed: 7 }))).toBe(' {"seed": 7\n} ');
   });
 
-  it('deletes a field with its comma wherever it stands, and the last of duplicate keys is the one edited', () => {
+  it('deletes a field with its comma wherever it stands', () => {
     expect(edit('{"a":1,"b":2,"c":3}', ({ b: _, ...rest }) => rest)).toBe('{"a":1,"c":3}');
     expect(edit('{"a":1,"b":2,"c":3}', ({ c: _, ...rest }) => rest)).toBe('{"a":1,"b":2}');
     expect(edit('{"a":1}', () => ({}))).toBe('{}');
-    expect(edit('{"t":0,"t":0.5}', (b) => ({ ...b, t: 1 }))).toBe('{"t":0,"t":1}');
     expect(edit('{"a":1,"b":2}', (b) => ({ ...b, b: undefined, c: undefined }))).toBe('{"a":1}');
+  });
+
+  // JSON.parse reads the last of duplicate keys; jsonc-parser would edit the first, an override the
+  // upstream never sees. The earlier duplicates go, so every parser reads the edited one.
+  it('edits the last of duplicate keys, the one JSON.parse reads, and drops the earlier ones', () => {
+    expect(edit('{"t":0,"t":0.5}', (b) => ({ ...b, t: 1 }))).toBe('{"t":1}');
+    expect(edit('{"t":0,"x":1,"t":0.5,"t":2}', (b) => ({ ...b, t: 1 }))).toBe('{"x":1,"t":1}');
+    expect(edit('{"t":0,"x":1,"t":0.5}', ({ t: _, ...rest }) => rest)).toBe('{"x":1}');
+    expect(edit('{"o":{"a":1},"o":{"b":2}}', (b) => ({ ...b, o: { ...(b.o as object), c: 3 } }))).toBe('{"o":{"b":2,"c": 3}}');
   });
 
   it('skips strings holding braces, quotes and escapes when finding fields', () => {
@@ -104,7 +113,7 @@ describe('the body sent upstream', () => {
   it('asks for stream usage by editing only stream_options, and says to strip the usage event', () => {
     const request = upstreamRequest('chat/completions', raw('{"model":"m","stream":true,"seed":9007199254740993}'), NO_GENERATION_SETTINGS);
     expect(request).toMatchObject({ ok: true, stream: true, stripUsageEvent: true, model: 'm' });
-    expect(request.ok && request.payload.toString()).toBe('{"model":"m","stream":true,"seed":9007199254740993,"stream_options":{"include_usage":true}}');
+    expect(request.ok && request.payload.toString()).toBe('{"model":"m","stream":true,"seed":9007199254740993,"stream_options": {"include_usage":true}}');
     const asked = upstreamRequest('chat/completions', raw('{"stream":true,"stream_options":{"include_usage":true}}'), NO_GENERATION_SETTINGS);
     expect(asked).toMatchObject({ ok: true, stripUsageEvent: false });
   });
@@ -114,7 +123,7 @@ describe('the body sent upstream', () => {
       set: { temperature: 0 },
       maxTokensAdd: 10,
     });
-    expect(request.ok && request.payload.toString()).toBe('{"seed": 9007199254740993, "top_p": 1.0, "max_tokens": 42,"temperature":0}');
+    expect(request.ok && request.payload.toString()).toBe('{"seed": 9007199254740993, "top_p": 1.0, "max_tokens": 42,"temperature": 0}');
   });
 
   it('leaves Responses and embeddings bodies alone, streamed or not', () => {
