@@ -12,7 +12,6 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   defineQuery,
   isCancellation,
@@ -26,7 +25,7 @@ import type { HostActivities, SharedActivities } from '../activities/index.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
-import { afterHostLost, hostLostMessage, isHostLost } from './host-failover.js';
+import { afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from './host-failover.js';
 
 export interface JobProgress {
   state: JobState;
@@ -66,13 +65,6 @@ function jobOnHostActivity(host: ClaimedHost, job: JobSpec) {
       nonRetryableErrorTypes: [FAILURE_TYPES.missingSecret, FAILURE_TYPES.imageProblem],
     },
   }).runJobOnHost;
-}
-
-/** The reason a failed runJobOnHost gives its job: an image the host could not build, or infrastructure. */
-function reasonOfHostFailure(error: unknown): FailureReason {
-  const cause = error instanceof ActivityFailure ? error.cause : undefined;
-  const imageTypes: ReadonlyArray<string> = [FAILURE_TYPES.imageProblem, FAILURE_TYPES.imageBuild];
-  return cause instanceof ApplicationFailure && cause.type && imageTypes.includes(cause.type) ? 'IMAGE_BUILD' : 'INFRASTRUCTURE';
 }
 
 /** Activities pinned to the claimed host's queue. */
@@ -136,7 +128,7 @@ async function runJob(job: JobSpec): Promise<JobResult> {
     } catch (error) {
       if (isCancellation(error)) throw error;
       if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeoutSeconds));
-      return failed(reasonOfHostFailure(error), error);
+      return failed(failureReasonOf(error), error);
     }
     const { outcome } = ran;
     partial.image = ran.image;
