@@ -8,6 +8,7 @@ import { ensureImage, type EnsureImageInput } from './ensure-image.js';
 import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
+import { runJobOnHost, type JobOnHostInput } from './run-job-on-host.js';
 import { passAtKByTask, repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
@@ -26,6 +27,9 @@ export interface HostActivityDeps {
 /** Activities that run on one host's own task queue: image, container and files stay together. */
 export function createHostActivities(deps: HostActivityDeps) {
   return {
+    // A job's image, container and harvest as one activity (docs/architecture.md); the three below stay
+    // registered for jobs started before it (the job-on-one-host-activity patch).
+    runJobOnHost: (input: JobOnHostInput) => runJobOnHost(deps, input),
     ensureImage: (input: EnsureImageInput) => ensureImage(deps, input),
     runTaskContainer: (input: RunContainerInput) => runTaskContainer(deps, input),
     // pass@k's counts are read where the records are: the job's own host.

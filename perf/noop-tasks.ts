@@ -44,7 +44,18 @@ export async function timeBrRun(env: Record<string, string>, dir: string, count:
   return seconds;
 }
 
-export async function timeRawDockerRuns(image: string, benchmarkDir: string, scratch: string, count: number, concurrency: number): Promise<number> {
+/**
+ * `network`: `host` (no network namespace of its own: the cheapest container Docker starts), or the
+ * name of a network, as BenchRouter's task network, which gives each container its own namespace.
+ */
+export async function timeRawDockerRuns(
+  image: string,
+  benchmarkDir: string,
+  scratch: string,
+  count: number,
+  concurrency: number,
+  network = 'host',
+): Promise<number> {
   const started = performance.now();
   await pool(count, concurrency, async (i) => {
     const results = path.join(scratch, `raw-${i}`);
@@ -53,7 +64,7 @@ export async function timeRawDockerRuns(image: string, benchmarkDir: string, scr
       'run',
       '--rm',
       '--network',
-      'host',
+      network,
       '--memory',
       '2g',
       '--cpus',

@@ -17,6 +17,8 @@ export interface PerfStack {
   home: string;
   /** Worker processes the stack stops at the end; the first is started with the stack. */
   workers: ChildProcess[];
+  /** The dev server's process id (it changes when the server is started again). */
+  serverPid(): number;
   /** Crashes the dev server (SIGKILL); resolves once it is gone. */
   killServer(): Promise<void>;
   /** Starts the dev server again on the same database; resolves once it accepts connections. */
@@ -40,6 +42,7 @@ export async function startStack(name: string): Promise<PerfStack> {
     env,
     home,
     workers,
+    serverPid: () => server.pid!,
     async killServer() {
       const exited = new Promise((r) => server.once('exit', r));
       server.kill('SIGKILL');
@@ -103,6 +106,36 @@ export function cpuSecondsByProcess(patterns: Record<string, RegExp>): Record<st
     for (const [name, pattern] of Object.entries(patterns)) if (pattern.test(cmdline)) totals[name]! += seconds;
   }
   return totals;
+}
+
+/**
+ * CPU seconds (user + system) used so far by each named set of processes and all their descendants:
+ * this stack's own dev server and worker, not the other stacks sharing the machine.
+ */
+export function cpuSecondsOfTrees(roots: Record<string, number[]>): Record<string, number> {
+  const processes = new Map<number, { parent: number; seconds: number }>();
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    processes.set(Number(pid), { parent: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+  }
+  const within = (pid: number, rootSet: Set<number>): boolean => {
+    for (let at: number | undefined = pid; at && at > 1; at = processes.get(at)?.parent) if (rootSet.has(at)) return true;
+    return false;
+  };
+  return Object.fromEntries(
+    Object.entries(roots).map(([name, pids]) => {
+      const rootSet = new Set(pids);
+      let total = 0;
+      for (const [pid, { seconds }] of processes) if (within(pid, rootSet)) total += seconds;
+      return [name, total];
+    }),
+  );
 }
 
 export function cpuDelta(before: Record<string, number>, after: Record<string, number>): string {

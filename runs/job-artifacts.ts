@@ -14,6 +14,8 @@ export const JOB_FILES = {
   containerLog: 'container.log',
   /** The log's last lines, secrets redacted: what `br logs` shows. */
   containerTail: 'container-tail.log',
+  /** What the finished container did, saved before it is harvested: a retried job harvests it instead of starting it again. */
+  containerOutcome: 'container-outcome.json',
 } as const;
 
 /** Directories of a run that are not jobs: the gateway's answer cache. */

@@ -60,10 +60,10 @@ function runningOf(daemon: PrivateDockerDaemon, runId: string): string[] {
     .filter(Boolean);
 }
 
-/** runTaskContainer's started event in a job's history: its attempt and the failure that preceded it. */
+/** runJobOnHost's started event (the job's one host activity) in a job's history: its attempt and the failure that preceded it. */
 async function containerAttempt(client: Client, jobId: string): Promise<{ attempt: number; lastFailure?: string }> {
   const events = (await client.workflow.getHandle(jobId).fetchHistory()).events ?? [];
-  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTaskContainer');
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runJobOnHost');
   const started = events.find(
     (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled?.eventId),
   );

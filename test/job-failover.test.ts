@@ -8,9 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { EnsureImageOutput } from '../activities/ensure-image.js';
-import type { HarvestOutput } from '../activities/harvest-result.js';
-import type { ContainerOutcome } from '../activities/run-task-container.js';
+import type { JobOnHostOutput } from '../activities/run-job-on-host.js';
 import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
 import { DEFAULT_GATEWAY, type JobResult, type JobSpec } from '../runs/run-spec.js';
 
@@ -46,22 +44,25 @@ beforeAll(async () => {
     connection,
     taskQueue: live.taskQueue,
     activities: {
-      ensureImage: async (): Promise<EnsureImageOutput> => {
+      runJobOnHost: async (): Promise<JobOnHostOutput> => {
         if (imageFails) throw ApplicationFailure.create({ type: 'ImageProblem', nonRetryable: true, message: 'environments/shell: no Dockerfile' });
-        return { image: 'stand-in:latest', built: false, seconds: 0, archives: [] };
+        return {
+          image: 'stand-in:latest',
+          imageBuilt: false,
+          outcome: {
+            kind: 'exited',
+            exitCode: 0,
+            oomKilled: false,
+            oomKills: 0,
+            startedAt: '2026-01-01T00:00:00.000Z',
+            finishedAt: '2026-01-01T00:00:02.000Z',
+            lastLogLine: '',
+            reattached: false,
+            runtime: 'simple',
+          },
+          harvest: { status: 'SUCCEEDED', result: { overall: 0.5, raw_metrics: {} } },
+        };
       },
-      runTaskContainer: async (): Promise<ContainerOutcome> => ({
-        kind: 'exited',
-        exitCode: 0,
-        oomKilled: false,
-        oomKills: 0,
-        startedAt: '2026-01-01T00:00:00.000Z',
-        finishedAt: '2026-01-01T00:00:02.000Z',
-        lastLogLine: '',
-        reattached: false,
-        runtime: 'simple',
-      }),
-      harvestResult: async (): Promise<HarvestOutput> => ({ status: 'SUCCEEDED', result: { overall: 0.5, raw_metrics: {} } }),
     },
   });
   workers = [shared, onLiveHost];
@@ -109,7 +110,17 @@ function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: 
 describe('job failover', () => {
   it('a job whose host never picks up its work claims another host and finishes there', async () => {
     const result = await runJob({ hosts: [host('silent'), live], maxHosts: 3 });
-    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['silent', 'live'], result: { overall: 0.5 } });
+    expect(result).toMatchObject({
+      status: 'SUCCEEDED',
+      host: 'live',
+      hostsTried: ['silent', 'live'],
+      result: { overall: 0.5 },
+      image: 'stand-in:latest',
+      imageBuilt: false,
+      exitCode: 0,
+      runtime: 'simple',
+    });
+    expect(result.timings.containerSeconds).toBe(2);
     expect(claimed).toBe(2);
   });
 

@@ -2,6 +2,12 @@
 // harvest the result, all on the claimed host. A host that stops answering is noticed by the
 // schedule-to-start timeout of its queue; the job then claims another host and starts over there.
 // Every ending is a JobResult: a failed job never throws to its run.
+//
+// Since the patch JOB_ON_ONE_HOST_ACTIVITY, the host is claimed by a local activity (the worker that
+// runs the job's workflow task is a live one polling the shared queue, as the answerer of the old
+// shared-queue activity was) and the three host steps are one activity, runJobOnHost: two workflow
+// tasks and one activity per job instead of five and four. Histories recorded before it replay
+// through the old path, kept whole below.
 
 import {
   ActivityCancellationType,
@@ -9,7 +15,9 @@ import {
   CancellationScope,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
 } from '@temporalio/workflow';
@@ -17,7 +25,7 @@ import type { HostActivities, SharedActivities } from '../activities/index.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
-import { afterHostLost, hostLostMessage, isHostLost } from './host-failover.js';
+import { afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from './host-failover.js';
 
 export interface JobProgress {
   state: JobState;
@@ -28,6 +36,36 @@ export interface JobProgress {
 export const jobStateQuery = defineQuery<JobProgress>('state');
 
 const { claimHost } = proxyActivities<SharedActivities>({ startToCloseTimeout: '30s' });
+const { claimHost: claimHostLocally } = proxyLocalActivities<SharedActivities>({ startToCloseTimeout: '30s' });
+
+/** Patch id: the host claimed by a local activity, and image, container and harvest as one host activity. */
+export const JOB_ON_ONE_HOST_ACTIVITY = 'job-on-one-host-activity';
+
+/** How long an image may take to build, inside runJobOnHost's start-to-close timeout (ensureImage's own timeout before). */
+const IMAGE_SECONDS = 3600;
+/** How long harvesting may take, inside the same timeout. */
+const HARVEST_SECONDS = 120;
+
+/** The job's one activity on the claimed host's queue. */
+function jobOnHostActivity(host: ClaimedHost, job: JobSpec) {
+  return proxyActivities<HostActivities>({
+    taskQueue: host.taskQueue,
+    scheduleToStartTimeout: `${job.options.hostTimeoutSeconds}s`,
+    startToCloseTimeout: `${IMAGE_SECONDS + job.task.timeoutSeconds + 300 + HARVEST_SECONDS}s`,
+    heartbeatTimeout: `${job.options.heartbeatTimeoutSeconds}s`,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // As runTaskContainer's: infrastructure faults retry with backoff, and the retry reattaches to the
+    // job's container or harvests its saved outcome. A broken Dockerfile and a missing key are final;
+    // a build that keeps failing for the daemon's reasons is made final by the activity after 3 attempts.
+    retry: {
+      maximumAttempts: 10,
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      nonRetryableErrorTypes: [FAILURE_TYPES.missingSecret, FAILURE_TYPES.imageProblem],
+    },
+  }).runJobOnHost;
+}
 
 /** Activities pinned to the claimed host's queue. */
 function hostActivities(host: ClaimedHost, job: JobSpec) {
@@ -62,6 +100,7 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
 }
 
 async function runJob(job: JobSpec): Promise<JobResult> {
+  const oneHostActivity = patched(JOB_ON_ONE_HOST_ACTIVITY);
   const queuedAt = new Date().toISOString();
   const progress: JobProgress = { state: 'pending' };
   setHandler(jobStateQuery, () => progress);
@@ -80,7 +119,33 @@ async function runJob(job: JobSpec): Promise<JobResult> {
   };
   const failed = (reason: FailureReason, error: unknown) => finish({ status: 'FAILED', reason, message: messageOf(error) });
 
-  /** One attempt on one host. Throws HostLost when the host stops answering. */
+  /** One attempt on one host, as one activity. Throws HostLost when the host stops answering. */
+  const runOnHostInOneActivity = async (host: ClaimedHost): Promise<JobResult> => {
+    progress.state = 'running';
+    let ran;
+    try {
+      ran = await jobOnHostActivity(host, job)({ job });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeoutSeconds));
+      return failed(failureReasonOf(error), error);
+    }
+    const { outcome } = ran;
+    partial.image = ran.image;
+    partial.imageBuilt = ran.imageBuilt;
+    partial.exitCode = outcome.exitCode;
+    partial.runtime = outcome.runtime;
+    if (outcome.usage) partial.usage = outcome.usage;
+    partial.timings = {
+      queuedAt,
+      startedAt: outcome.startedAt,
+      finishedAt: outcome.finishedAt,
+      containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
+    };
+    return finish(ran.harvest);
+  };
+
+  /** One attempt on one host, as the three activities of jobs started before JOB_ON_ONE_HOST_ACTIVITY. */
   const runOnHost = async (host: ClaimedHost): Promise<JobResult> => {
     const activities = hostActivities(host, job);
     const step = async <T>(call: () => Promise<T>, reason: FailureReason): Promise<T | JobResult> => {
@@ -127,7 +192,7 @@ async function runJob(job: JobSpec): Promise<JobResult> {
 
   try {
     for (;;) {
-      const host = await claimHost();
+      const host = oneHostActivity ? await claimHostLocally() : await claimHost();
       hostsTried.push(host.hostId);
       partial.host = host.hostId;
       progress.host = host.hostId;
@@ -135,7 +200,7 @@ async function runJob(job: JobSpec): Promise<JobResult> {
       // In the memo, the current host is readable without a worker (a restarting worker's sweep needs it).
       upsertMemo({ host: host.hostId });
       try {
-        return await runOnHost(host);
+        return await (oneHostActivity ? runOnHostInOneActivity(host) : runOnHost(host));
       } catch (error) {
         if (!(error instanceof HostLost)) throw error;
         const decision = afterHostLost(error.message, hostsTried, job.options.maxHosts);

@@ -38,10 +38,30 @@ function resultOf<T>(file: string): T {
   return JSON.parse(Buffer.from(data).toString('utf8')) as T;
 }
 
+/** The names of a history's markers: `core_patch` for a patch(), `core_local_activity` for a local activity. */
+function markerNames(file: string): string[] {
+  return (history(file).events ?? []).flatMap((e) => (e.markerRecordedEventAttributes?.markerName ? [e.markerRecordedEventAttributes.markerName] : []));
+}
+
 function activityTypes(file: string): string[] {
   return (history(file).events ?? []).flatMap((e) =>
     e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : [],
   );
+}
+
+/** The result a job workflow of a batched run put in its memo (with its repeat index), from its last memo upsert. */
+function memoResultOf(file: string): RunResult['jobs'][number] {
+  const upserts = (history(file).events ?? []).filter((e) => e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.result);
+  const data = upserts.at(-1)?.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.result?.data;
+  if (!data) throw new Error(`${file}: expected a job that put its result in its memo, found none`);
+  return JSON.parse(Buffer.from(data).toString('utf8')) as RunResult['jobs'][number];
+}
+
+/** The input a workflow was started with. */
+function inputOf<T>(file: string): T {
+  const data = history(file).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  if (!data) throw new Error(`${file}: expected a started workflow with an input, found none`);
+  return JSON.parse(Buffer.from(data).toString('utf8')) as T;
 }
 
 let workflowBundle: WorkflowBundle;
@@ -63,8 +83,8 @@ describe('recorded workflow histories', () => {
     const scheduled = tampered.events.find((e) => e.activityTaskScheduledEventAttributes) as {
       activityTaskScheduledEventAttributes: { activityType: { name: string } };
     };
-    expect(scheduled.activityTaskScheduledEventAttributes.activityType.name).toBe('claimHost');
-    scheduled.activityTaskScheduledEventAttributes.activityType.name = 'claimAnyHost';
+    expect(scheduled.activityTaskScheduledEventAttributes.activityType.name).toBe('runJobOnHost');
+    scheduled.activityTaskScheduledEventAttributes.activityType.name = 'runTaskContainer';
     await expect(Worker.runReplayHistory({ workflowBundle }, historyFromJSON(tampered), 'tampered')).rejects.toMatchObject({
       name: 'DeterminismViolationError',
     });
@@ -72,21 +92,25 @@ describe('recorded workflow histories', () => {
 });
 
 describe('the recorded histories cover every kind of run', () => {
-  it('a COMPLETED run with two repeats, its two jobs and the pass@k activity', () => {
+  it('a COMPLETED run with two repeats: its two jobs, each a local-activity claim and one host activity, and the per-host repeat counts', () => {
     const run = resultOf<RunResult>('completed.run.json');
-    expect(run.status).toBe('COMPLETED');
-    expect(run.jobs.map((j) => [j.status, j.repeat])).toEqual([
+    expect([run.status, run.jobsIn, run.jobCount]).toEqual(['COMPLETED', 'job-workflows', 2]);
+    expect(['completed.job-0.json', 'completed.job-1.json'].map((file) => [memoResultOf(file).status, memoResultOf(file).repeat])).toEqual([
       ['SUCCEEDED', 0],
       ['SUCCEEDED', 1],
     ]);
-    expect(activityTypes('completed.run.json')).toEqual(['passAtK']);
-    expect(activityTypes('completed.job-0.json')).toEqual(['claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
+    expect(activityTypes('completed.run.json')).toEqual(['repeatCounts']);
+    // The job-on-one-host-activity patch: the host claimed by a local activity, then one host activity.
+    expect(markerNames('completed.job-0.json')).toEqual(['core_patch', 'core_local_activity']);
+    expect(activityTypes('completed.job-0.json')).toEqual(['runJobOnHost']);
   });
 
   it('a PARTIAL run: one job succeeded, one failed with a non-zero exit', () => {
     const run = resultOf<RunResult>('partial.run.json');
-    expect(run.status).toBe('PARTIAL');
-    expect(run.jobs.map((j) => [j.task, j.status, j.reason])).toEqual([
+    expect([run.status, run.jobCount]).toEqual(['PARTIAL', 2]);
+    expect(
+      ['partial.job-0.json', 'partial.job-1.json'].map((file) => resultOf<RunResult['jobs'][number]>(file)).map((j) => [j.task, j.status, j.reason]),
+    ).toEqual([
       ['scores-half', 'SUCCEEDED', undefined],
       ['exits-nonzero', 'FAILED', 'NON_ZERO_EXIT'],
     ]);
@@ -95,23 +119,22 @@ describe('the recorded histories cover every kind of run', () => {
   it('a retry that carries the succeeded job over and reruns only the failed one', () => {
     const partial = resultOf<RunResult>('partial.run.json');
     const retry = resultOf<RunResult>('retry.run.json');
-    expect(retry.retryOf).toBe(partial.runId);
-    expect(retry.jobs.map((j) => [j.task, j.carriedFrom])).toEqual([
-      ['scores-half', partial.runId],
-      ['exits-nonzero', undefined],
-    ]);
+    expect([retry.retryOf, retry.jobCount]).toEqual([partial.runId, 2]);
+    expect(inputOf<RunSpec>('retry.run.json').retryOf?.carried.map((j) => [j.task, j.status])).toEqual([['scores-half', 'SUCCEEDED']]);
+    expect(resultOf<RunResult['jobs'][number]>('retry.job-0.json').task).toBe('exits-nonzero');
   });
 
-  it('a job that failed over: its first host let the image step time out before start, the second ran it', () => {
+  it('a job that failed over: its first host let its activity time out before start, the second ran it', () => {
     const job = resultOf<RunResult['jobs'][number]>('failover.job-0.json');
     expect(job.status).toBe('SUCCEEDED');
     expect(job.hostsTried).toEqual(['host-silent', 'host-a']);
-    expect(activityTypes('failover.job-0.json')).toEqual(['claimHost', 'ensureImage', 'claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
+    expect(activityTypes('failover.job-0.json')).toEqual(['runJobOnHost', 'runJobOnHost']);
+    expect(markerNames('failover.job-0.json')).toEqual(['core_patch', 'core_local_activity', 'core_local_activity']);
     const timedOut = history('failover.job-0.json').events?.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
     expect(timedOut?.failure?.timeoutFailureInfo?.timeoutType).toBe(2); // TIMEOUT_TYPE_SCHEDULE_TO_START
   });
 
-  it('a CANCELLED run whose running job was cancelled through its container activity', () => {
+  it('a CANCELLED run whose running job was cancelled through its host activity', () => {
     expect(resultOf<RunResult>('cancel.run.json').status).toBe('CANCELLED');
     const job = resultOf<RunResult['jobs'][number]>('cancel.job-0.json');
     expect(job.status).toBe('CANCELLED');
@@ -146,6 +169,66 @@ describe('the recorded histories cover every kind of run', () => {
     expect(signalledWorkflowIds('batches/by-reference.run-1.json')).toEqual([`${input.runId}.definitions-0`]);
     expect(resultOf<RunResult>('batches/by-reference.run-1.json').status).toBe('COMPLETED');
     expect(lastEventType('batches/by-reference.definitions-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+  });
+});
+
+describe('the histories from before the job-on-one-host-activity patch (and run-in-batches) still cover every kind of run', () => {
+  const before = (file: string) => `before-job-on-one-host-activity/${file}`;
+  it('a COMPLETED run with two repeats, its two jobs and the pass@k activity', () => {
+    const run = resultOf<RunResult>(before('completed.run.json'));
+    expect(run.status).toBe('COMPLETED');
+    expect(run.jobs.map((j) => [j.status, j.repeat])).toEqual([
+      ['SUCCEEDED', 0],
+      ['SUCCEEDED', 1],
+    ]);
+    expect(activityTypes(before('completed.run.json'))).toEqual(['passAtK']);
+    // Before the patch: a shared-queue claim, then three host activities, and no marker.
+    expect(markerNames(before('completed.job-0.json'))).toEqual([]);
+    expect(activityTypes(before('completed.job-0.json'))).toEqual(['claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
+  });
+
+  it('a PARTIAL run: one job succeeded, one failed with a non-zero exit', () => {
+    const run = resultOf<RunResult>(before('partial.run.json'));
+    expect(run.status).toBe('PARTIAL');
+    expect(run.jobs.map((j) => [j.task, j.status, j.reason])).toEqual([
+      ['scores-half', 'SUCCEEDED', undefined],
+      ['exits-nonzero', 'FAILED', 'NON_ZERO_EXIT'],
+    ]);
+  });
+
+  it('a retry that carries the succeeded job over and reruns only the failed one', () => {
+    const partial = resultOf<RunResult>(before('partial.run.json'));
+    const retry = resultOf<RunResult>(before('retry.run.json'));
+    expect(retry.retryOf).toBe(partial.runId);
+    expect(retry.jobs.map((j) => [j.task, j.carriedFrom])).toEqual([
+      ['scores-half', partial.runId],
+      ['exits-nonzero', undefined],
+    ]);
+  });
+
+  it('a job that failed over: its first host let the image step time out before start, the second ran it', () => {
+    const job = resultOf<RunResult['jobs'][number]>(before('failover.job-0.json'));
+    expect(job.status).toBe('SUCCEEDED');
+    expect(job.hostsTried).toEqual(['host-silent', 'host-a']);
+    expect(activityTypes(before('failover.job-0.json'))).toEqual(['claimHost', 'ensureImage', 'claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
+    const timedOut = history(before('failover.job-0.json')).events?.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
+    expect(timedOut?.failure?.timeoutFailureInfo?.timeoutType).toBe(2); // TIMEOUT_TYPE_SCHEDULE_TO_START
+  });
+
+  it('a CANCELLED run whose running job was cancelled through its container activity', () => {
+    expect(resultOf<RunResult>(before('cancel.run.json')).status).toBe('CANCELLED');
+    const job = resultOf<RunResult['jobs'][number]>(before('cancel.job-0.json'));
+    expect(job.status).toBe('CANCELLED');
+    expect(history(before('cancel.job-0.json')).events?.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+  });
+
+  it('a COMPLETED suite of two child runs', () => {
+    const suite = resultOf<SuiteResult>(before('suite.suite.json'));
+    expect(suite.status).toBe('COMPLETED');
+    expect(suite.runs.map((r) => [r.benchmark, r.status])).toEqual([
+      ['outcomes', 'COMPLETED'],
+      ['seeded', 'COMPLETED'],
+    ]);
   });
 });
 

@@ -4,7 +4,7 @@
 
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { afterHostLost, hostLostMessage, isHostLost } from '../../workflows/host-failover.js';
+import { afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from '../../workflows/host-failover.js';
 
 const activityFailure = (cause: Error) => new ActivityFailure('activity failed', 'ensureImage', '2', RetryState.NON_RETRYABLE_FAILURE, undefined, cause);
 
@@ -49,5 +49,19 @@ describe('afterHostLost', () => {
   it('gives up at once with maxHosts 1, and counts a host claimed twice as two tries', () => {
     expect(afterHostLost(lost, ['host-b'], 1)).toEqual({ action: 'give-up', message: `${lost}; gave up after 1 hosts (host-b)` });
     expect(afterHostLost(lost, ['host-b', 'host-b'], 2)).toEqual({ action: 'give-up', message: `${lost}; gave up after 2 hosts (host-b, host-b)` });
+  });
+});
+
+describe('failureReasonOf', () => {
+  it('is IMAGE_BUILD for a Dockerfile the host could not build, and for a build that kept failing', () => {
+    expect(failureReasonOf(activityFailure(ApplicationFailure.nonRetryable('no Dockerfile', 'ImageProblem')))).toBe('IMAGE_BUILD');
+    expect(failureReasonOf(activityFailure(ApplicationFailure.nonRetryable('daemon refused the build', 'ImageBuildError')))).toBe('IMAGE_BUILD');
+  });
+
+  it('is INFRASTRUCTURE for every other failure of the host activity', () => {
+    expect(failureReasonOf(activityFailure(ApplicationFailure.nonRetryable('$KEY is not set', 'MissingSecret')))).toBe('INFRASTRUCTURE');
+    expect(failureReasonOf(activityFailure(ApplicationFailure.retryable('container inspect: connect ENOENT')))).toBe('INFRASTRUCTURE');
+    expect(failureReasonOf(activityFailure(new TimeoutFailure(undefined, undefined, TimeoutType.HEARTBEAT)))).toBe('INFRASTRUCTURE');
+    expect(failureReasonOf(new Error('ImageProblem'))).toBe('INFRASTRUCTURE');
   });
 });

@@ -1,0 +1,109 @@
+// runJobOnHost: a job's whole stay on its host as one activity: ensure the image (a cache hit for all
+// but an environment's first job on the host), run the container, harvest the result. One activity
+// instead of three saves each job two workflow tasks and two activity round trips through the server
+// (docs/architecture.md). The steps themselves are the modules they always were: ensureImage,
+// runTaskContainer (the container's logic stays there alone) and harvestResult.
+//
+// A retry resumes where the last attempt got to: it reattaches to a container that still runs
+// (runTaskContainer finds it by name), and harvests from the saved outcome of one that already
+// finished and was removed, so no container starts twice.
+
+import { ApplicationFailure } from '@temporalio/common';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { FAILURE_TYPES } from '../runs/failure-types.js';
+import { JOB_FILES, jobArtifactsDir } from '../runs/job-artifacts.js';
+import type { JobSpec } from '../runs/run-spec.js';
+import { ensureImage, type ImageDeps } from './ensure-image.js';
+import { harvestResult, type HarvestOutput } from './harvest-result.js';
+import { jobSecrets } from './redact-secrets.js';
+import { runTaskContainer, type ContainerDeps, type ContainerOutcome } from './run-task-container.js';
+
+export interface JobOnHostInput {
+  job: JobSpec;
+}
+
+export interface JobOnHostOutput {
+  image: string;
+  imageBuilt: boolean;
+  outcome: ContainerOutcome;
+  harvest: HarvestOutput;
+}
+
+export type JobOnHostDeps = ImageDeps & ContainerDeps;
+
+/** Attempts a build that failed for the daemon's or network's reasons gets, as when ensureImage was an activity of its own. */
+export const IMAGE_BUILD_ATTEMPTS = 3;
+const HEARTBEAT_MS = 2000;
+
+export async function runJobOnHost(deps: JobOnHostDeps, { job }: JobOnHostInput): Promise<JobOnHostOutput> {
+  const ctx = Context.current();
+  const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
+  // Attempts of one job workflow share its run id; an activity started outside one has only its own id.
+  const workflowRunId = ctx.info.workflowExecution?.runId ?? ctx.info.activityId;
+
+  let ran = readSavedOutcome(jobDir, workflowRunId);
+  if (!ran) {
+    // Image builds heartbeat by themselves; waiting for another job's build of the same image does not.
+    const heartbeat = setInterval(() => ctx.heartbeat({ step: 'image' }), HEARTBEAT_MS);
+    let ensured;
+    try {
+      ensured = await ensureImage(deps, {
+        benchmarkName: job.benchmark.name,
+        benchmarkDir: job.benchmark.dir,
+        environment: job.task.environment,
+        ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
+      });
+    } catch (error) {
+      if (error instanceof ApplicationFailure && error.type === FAILURE_TYPES.imageBuild && !error.nonRetryable && ctx.info.attempt >= IMAGE_BUILD_ATTEMPTS) {
+        throw ApplicationFailure.create({ type: FAILURE_TYPES.imageBuild, nonRetryable: true, message: error.message });
+      }
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled before its container started`);
+    const outcome = await runTaskContainer(deps, { job, image: ensured.image, archives: ensured.archives });
+    ran = { workflowRunId, image: ensured.image, imageBuilt: ensured.built, outcome };
+    // The container is gone now: a retry from here on (a harvest that failed, a worker killed) must
+    // find what it did, not start it again.
+    saveOutcome(jobDir, ran);
+  }
+  const harvest = await harvestResult(deps.artifactsRoot, { job, outcome: ran.outcome }, jobSecrets(job, deps.gateway?.instance));
+  return { image: ran.image, imageBuilt: ran.imageBuilt, outcome: ran.outcome, harvest };
+}
+
+/** What the finished container did, as saved in the job's folder for a later attempt of the same job workflow. */
+const savedOutcomeSchema = z.object({
+  workflowRunId: z.string(),
+  image: z.string(),
+  imageBuilt: z.boolean(),
+  outcome: z.custom<ContainerOutcome>((value) => typeof value === 'object' && value !== null && typeof (value as ContainerOutcome).kind === 'string'),
+});
+type SavedOutcome = z.infer<typeof savedOutcomeSchema>;
+
+function saveOutcome(jobDir: string, saved: SavedOutcome): void {
+  const file = path.join(jobDir, JOB_FILES.containerOutcome);
+  writeFileSync(`${file}.tmp`, JSON.stringify(saved));
+  renameSync(`${file}.tmp`, file);
+}
+
+/** The saved outcome when this job workflow's earlier attempt wrote it; one from another execution (or none) is not ours. */
+export function readSavedOutcome(jobDir: string, workflowRunId: string): SavedOutcome | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path.join(jobDir, JOB_FILES.containerOutcome), 'utf8');
+  } catch {
+    return undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined; // cut short by a crash mid-write (the rename makes that unlikely): run again
+  }
+  const parsed = savedOutcomeSchema.safeParse(json);
+  return parsed.success && parsed.data.workflowRunId === workflowRunId ? parsed.data : undefined;
+}
