@@ -49,7 +49,7 @@ export interface DindStorage {
 /** Resources of the container that prepares an image set: `docker load` needs little memory. */
 const PREPARE_LIMITS = { Memory: 2 * 1024 ** 3, MemorySwap: 2 * 1024 ** 3, NanoCpus: 2e9, PidsLimit: 1024 };
 /** The preparing daemon must leave images only: no container, whose layers would be shared writable. */
-const PREPARE_CHECK = `test -z "$(docker ps -aq)" || { echo "[dind-store] containers left in the prepared daemon" >&2; exit 1; }; docker images --format '{{.Repository}}:{{.Tag}} {{.ID}}'`;
+const PREPARE_CHECK = `test -z "$(docker ps -aq)" || { echo "[dind-store] containers left in the prepared daemon" >&2; exit 1; }; docker images --no-trunc --format '{{.Repository}}:{{.Tag}} {{.ID}}'`;
 /** After a failed preparation, tasks of that image set load their archives for this long before it is tried again. */
 const RETRY_PREPARE_MS = 10 * 60_000;
 const KEY = /^[0-9a-f]{64}$/;
