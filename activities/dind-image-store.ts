@@ -112,11 +112,26 @@ export function imageSetKey(dindDigest: string, archiveDigests: string[]): strin
 }
 
 /**
- * sha256 of an archive's bytes, kept beside it (`<archive>.sha256`) for as long as its size, mtime
- * and inode say it is the same file: a 1 GB archive is read once, not once per task.
+ * What names an archive's content. One saved from a host image (preload-images.ts) has that image's id
+ * beside it (`<archive>.id`, written after the archive): a content hash of the image's config and so of
+ * its layers, which with the archive's name (the tag it carries) names the whole archive without reading
+ * it; hashing a 1 GB archive costs a core for seconds. Any other archive (or one replaced after its `.id`)
+ * is named by the sha256 of its bytes, kept beside it (`<archive>.sha256`) for as long as its size, mtime
+ * and inode say it is the same file.
  */
 export async function archiveDigest(archive: string): Promise<string> {
   const stat = statSync(archive);
+  try {
+    const idFile = `${archive}.id`;
+    const id = readFileSync(idFile, 'utf8').trim();
+    if (/^sha256:[0-9a-f]{64}$/.test(id) && statSync(idFile).mtimeMs >= stat.mtimeMs) {
+      return createHash('sha256')
+        .update(`docker save ${id} as ${path.basename(archive)}`)
+        .digest('hex');
+    }
+  } catch {
+    // no image id beside it: hashed below
+  }
   const identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
   const sidecar = `${archive}.sha256`;
   try {

@@ -110,6 +110,23 @@ describe('archiveDigest', () => {
   });
 });
 
+describe('archiveDigest of an archive saved from a host image', () => {
+  it('is named by the image id kept beside it, without reading it, until the archive is replaced after that id', async () => {
+    const archive = path.join(dir, 'img_1.tar');
+    writeFileSync(archive, 'hello');
+    utimesSync(archive, new Date(1_000_000), new Date(1_000_000));
+    writeFileSync(`${archive}.id`, `sha256:${'a'.repeat(64)}\n`);
+    const byId = await archiveDigest(archive);
+    // sha256 of "docker save sha256:aaa... as img_1.tar"; not of the bytes "hello".
+    expect(byId).toBe('a720deedd0b1d68ac3bfe9fbf6a41899dd2ea088c48853bf3ace4e5d45fafbb2');
+    writeFileSync(`${archive}.id`, `sha256:${'b'.repeat(64)}\n`);
+    expect(await archiveDigest(archive)).not.toBe(byId);
+    // Copied in after the id was written: its bytes name it.
+    utimesSync(archive, new Date(), new Date(Date.now() + 60_000));
+    expect(await archiveDigest(archive)).toBe('2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824');
+  });
+});
+
 describe('entriesToEvict', () => {
   const entries = [
     { key: 'new', bytes: 400, lastUsedMs: 3000 },
