@@ -274,6 +274,10 @@ export function storeEntries(storeDir: string): StoreEntry[] {
  * layer files are links of their own, so they stay until the task's storage goes.
  */
 async function evictBeyondCap(deps: DindStoreDeps, keep: string, log: (line: string) => void): Promise<void> {
+  // What a crash left half removed is garbage whoever renamed it: nothing clones from a `.evicted-` name.
+  for (const name of readdirSync(deps.dindStoreDir)) {
+    if (name.startsWith('.evicted-')) rmSync(path.join(deps.dindStoreDir, name), { recursive: true, force: true });
+  }
   for (const key of entriesToEvict(storeEntries(deps.dindStoreDir), deps.dindStoreMaxBytes, keep)) {
     await withHostLock(deps.locksDir, `dind-store-${key}`, async () => {
       const entry = path.join(deps.dindStoreDir, key);
