@@ -10,8 +10,12 @@ export const DISK_CHECK_INTERVAL_MS = 5_000;
 /** The pause after a measure is at least this many times what the measure took. */
 const MEASURE_COST_FACTOR = 20;
 
-/** Bytes under `dir`, links not followed; a file that vanishes mid-walk counts as nothing. */
-export async function directoryBytes(dir: string): Promise<number> {
+/**
+ * Bytes under `dir`, links not followed; a file that vanishes mid-walk counts as nothing. With
+ * `skipLinked`, files with more than one hard link are not counted: in a DinD task's clone of the
+ * image store those are the store's layers, on disk once for every task (dind-image-store.ts).
+ */
+export async function directoryBytes(dir: string, { skipLinked = false }: { skipLinked?: boolean } = {}): Promise<number> {
   let total = 0;
   const pending = [dir];
   while (pending.length > 0) {
@@ -27,7 +31,7 @@ export async function directoryBytes(dir: string): Promise<number> {
       if (entry.isDirectory()) pending.push(full);
       else
         total += await lstat(full).then(
-          (s) => s.size,
+          (s) => (skipLinked && s.nlink > 1 ? 0 : s.size),
           () => 0,
         );
     }

@@ -63,11 +63,17 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
         `environments/${input.environment}: a task with docker: true needs an image built FROM the DinD runtime image (benchrouter/dind:bookworm), which brings the task's own Docker daemon; this one is not`,
       );
     }
+    // Saving a gigabyte image takes minutes on a busy host, longer than the heartbeat timeout: it heartbeats like a build.
+    const ctx = Context.current();
+    const images = input.dind.images;
+    const heartbeat = setInterval(() => ctx.heartbeat({ archiving: images }), 2000);
     try {
-      archives = await ensureImageArchives(deps, deps.hostId, input.dind.images);
+      archives = await ensureImageArchives(deps, deps.hostId, images);
     } catch (error) {
       if (error instanceof MissingPreloadImage) throw imageProblem(error.message);
       throw error;
+    } finally {
+      clearInterval(heartbeat);
     }
   }
   return { image, built, seconds: (Date.now() - started) / 1000, archives };

@@ -20,6 +20,8 @@ export interface HostActivityDeps {
   buildLogsDir: string;
   imageCacheDir: string;
   dindStorageRoot: string;
+  dindStoreDir: string;
+  dindStoreMaxBytes: number;
   gateway?: ContainerDeps['gateway'];
   firewall?: ContainerDeps['firewall'];
 }

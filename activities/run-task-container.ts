@@ -20,6 +20,7 @@ import { containerNameFor, endpointSeenFromBridge, LABELS, memoryBytes, taskCont
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
+import { provideDindStorage, type PreloadPath } from './dind-image-store.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
@@ -57,6 +58,8 @@ export interface ContainerOutcome {
   reattached: boolean;
   /** `simple`, or `dind:<mode>` with the detected DinD mode. */
   runtime: string;
+  /** A DinD task's preloaded images: `store` (a clone of the host's prepared image set) or `load` (`docker load`). */
+  preload?: PreloadPath;
   /** The job's model calls through the gateway. */
   usage?: JobUsage;
 }
@@ -66,6 +69,10 @@ export interface ContainerDeps {
   hostId: string;
   artifactsRoot: string;
   dindStorageRoot: string;
+  /** The host's DinD image store (dind-image-store.ts) and its size cap (0: off). */
+  dindStoreDir: string;
+  dindStoreMaxBytes: number;
+  locksDir: string;
   /** Host directory of datasets mounted read-only into every task (absent: none). */
   datasetDir?: string;
   /** This host's model gateway, and the base URL containers reach it at (`http://127.0.0.1:PORT/v1`). */
@@ -77,6 +84,8 @@ export interface ContainerDeps {
 const HEARTBEAT_MS = 2000;
 /** How long the log stream may take to close once the container stopped, before it is cut. */
 const LOG_DRAIN_MS = 60_000;
+/** Where a DinD container says how its images were preloaded, for an attempt that reattaches to it. */
+const PRELOAD_LABEL = 'benchrouter.preload';
 
 export async function runTaskContainer(deps: ContainerDeps, { job, image, archives = [] }: RunContainerInput): Promise<ContainerOutcome> {
   const { docker } = deps;
@@ -106,6 +115,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   }
   const reattached = state !== undefined;
   let runtime = state?.labels[LABELS.runtime] ?? 'simple';
+  let preload = state?.labels[PRELOAD_LABEL] as PreloadPath | undefined;
   // From before a fresh container starts, or from a reattached one's start (the daemon replays past
   // events): no out-of-memory kill slips by unseen.
   const oomWatch = await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
@@ -117,13 +127,22 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       let dind: DindPlacement | undefined;
       if (storageDir) {
         const detected = await detectDindRuntime(docker, image);
-        rmSync(storageDir, { recursive: true, force: true });
-        mkdirSync(storageDir, { recursive: true });
-        dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives };
+        // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
+        const beat = setInterval(() => ctx.heartbeat({ preparing: name }), HEARTBEAT_MS);
+        const storage = await provideDindStorage(deps, {
+          image,
+          archives,
+          storageDir,
+          runtimeHostConfig: detected.hostConfig,
+          log: (line) => ctx.log.info(`job ${job.jobId}: ${line}`),
+        }).finally(() => clearInterval(beat));
+        preload = storage.preload;
+        dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives: storage.archives };
         runtime = `dind:${detected.mode}`;
       }
       const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir }, apiKey, access);
       if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
+      if (preload) body.Labels[PRELOAD_LABEL] = preload;
       try {
         // 'conflict': another attempt won the race to create it; attach to that one below.
         await docker.createAndStart(name, body);
@@ -156,7 +175,9 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     if (state.running) {
       const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
       const measure = async () =>
-        (await directoryBytes(resultsDir)) + (storageDir ? await directoryBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
+        (await directoryBytes(resultsDir)) +
+        (storageDir ? await directoryBytes(storageDir, { skipLinked: preload === 'store' }) : 0) +
+        (await docker.writableLayerBytes(containerId));
       const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal, watchDiskUse(measure, limitBytes, diskWatch.signal));
       kind = ended.kind;
       disk = ended.disk;
@@ -211,6 +232,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     lastLogLine: keepLogTail(jobDir, jobSecrets(job, deps.gateway?.instance)),
     reattached,
     runtime,
+    ...(preload ? { preload } : {}),
     ...(usage ? { usage } : {}),
   };
 }

@@ -22,6 +22,13 @@ export interface Settings {
   imageCacheDir: string;
   /** Per-task /var/lib/docker directories of running DinD tasks. */
   dindStorageRoot: string;
+  /** Prepared inner /var/lib/docker directories, one per preloaded image set, that DinD tasks start from. */
+  dindStoreDir: string;
+  /**
+   * Size cap of the DinD image store in bytes (BENCHROUTER_DIND_STORE_MAX, e.g. "50g"): least recently used
+   * image sets go first when it is passed. 0 turns the store off, and every task `docker load`s its archives.
+   */
+  dindStoreMaxBytes: number;
   /**
    * The model gateway's port on each worker host. Fixed (not random) so that containers still running
    * when a worker restarts reach the new worker's gateway at the same address.
@@ -60,6 +67,16 @@ function rateLimitFrom(value: string | undefined): number {
   return Number(value);
 }
 
+export const DEFAULT_DIND_STORE_MAX = '50g';
+
+/** "50g", "512m", "0" → bytes; a setting that is none of these names itself. */
+function sizeBytes(variable: string, text: string): number {
+  const match = /^(\d+(?:\.\d+)?)([kmgt]?)b?$/i.exec(text.trim());
+  if (!match) throw new Error(`${variable}: expected a size like "50g", "512m" or "0", got "${text}"`);
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
+  return Math.round(Number(match[1]) * unit);
+}
+
 export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {
   const home = env.BENCHROUTER_HOME || `${homeDir}/.benchrouter`;
   const embedded = !env.TEMPORAL_ADDRESS;
@@ -77,6 +94,8 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     buildLogsDir: `${home}/builds`,
     imageCacheDir: env.BENCHROUTER_IMAGE_CACHE || `${home}/image-cache`,
     dindStorageRoot: `${home}/dind`,
+    dindStoreDir: `${home}/dind-store`,
+    dindStoreMaxBytes: sizeBytes('BENCHROUTER_DIND_STORE_MAX', env.BENCHROUTER_DIND_STORE_MAX || DEFAULT_DIND_STORE_MAX),
     gatewayPort:
       env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,
     gatewayHost: env.BENCHROUTER_GATEWAY_HOST || '0.0.0.0',

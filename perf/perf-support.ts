@@ -26,7 +26,8 @@ export interface PerfStack {
   stop(): Promise<void>;
 }
 
-export async function startStack(name: string): Promise<PerfStack> {
+/** `extraEnv`: more settings for the stack's worker and `br` (BENCHROUTER_DIND_STORE_MAX, say). */
+export async function startStack(name: string, extraEnv: Record<string, string> = {}): Promise<PerfStack> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
@@ -36,7 +37,7 @@ export async function startStack(name: string): Promise<PerfStack> {
     return child;
   };
   let server = await startServer();
-  const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}` };
+  const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}`, ...extraEnv };
   const workers = [await startWorkerProcess(env, `perf-${name}`)];
   return {
     env,

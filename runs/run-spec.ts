@@ -162,6 +162,8 @@ export interface JobResult {
   image?: string;
   /** `simple`, or `dind:<mode>` for a task with its own Docker daemon (sysbox, privileged, capabilities). */
   runtime?: string;
+  /** A DinD task's preloaded images: `store` (a clone of the host's prepared image set) or `load` (`docker load` of the archives). */
+  preload?: 'store' | 'load';
   /** True when this job built its environment image (false: it found the image cached). */
   imageBuilt?: boolean;
   artifactsDir?: string;

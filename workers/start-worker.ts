@@ -126,6 +126,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         buildLogsDir: settings.buildLogsDir,
         imageCacheDir: settings.imageCacheDir,
         dindStorageRoot: settings.dindStorageRoot,
+        dindStoreDir: settings.dindStoreDir,
+        dindStoreMaxBytes: settings.dindStoreMaxBytes,
         ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
         gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
         firewall,

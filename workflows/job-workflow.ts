@@ -178,6 +178,7 @@ async function runJob(job: JobSpec): Promise<JobResult> {
     if (isResult(outcome)) return outcome;
     partial.exitCode = outcome.exitCode;
     partial.runtime = outcome.runtime;
+    if (outcome.preload) partial.preload = outcome.preload;
     if (outcome.usage) partial.usage = outcome.usage;
     partial.timings = {
       queuedAt,

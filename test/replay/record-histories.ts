@@ -76,6 +76,8 @@ async function main(): Promise<void> {
         buildLogsDir: settings.buildLogsDir,
         imageCacheDir: settings.imageCacheDir,
         dindStorageRoot: settings.dindStorageRoot,
+        dindStoreDir: settings.dindStoreDir,
+        dindStoreMaxBytes: settings.dindStoreMaxBytes,
         gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
       }),
       maxHeartbeatThrottleInterval: '1s',

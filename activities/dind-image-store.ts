@@ -1,0 +1,301 @@
+// The per-host store of preloaded images that DinD tasks' own daemons start from. Loading a task's
+// archives into a fresh inner daemon costs every task the full `docker load` (20-30 MB/s here, over a
+// minute for a 2 GB image) and a copy on disk of its own. Instead, once per host and image set (the
+// content hash of the archives and of the DinD runtime), an inner daemon loads them into a directory
+// of the store (a locked step, like image builds), and each task gets a private hard-link clone of it
+// (docker-root-clone.ts) as its /var/lib/docker: its own containers and layers on top, the shared
+// layers on disk once. `docker load` stays the fallback: store off, preparation failed, clone failed.
+// Least recently used image sets go when the store passes its size cap.
+
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { CONTAINER_PRELOAD_DIR, DIND_ENTRYPOINT, DIND_IMAGE_LABEL, TASK_LOG_CONFIG } from './container-spec.js';
+import { cloneDockerRoot } from './docker-root-clone.js';
+import { directoryBytes } from './disk-watchdog.js';
+import type { DockerEngine } from './docker-engine.js';
+import { withHostLock } from './host-lock.js';
+
+/** How a DinD task's daemon got its preloaded images: a clone of the store, or `docker load` of the archives. */
+export type PreloadPath = 'store' | 'load';
+
+export interface DindStoreDeps {
+  docker: DockerEngine;
+  locksDir: string;
+  dindStoreDir: string;
+  /** 0: the store is off. */
+  dindStoreMaxBytes: number;
+}
+
+export interface DindStorageRequest {
+  /** The task's image (a DinD image): its daemon prepares the store, so the on-disk format is its own. */
+  image: string;
+  archives: string[];
+  /** The task's /var/lib/docker on the host; must not exist yet. */
+  storageDir: string;
+  /** HostConfig fields of the detected DinD runtime. */
+  runtimeHostConfig: Record<string, unknown>;
+  log: (line: string) => void;
+}
+
+export interface DindStorage {
+  /** Absent when the task preloads nothing. */
+  preload?: PreloadPath;
+  /** The archives the task's daemon still has to `docker load` (none when its storage is a clone). */
+  archives: string[];
+}
+
+/** Resources of the container that prepares an image set: `docker load` needs little memory. */
+const PREPARE_LIMITS = { Memory: 2 * 1024 ** 3, MemorySwap: 2 * 1024 ** 3, NanoCpus: 2e9, PidsLimit: 1024 };
+/** The preparing daemon must leave images only: no container, whose layers would be shared writable. */
+const PREPARE_CHECK = `test -z "$(docker ps -aq)" || { echo "[dind-store] containers left in the prepared daemon" >&2; exit 1; }; docker images --no-trunc --format '{{.Repository}}:{{.Tag}} {{.ID}}'`;
+/** After a failed preparation, tasks of that image set load their archives for this long before it is tried again. */
+const RETRY_PREPARE_MS = 10 * 60_000;
+const KEY = /^[0-9a-f]{64}$/;
+const MANIFEST = 'manifest.json';
+const LAST_USED = 'last-used';
+
+const failedAt = new Map<string, number>();
+
+/**
+ * Readies `storageDir` as a DinD task's /var/lib/docker: a clone of the prepared image set when the
+ * store can give one, else an empty directory and the archives to load. Never throws for the store's
+ * sake: any failure of it falls back to `docker load`, and says why in `log`.
+ */
+export async function provideDindStorage(deps: DindStoreDeps, request: DindStorageRequest): Promise<DindStorage> {
+  const { storageDir, archives } = request;
+  const empty = (): void => {
+    rmSync(storageDir, { recursive: true, force: true });
+    mkdirSync(storageDir, { recursive: true });
+  };
+  if (archives.length === 0) {
+    empty();
+    return { archives: [] };
+  }
+  if (deps.dindStoreMaxBytes <= 0) {
+    empty();
+    return { preload: 'load', archives };
+  }
+  let key: string | undefined;
+  try {
+    const labels = (await deps.docker.inspectImage(request.image))?.labels ?? {};
+    key = imageSetKey(labels[DIND_IMAGE_LABEL] ?? request.image, await Promise.all(archives.map(archiveDigest)));
+    const since = failedAt.get(key);
+    if (since !== undefined && Date.now() - since < RETRY_PREPARE_MS) {
+      empty();
+      return { preload: 'load', archives };
+    }
+    const entry = await ensurePrepared(deps, key, request);
+    rmSync(storageDir, { recursive: true, force: true });
+    mkdirSync(path.dirname(storageDir), { recursive: true });
+    const started = Date.now();
+    const counts = await cloneDockerRoot(path.join(entry, 'docker'), storageDir);
+    touch(path.join(entry, LAST_USED));
+    request.log(
+      `DinD storage cloned from image set ${key.slice(0, 12)} in ${((Date.now() - started) / 1000).toFixed(2)} s (${counts.copiedFiles} metadata files copied)`,
+    );
+    return { preload: 'store', archives: [] };
+  } catch (error) {
+    if (key) failedAt.set(key, Date.now());
+    request.log(`DinD image store unavailable, loading the archives instead: ${error instanceof Error ? error.message : String(error)}`);
+    empty();
+    return { preload: 'load', archives };
+  }
+}
+
+/** The store's name for an image set: the DinD runtime's digest and the archives' content, in load order. */
+export function imageSetKey(dindDigest: string, archiveDigests: string[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ format: 1, dind: dindDigest, archives: archiveDigests }))
+    .digest('hex');
+}
+
+/**
+ * What names an archive's content. One saved from a host image (preload-images.ts) has that image's id
+ * beside it (`<archive>.id`, written after the archive): a content hash of the image's config and so of
+ * its layers, which with the archive's name (the tag it carries) names the whole archive without reading
+ * it; hashing a 1 GB archive costs a core for seconds. Any other archive (or one replaced after its `.id`)
+ * is named by the sha256 of its bytes, kept beside it (`<archive>.sha256`) for as long as its size, mtime
+ * and inode say it is the same file.
+ */
+export async function archiveDigest(archive: string): Promise<string> {
+  const stat = statSync(archive);
+  try {
+    const idFile = `${archive}.id`;
+    const id = readFileSync(idFile, 'utf8').trim();
+    if (/^sha256:[0-9a-f]{64}$/.test(id) && statSync(idFile).mtimeMs >= stat.mtimeMs) {
+      return createHash('sha256')
+        .update(`docker save ${id} as ${path.basename(archive)}`)
+        .digest('hex');
+    }
+  } catch {
+    // no image id beside it: hashed below
+  }
+  const identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
+  const sidecar = `${archive}.sha256`;
+  try {
+    const kept = JSON.parse(readFileSync(sidecar, 'utf8')) as typeof identity & { sha256: string };
+    if (kept.size === identity.size && kept.mtimeMs === identity.mtimeMs && kept.ino === identity.ino && KEY.test(kept.sha256)) return kept.sha256;
+  } catch {
+    // none yet, or unreadable: computed below
+  }
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(archive), hash);
+  const sha256 = hash.digest('hex');
+  const partial = `${sidecar}.${process.pid}.partial`;
+  try {
+    writeFileSync(partial, JSON.stringify({ ...identity, sha256 }));
+    renameSync(partial, sidecar);
+  } catch {
+    rmSync(partial, { force: true }); // a read-only cache still works, at one hash per task
+  }
+  return sha256;
+}
+
+interface Manifest {
+  key: string;
+  archives: Array<{ name: string; sha256: string }>;
+  bytes: number;
+  preparedAt: string;
+  seconds: number;
+  images: string[];
+}
+
+/** The prepared entry's directory; prepares it first (once per host, under a lock) when needed. */
+async function ensurePrepared(deps: DindStoreDeps, key: string, request: DindStorageRequest): Promise<string> {
+  const entry = path.join(deps.dindStoreDir, key);
+  if (existsSync(path.join(entry, MANIFEST))) return entry;
+  await withHostLock(deps.locksDir, `dind-store-${key}`, async () => {
+    if (existsSync(path.join(entry, MANIFEST))) return;
+    const started = Date.now();
+    const partial = path.join(deps.dindStoreDir, `.preparing-${key}`);
+    rmSync(partial, { recursive: true, force: true }); // a crashed preparation's leftovers
+    mkdirSync(path.join(partial, 'docker'), { recursive: true });
+    try {
+      const images = await prepareInContainer(deps.docker, key, request, path.join(partial, 'docker'));
+      const manifest: Manifest = {
+        key,
+        archives: await Promise.all(request.archives.map(async (a) => ({ name: path.basename(a), sha256: await archiveDigest(a) }))),
+        bytes: await directoryBytes(partial),
+        preparedAt: new Date().toISOString(),
+        seconds: (Date.now() - started) / 1000,
+        images,
+      };
+      writeFileSync(path.join(partial, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+      writeFileSync(path.join(partial, LAST_USED), '');
+      renameSync(partial, entry);
+      request.log(
+        `DinD image store: prepared image set ${key.slice(0, 12)} (${images.join(', ')}) in ${manifest.seconds.toFixed(1)} s, ${manifest.bytes} bytes`,
+      );
+    } catch (error) {
+      rmSync(partial, { recursive: true, force: true });
+      throw error;
+    }
+  });
+  await evictBeyondCap(deps, key, request.log);
+  return entry;
+}
+
+/** Runs the DinD image's own entrypoint on the entry's directory: it loads the archives, checks, stops. */
+async function prepareInContainer(docker: DockerEngine, key: string, request: DindStorageRequest, dockerRoot: string): Promise<string[]> {
+  const name = `br-dind-store-${key.slice(0, 16)}`;
+  await docker.remove(name); // a crashed preparation's container
+  const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });
+  const started = await docker.createAndStart(name, {
+    Image: request.image,
+    Entrypoint: [DIND_ENTRYPOINT],
+    Cmd: ['sh', '-c', PREPARE_CHECK],
+    // overlay2 or nothing: a vfs store would be a full copy per layer, and no use to an overlay2 daemon.
+    Env: ['BENCHROUTER_DIND_STORAGE_DRIVER=overlay2'],
+    Labels: { 'benchrouter.dind-store': key },
+    WorkingDir: '/',
+    HostConfig: {
+      ...request.runtimeHostConfig,
+      ...PREPARE_LIMITS,
+      NetworkMode: 'none',
+      LogConfig: TASK_LOG_CONFIG,
+      Mounts: [bind(dockerRoot, '/var/lib/docker'), ...request.archives.map((a) => bind(a, `${CONTAINER_PRELOAD_DIR}/${path.basename(a)}`, true))],
+    },
+  });
+  if (started === 'conflict') throw new Error(`container ${name} is in use by another preparation`);
+  try {
+    const exitCode = await docker.wait(started.id);
+    const output = (await docker.logTail(started.id, 40)).toString('utf8');
+    if (exitCode !== 0) throw new Error(`preparing image set ${key.slice(0, 12)} exited with ${exitCode}:\n${output.trim().split('\n').slice(-10).join('\n')}`);
+    // Lines of `docker images` are "<repo>:<tag> sha256:..." after the log's timestamp.
+    return output
+      .split('\n')
+      .map((line) => line.replace(/^\S+\s/, '').trim())
+      .filter((line) => /^\S+:\S+ sha256:[0-9a-f]+$/.test(line))
+      .map((line) => line.split(' ')[0]!);
+  } finally {
+    await docker.remove(started.id);
+  }
+}
+
+export interface StoreEntry {
+  key: string;
+  bytes: number;
+  lastUsedMs: number;
+}
+
+/** Keys to remove, least recently used first, until the rest fit in `maxBytes`; never `keep`. Pure. */
+export function entriesToEvict(entries: StoreEntry[], maxBytes: number, keep: string): string[] {
+  let total = entries.reduce((sum, e) => sum + e.bytes, 0);
+  const evicted: string[] = [];
+  for (const entry of [...entries].sort((a, b) => a.lastUsedMs - b.lastUsedMs || a.key.localeCompare(b.key))) {
+    if (total <= maxBytes) break;
+    if (entry.key === keep) continue;
+    evicted.push(entry.key);
+    total -= entry.bytes;
+  }
+  return evicted;
+}
+
+/** The prepared entries of the store, with their size and last use. */
+export function storeEntries(storeDir: string): StoreEntry[] {
+  if (!existsSync(storeDir)) return [];
+  const entries: StoreEntry[] = [];
+  for (const key of readdirSync(storeDir)) {
+    if (!KEY.test(key)) continue;
+    try {
+      const manifest = JSON.parse(readFileSync(path.join(storeDir, key, MANIFEST), 'utf8')) as Manifest;
+      entries.push({ key, bytes: manifest.bytes, lastUsedMs: statSync(path.join(storeDir, key, LAST_USED)).mtimeMs });
+    } catch {
+      // being prepared or removed right now
+    }
+  }
+  return entries;
+}
+
+/**
+ * Removes least recently used entries past the cap. A task's clone does not need its entry: its
+ * layer files are links of their own, so they stay until the task's storage goes.
+ */
+async function evictBeyondCap(deps: DindStoreDeps, keep: string, log: (line: string) => void): Promise<void> {
+  // What a crash left half removed is garbage whoever renamed it: nothing clones from a `.evicted-` name.
+  for (const name of readdirSync(deps.dindStoreDir)) {
+    if (name.startsWith('.evicted-')) rmSync(path.join(deps.dindStoreDir, name), { recursive: true, force: true });
+  }
+  for (const key of entriesToEvict(storeEntries(deps.dindStoreDir), deps.dindStoreMaxBytes, keep)) {
+    await withHostLock(deps.locksDir, `dind-store-${key}`, async () => {
+      const entry = path.join(deps.dindStoreDir, key);
+      if (!existsSync(entry)) return;
+      // Renamed first: a task never clones from a half-removed entry.
+      const doomed = path.join(deps.dindStoreDir, `.evicted-${key}-${process.pid}`);
+      renameSync(entry, doomed);
+      rmSync(doomed, { recursive: true, force: true });
+      log(`DinD image store: removed image set ${key.slice(0, 12)}, least recently used, to stay under ${deps.dindStoreMaxBytes} bytes`);
+    });
+  }
+}
+
+function touch(file: string): void {
+  const now = new Date();
+  try {
+    utimesSync(file, now, now);
+  } catch {
+    writeFileSync(file, '');
+  }
+}

@@ -1,0 +1,227 @@
+// The DinD image store: tasks' own daemons start from a prepared copy of their preloaded images,
+// one copy on disk for every task, each task with its own containers and its own deletions. Real dev
+// server, real Docker (inner daemons included), a real 1 GiB image.
+
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIG_FILE_BYTES, ensureBigImage } from './support/big-image.js';
+import { fixturesDir, startHarness, type Harness } from './support/harness.js';
+
+const SERVICE_IMAGE = 'benchrouter-test/inner-service:1';
+const MIB = 1024 ** 2;
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-dind-store-'));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A benchmark of `docker: true` tasks: name -> [preloaded images, command]. */
+function benchmark(name: string, tasks: Record<string, [string[], string]>): string {
+  const dir = path.join(scratch, name);
+  mkdirSync(path.join(dir, 'environments', 'dind'), { recursive: true });
+  writeFileSync(path.join(dir, 'environments', 'dind', 'Dockerfile'), 'FROM benchrouter/dind:bookworm\n');
+  writeFileSync(
+    path.join(dir, 'benchmark.yaml'),
+    `name: ${name}\ntasks:\n${Object.keys(tasks)
+      .map((task) => `  - {name: ${task}, environment: dind}\n`)
+      .join('')}`,
+  );
+  for (const [task, [images, command]] of Object.entries(tasks)) {
+    mkdirSync(path.join(dir, 'tasks', task), { recursive: true });
+    writeFileSync(
+      path.join(dir, 'tasks', task, 'task.yaml'),
+      `name: ${task}\ndocker: true\ndocker_images: ${JSON.stringify(images)}\ntimeout: 900\ncommand: |\n${command
+        .trim()
+        .split('\n')
+        .map((line) => `  ${line}`)
+        .join('\n')}\nresult_mapping: {overall: overall, containers: containers, images: images, size: size}\n`,
+    );
+  }
+  return dir;
+}
+
+/** Bytes on disk under the directories, hard links counted once across all of them (du's rule). */
+function diskBytes(...dirs: string[]): number {
+  const lines = execFileSync('du', ['-s', '-c', '-B1', ...dirs], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
+  return Number(lines.at(-1)!.split('\t')[0]);
+}
+
+/** Every file of a store entry: content hash, size, mode, owner and mtime. Equal before and after: nothing wrote to it. */
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(root, rel))) {
+      const relative = rel ? `${rel}/${name}` : name;
+      const full = path.join(root, relative);
+      const stat = lstatSync(full);
+      if (stat.isDirectory()) walk(relative);
+      const content = stat.isFile() ? createHash('sha256').update(readFileSync(full)).digest('hex') : '';
+      out[relative] = `${stat.mode.toString(8)} ${stat.uid}:${stat.gid} ${stat.size} ${stat.mtimeMs} ${content}`;
+    }
+  };
+  walk('');
+  return out;
+}
+
+const running = (pattern: string) =>
+  execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .some((line) => line.trim() === pattern);
+
+async function until(what: string, check: () => boolean, seconds: number): Promise<void> {
+  for (let waited = 0; !check(); waited += 0.25) {
+    if (waited > seconds) throw new Error(`gave up after ${seconds} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function storeKeys(h: Harness): string[] {
+  return existsSync(h.settings.dindStoreDir) ? readdirSync(h.settings.dindStoreDir).filter((name) => /^[0-9a-f]{64}$/.test(name)) : [];
+}
+
+describe('two DinD tasks preloading a 1 GiB image', () => {
+  let h: Harness;
+  let signals: string;
+  let big: string;
+  beforeAll(async () => {
+    big = ensureBigImage();
+    signals = path.join(scratch, 'signals');
+    mkdirSync(signals);
+    h = await startHarness('dindstore', { modelHost: '0.0.0.0', env: { BENCHROUTER_DATASET_DIR: signals } });
+  }, 600_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('share one copy on disk, see only their own containers, and one deleting the image leaves the other and the store alone', async () => {
+    // Each task starts a container of the image in its own daemon, holds until the test says go, then
+    // reports what its daemon has. `own-a` then removes the image; `own-b` starts a new container of it after that.
+    const hold = (n: string) => `
+set -e
+docker run -d --name own-${n} ${big} sleep 360${n === 'a' ? 1 : 2} >/dev/null
+test "$(docker exec own-${n} stat -c %s /big.bin)" = ${BIG_FILE_BYTES}
+while [ ! -e "$BENCHROUTER_DATASET_DIR/go-${n}" ]; do sleep 0.2; done
+containers=$(docker ps -a --format '{{.Names}}' | sort | paste -sd, -)`;
+    const dir = benchmark('store-big', {
+      'own-a': [
+        [big],
+        `${hold('a')}
+docker rm -f own-a >/dev/null
+docker rmi ${big} >/dev/null
+echo "{\\"overall\\": 1, \\"containers\\": \\"$containers\\", \\"images\\": \\"$(docker images -q | wc -l)\\", \\"size\\": 0}" > "$BENCHROUTER_OUTPUT_DIR/result.json"`,
+      ],
+      'own-b': [
+        [big],
+        `${hold('b')}
+size=$(docker run --rm ${big} stat -c %s /big.bin)
+images=$(docker images --format '{{.Repository}}:{{.Tag}}' | paste -sd, -)
+echo "{\\"overall\\": 1, \\"containers\\": \\"$containers\\", \\"images\\": \\"$images\\", \\"size\\": $size}" > "$BENCHROUTER_OUTPUT_DIR/result.json"`,
+      ],
+    });
+    const result = h.run(dir, { concurrency: 2 });
+    result.catch(() => undefined);
+
+    await until('both tasks to run a container of the 1 GiB image', () => running('sleep 3601') && running('sleep 3602'), 600);
+    // The two tasks at once: one prepared image set, two clones of it, the image's file on disk once.
+    const [key] = storeKeys(h);
+    expect(storeKeys(h)).toEqual([key]);
+    const entry = path.join(h.settings.dindStoreDir, key!);
+    const layers = path.join(entry, 'docker', 'overlay2');
+    const bigFile = readdirSync(layers)
+      .map((layer) => path.join(layers, layer, 'diff', 'big.bin'))
+      .find((file) => existsSync(file))!;
+    expect(statSync(bigFile).size).toBe(BIG_FILE_BYTES);
+    expect(statSync(bigFile).nlink).toBe(3);
+    const clones = readdirSync(h.settings.dindStorageRoot).map((name) => path.join(h.settings.dindStorageRoot, name));
+    expect(clones).toHaveLength(2);
+    const oneCopy = diskBytes(h.settings.dindStoreDir);
+    const withClones = diskBytes(h.settings.dindStoreDir, ...clones);
+    expect(oneCopy).toBeGreaterThan(BIG_FILE_BYTES);
+    // What the two tasks add: their inner containers' layers and copied metadata, not the image.
+    expect(withClones - oneCopy).toBeLessThan(64 * MIB);
+    for (const clone of clones) expect(diskBytes(clone)).toBeGreaterThan(BIG_FILE_BYTES);
+    console.log(`store ${oneCopy} bytes; store + 2 running clones ${withClones} bytes (${(withClones / oneCopy).toFixed(3)}x)`);
+    const before = snapshot(entry);
+
+    writeFileSync(path.join(signals, 'go-a'), '');
+    await until(
+      'own-a to finish',
+      () =>
+        !running('sleep 3601') &&
+        !execFileSync('docker', ['ps', '-aq', '--filter', 'label=benchrouter.task=own-a', '--filter', 'label=benchrouter.host=host-dindstore'], {
+          encoding: 'utf8',
+        }).trim(),
+      300,
+    );
+    writeFileSync(path.join(signals, 'go-b'), '');
+    const run = await result;
+
+    const job = (task: string) => run.jobs.find((j) => j.task === task)!;
+    expect(run.status).toBe('COMPLETED');
+    expect(job('own-a')).toMatchObject({ status: 'SUCCEEDED', preload: 'store', result: { raw_metrics: { containers: 'own-a', images: '0' } } });
+    expect(job('own-b')).toMatchObject({
+      status: 'SUCCEEDED',
+      preload: 'store',
+      result: { raw_metrics: { containers: 'own-b', images: big, size: BIG_FILE_BYTES } },
+    });
+    expect(job('own-a').runtime).toMatch(/^dind:(sysbox|privileged|capabilities)$/);
+    // Nothing either daemon did reached the store's files, and the clones are gone with their tasks.
+    expect(snapshot(entry)).toEqual(before);
+    expect(statSync(bigFile).nlink).toBe(1);
+    expect(readdirSync(h.settings.dindStorageRoot)).toEqual([]);
+  }, 1_200_000);
+});
+
+describe('the store with small images', () => {
+  const hasImage = (image: string) =>
+    `docker image inspect ${image} >/dev/null && echo '{"overall": 1, "containers": "", "images": "${image}", "size": 0}' > "$BENCHROUTER_OUTPUT_DIR/result.json"`;
+  const other = 'benchrouter-test/inner-service:store-lru';
+  beforeAll(() => {
+    execFileSync('docker', ['build', '--quiet', '--tag', SERVICE_IMAGE, path.join(fixturesDir, 'images', 'inner-service')], {
+      env: { ...process.env, DOCKER_BUILDKIT: '0' },
+    });
+    execFileSync('docker', ['tag', SERVICE_IMAGE, other]);
+  });
+  afterAll(() => {
+    execFileSync('docker', ['rmi', other], { stdio: 'ignore' });
+  });
+
+  it('keeps the most recently used image sets under its size cap', async () => {
+    // 1 KiB holds no image set: each new one pushes out every other, and stays itself.
+    const h = await startHarness('dindstore-lru', { modelHost: '0.0.0.0', env: { BENCHROUTER_DIND_STORE_MAX: '1k' } });
+    try {
+      const dir = benchmark('store-lru', { first: [[SERVICE_IMAGE], hasImage(SERVICE_IMAGE)], second: [[SERVICE_IMAGE, other], hasImage(other)] });
+      const first = await h.run(dir, { tasks: ['first'] });
+      expect(first.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'store' });
+      const [firstKey] = storeKeys(h);
+      expect(storeKeys(h)).toEqual([firstKey]);
+      const second = await h.run(dir, { tasks: ['second'] });
+      expect(second.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'store' });
+      expect(storeKeys(h)).toHaveLength(1);
+      expect(storeKeys(h)).not.toContain(firstKey);
+      const manifest = JSON.parse(readFileSync(path.join(h.settings.dindStoreDir, storeKeys(h)[0]!, 'manifest.json'), 'utf8')) as { images: string[] };
+      expect(manifest.images.sort()).toEqual([SERVICE_IMAGE, other]);
+    } finally {
+      await h.close();
+    }
+  }, 600_000);
+
+  it('is skipped when its cap is 0: the task loads its archives, and says so', async () => {
+    const h = await startHarness('dindstore-off', { modelHost: '0.0.0.0', env: { BENCHROUTER_DIND_STORE_MAX: '0' } });
+    try {
+      const dir = benchmark('store-off', { load: [[SERVICE_IMAGE], hasImage(SERVICE_IMAGE)] });
+      const run = await h.run(dir);
+      expect(run.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'load', result: { overall: 1, raw_metrics: { images: SERVICE_IMAGE } } });
+      expect(storeKeys(h)).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  }, 600_000);
+});
