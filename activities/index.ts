@@ -8,6 +8,7 @@ import { harvestResult, type HarvestInput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
 import { passAtKByTask, repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
+import { servedCheckpoint, type ServedCheckpointInput } from './served-checkpoint.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
 export interface HostActivityDeps {
@@ -41,6 +42,8 @@ export function createSharedActivities(host: ClaimedHost, artifactsRoot: string)
   return {
     claimHost: async (): Promise<ClaimedHost> => host,
     passAtK: (input: PassAtKInput) => passAtKByTask(artifactsRoot, input),
+    // A schedule's checkpoint is read by whichever worker answers: every host reaches the endpoint.
+    servedCheckpoint: (input: ServedCheckpointInput) => servedCheckpoint(input, host.hostId),
   };
 }
 

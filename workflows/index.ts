@@ -3,3 +3,4 @@ export { runWorkflow, progressQuery } from './run-workflow.js';
 export { jobWorkflow, jobStateQuery } from './job-workflow.js';
 export { suiteWorkflow, suiteProgressQuery } from './suite-workflow.js';
 export { fetchArtifactWorkflow } from './fetch-artifact-workflow.js';
+export { checkpointWorkflow } from './checkpoint-workflow.js';
