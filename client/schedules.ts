@@ -56,6 +56,12 @@ export function parseEvery(text: string, where: string): number {
   return seconds;
 }
 
+/** Seconds as `--every` would take them, in the largest whole unit: 86400 → `1d`, 90 → `90s`. */
+export function formatEvery(seconds: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) if (seconds % UNIT_SECONDS[unit]! === 0) return `${seconds / UNIT_SECONDS[unit]!}${unit}`;
+  return `${seconds}s`;
+}
+
 /** A run template: the run flags made into a RunSpec whose model is filled in when the schedule fires. */
 export function runTemplate(spec: RunSpec): RunSpec {
   return { ...spec, model: { ...spec.model, name: CHECKPOINT_PLACEHOLDER } };

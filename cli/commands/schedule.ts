@@ -8,6 +8,7 @@ import {
   createSchedule,
   deleteSchedule,
   describeSchedule,
+  formatEvery,
   listSchedules,
   parseEvery,
   pauseSchedule,
@@ -36,7 +37,7 @@ function scheduleTable(views: ScheduleView[]) {
       v.name,
       v.target,
       v.endpoint,
-      v.everySeconds === null ? 'on trigger' : `${v.everySeconds}s`,
+      v.everySeconds === null ? 'on trigger' : formatEvery(v.everySeconds),
       v.paused ? 'paused' : 'active',
       v.nextFiring ?? '',
       v.recentFirings.at(-1) ?? '',
@@ -91,7 +92,7 @@ export function registerScheduleCommand(program: Command, deps: CliDeps): Comman
       if (flags.json) await deps.stdout(`${JSON.stringify(view, null, 2)}\n`);
       else
         deps.say(
-          `schedule ${name}: ${view.target} against the checkpoint ${flags.endpoint} serves, ${view.everySeconds ? `every ${view.everySeconds}s` : 'when triggered'}${view.paused ? ' (paused)' : ''}`,
+          `schedule ${name}: ${view.target} against the checkpoint ${flags.endpoint} serves, ${view.everySeconds ? `every ${formatEvery(view.everySeconds)}` : 'when triggered'}${view.paused ? ' (paused)' : ''}`,
         );
     });
 

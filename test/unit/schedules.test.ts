@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkpointKey } from '../../activities/served-checkpoint.js';
 import { runsQuery } from '../../client/runs.js';
-import { checkScheduleName, parseEvery } from '../../client/schedules.js';
+import { checkScheduleName, formatEvery, parseEvery } from '../../client/schedules.js';
 import { checkpointBoard } from '../../runs/checkpoint-board.js';
 import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type RunSpec } from '../../runs/run-spec.js';
 import { checkpointRunId, CHECKPOINT_PLACEHOLDER, instantiateTarget, scheduleRunPrefix } from '../../runs/schedule-spec.js';
@@ -25,6 +25,10 @@ const template = (benchmark: string): RunSpec => ({
 describe('parseEvery', () => {
   it('reads seconds, minutes, hours and days, and a bare number as minutes', () => {
     expect(['45s', '15m', '2h', '1d', '30', ' 5 m '].map((t) => parseEvery(t, '--every'))).toEqual([45, 900, 7200, 86400, 1800, 300]);
+  });
+
+  it('shows an interval in its largest whole unit', () => {
+    expect([86400, 7200, 900, 90, 1, 3600 * 36].map(formatEvery)).toEqual(['1d', '2h', '15m', '90s', '1s', '36h']);
   });
 
   it('refuses zero, fractions and unknown units, naming the flag', () => {
