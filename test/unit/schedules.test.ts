@@ -3,7 +3,9 @@
 // the score-against-checkpoint board built from a schedule's runs.
 
 import { describe, expect, it } from 'vitest';
-import { checkpointKey } from '../../activities/served-checkpoint.js';
+import { createServer } from 'node:http';
+import { checkpointKey, servedCheckpoint } from '../../activities/served-checkpoint.js';
+import { startReferenceModel } from '../../reference-model/reference-model-server.js';
 import { runsQuery } from '../../client/runs.js';
 import { checkScheduleName, formatEvery, parseEvery } from '../../client/schedules.js';
 import { checkpointBoard } from '../../runs/checkpoint-board.js';
@@ -57,6 +59,48 @@ describe('checkpointKey', () => {
     expect(checkpointKey('a/b').slice(0, 2)).toBe(checkpointKey('a.b').slice(0, 2));
     expect(checkpointKey('///')).toMatch(/^[0-9a-f]{8}$/);
     expect(checkpointKey('x'.repeat(200))).toHaveLength(60 + 1 + 8);
+  });
+});
+
+describe('servedCheckpoint', () => {
+  it("reads the first model id the endpoint lists, with the key from the schedule's variable", async () => {
+    const model = await startReferenceModel({ servedModels: ['step-2000', 'base'] });
+    process.env.BR_UNIT_SCHEDULE_KEY = 'sk-unit';
+    try {
+      expect(await servedCheckpoint({ endpoint: `${model.url}/`, apiKeyEnv: 'BR_UNIT_SCHEDULE_KEY' }, 'host-a')).toEqual({
+        checkpoint: 'step-2000',
+        key: checkpointKey('step-2000'),
+      });
+      model.serveModels(['step-3000']);
+      expect((await servedCheckpoint({ endpoint: model.url }, 'host-a')).checkpoint).toBe('step-3000');
+      expect(model.requests.map((r) => [r.path, r.headers.authorization])).toEqual([
+        ['/v1/models', 'Bearer sk-unit'],
+        ['/v1/models', undefined],
+      ]);
+    } finally {
+      delete process.env.BR_UNIT_SCHEDULE_KEY;
+      await model.close();
+    }
+  });
+
+  it('fails naming the variable a worker lacks, and the URL of a list without a model', async () => {
+    await expect(servedCheckpoint({ endpoint: 'http://127.0.0.1:9/v1', apiKeyEnv: 'BR_UNIT_NOT_SET' }, 'host-a')).rejects.toMatchObject({
+      type: 'MissingSecret',
+      nonRetryable: true,
+      message: 'the schedule reads its API key from $BR_UNIT_NOT_SET, which is not set on worker host host-a',
+    });
+    const empty = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"object": "list", "data": []}'));
+    await new Promise<void>((resolve) => empty.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(empty.address() as { port: number }).port}/v1`;
+    try {
+      await expect(servedCheckpoint({ endpoint: url }, 'host-a')).rejects.toMatchObject({
+        type: 'BadModelList',
+        nonRetryable: true,
+        message: `GET ${url}/models: data: expected at least one model in "data"`,
+      });
+    } finally {
+      await new Promise((resolve) => empty.close(resolve));
+    }
   });
 });
 
