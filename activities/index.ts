@@ -10,6 +10,7 @@ import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
 import { runJobOnHost, type JobOnHostInput } from './run-job-on-host.js';
 import { passAtKByTask, repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
+import { servedCheckpoint, type ServedCheckpointInput } from './served-checkpoint.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
 export interface HostActivityDeps {
@@ -64,6 +65,8 @@ export function createSharedActivities(host: ClaimedHost, artifactsRoot: string,
         throw new Error(`this worker cannot read task definitions (page ${ref.page} of run ${ref.runId}): it was started without a Temporal client`);
       return loadDefinitionsPage(ref);
     },
+    // A schedule's checkpoint is read by whichever worker answers: every host reaches the endpoint.
+    servedCheckpoint: (input: ServedCheckpointInput) => servedCheckpoint(input, host.hostId),
   };
 }
 

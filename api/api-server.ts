@@ -15,6 +15,7 @@ import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
 import { registerRunEvents } from './run-events.js';
 import { createRunReads, registerRunRoutes } from './run-routes.js';
+import { registerScheduleRoutes } from './schedule-routes.js';
 
 /** Run requests are a few hundred bytes; anything near this is a mistake or an attack. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -79,7 +80,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
       info: {
         title: 'BenchRouter API',
         version: '1',
-        description: 'Submit evaluation runs, follow them, read results, leaderboards and routing analyses. See docs/api.md.',
+        description: 'Submit evaluation runs, follow them, read results, leaderboards and routing analyses; schedule checkpoint evaluations. See docs/api.md.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
@@ -111,6 +112,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
   registerBoardRoutes(app, context);
+  registerScheduleRoutes(app, context);
   registerDashboardRoutes(app, context, options.verifyToken);
   return app;
 }

@@ -19,7 +19,7 @@ export function page(title: string, body: SafeHtml): string {
       <body>
         <nav>
           <strong>BenchRouter</strong> <a href="/">Runs</a> <a href="/ui/submit">Submit</a> <a href="/ui/leaderboard">Leaderboard</a>
-          <a href="/ui/compare">Compare</a> <a href="/ui/analysis">Routing analysis</a> <a href="/docs">API</a>
+          <a href="/ui/schedules">Schedules</a> <a href="/ui/compare">Compare</a> <a href="/ui/analysis">Routing analysis</a> <a href="/docs">API</a>
         </nav>
         <main>
           <h1>${title}</h1>
@@ -30,9 +30,9 @@ export function page(title: string, body: SafeHtml): string {
     </html>`.text;
 }
 
-const score = (value: number | null | undefined) => (value === null || value === undefined ? '–' : value.toFixed(4));
+export const score = (value: number | null | undefined) => (value === null || value === undefined ? '–' : value.toFixed(4));
 
-function table(columns: string[], rows: Array<Array<SafeHtml | string | number | null>>, id?: string): SafeHtml {
+export function table(columns: string[], rows: Array<Array<SafeHtml | string | number | null>>, id?: string): SafeHtml {
   return html`<table${id ? html` id="${id}"` : ''}><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>${rows.map(
     (row) =>
       html`<tr>
@@ -49,7 +49,7 @@ function viewTable(view: View, id?: string): SafeHtml {
   );
 }
 
-function status(value: string): SafeHtml {
+export function status(value: string): SafeHtml {
   return html`<span class="status status-${value.toLowerCase()}">${value}</span>`;
 }
 

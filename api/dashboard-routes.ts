@@ -19,6 +19,8 @@ import type { TokenEntry } from './api-tokens.js';
 import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
 import { analysisPage, comparePage, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
+import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
+import { schedulePage, schedulesPage } from './schedule-pages.js';
 
 export const SESSION_COOKIE = 'br_session';
 
@@ -122,6 +124,21 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
       body = analysisPage(runs, undefined, error.message);
     }
     return reply.type('text/html; charset=utf-8').send(body);
+  });
+
+  api.get('/ui/schedules', { schema: hidden }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(schedulesPage(await listSchedules(context.client))),
+  );
+
+  api.get('/ui/schedules/:name', { schema: { ...hidden, params: z.object({ name: z.string() }) } }, async (request, reply) => {
+    let view;
+    try {
+      view = await describeSchedule(context.client, request.params.name);
+    } catch (error) {
+      if (error instanceof ScheduleMissingError) throw new ApiError(404, error.problems[0]!.message, 'path.name');
+      throw error;
+    }
+    return reply.type('text/html; charset=utf-8').send(schedulePage(view, await scheduleBoard(context.client, request.params.name)));
   });
 
   api.get('/ui/submit', { schema: hidden }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(submitPage(builtInBenchmarks())));

@@ -27,6 +27,7 @@ import { registerRerunCommand } from './commands/rerun.js';
 import { registerResultsCommand } from './commands/results.js';
 import { registerRetryCommand } from './commands/retry.js';
 import { registerRunCommand } from './commands/run.js';
+import { registerScheduleCommand } from './commands/schedule.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerSubmitCommand } from './commands/submit.js';
@@ -63,6 +64,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerRetryCommand(program, deps);
   registerRerunCommand(program, deps);
   registerCancelCommand(program, deps);
+  registerScheduleCommand(program, deps);
   registerImagesCommand(program, deps);
   registerImportCommand(program, deps);
   registerUpCommand(program, deps);

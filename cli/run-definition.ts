@@ -9,8 +9,9 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
 import { resolveBenchmarkDir, runSpecFromRequest, type RunRequest } from '../client/run-request.js';
 import type { RunSpec } from '../runs/run-spec.js';
-import { loadSuites, type Suite, type SuiteEntry } from '../runs/suites.js';
-import { gatewayFrom, generationFrom, judgeFrom, pricesFrom, runOptionsFrom, truncationFrom, type RunFlags } from './run-flags.js';
+import { loadSuites, selectEntries, type Suite, type SuiteEntry } from '../runs/suites.js';
+import type { Command } from 'commander';
+import { gatewayFrom, generationFrom, judgeFrom, positiveInt, pricesFrom, runOptionsFrom, truncationFrom, type RunFlags } from './run-flags.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** The built-in benchmarks that ship with BenchRouter. */
@@ -78,6 +79,34 @@ export function findSuite(name: string, suitesFile: string | undefined, settings
   const suite = suites.get(name);
   if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${name}" (have ${[...suites.keys()].join(', ')})` }]);
   return suite;
+}
+
+/** The flags that pick a suite and its benchmarks (`br run --suite`, `br schedule create --suite`). */
+export interface SuiteFlags {
+  suite?: string;
+  suites?: string;
+  only?: string;
+  exclude?: string;
+  suiteParallel: number;
+}
+
+export function addSuiteFlags(command: Command, what: string): Command {
+  return command
+    .option('--suite <name>', `${what} every benchmark of a suite under one parent (see benchmarks/suites.yaml)`)
+    .option('--suites <file>', 'a suites YAML file of your own (default ~/.benchrouter/suites.yaml)')
+    .option('--only <benchmarks>', 'with --suite: only these benchmarks, or tasks (aime24, evalscope/aime24) of entries that pick tasks (comma-separated)')
+    .option('--exclude <benchmarks>', 'with --suite: all but these benchmarks or tasks (comma-separated)')
+    .option('--suite-parallel <n>', 'with --suite: benchmarks running at once', positiveInt, 2);
+}
+
+/** The suite's name and one run definition per selected entry, from the flags. */
+export function suiteRunsFromFlags(flags: RunFlags & SuiteFlags, settings: Settings): { suite: string; runs: RunSpec[] } {
+  const suite = findSuite(flags.suite!, flags.suites, settings);
+  const entries = selectEntries(suite, commaList(flags.only), commaList(flags.exclude));
+  return {
+    suite: suite.name,
+    runs: entries.map((entry, i) => specFromFlags(entry.benchmark, flags, { entry, file: suite.file, field: `suites.${suite.name}.benchmarks[${i}]` })),
+  };
 }
 
 /** `a, b,,c` → ['a', 'b', 'c']. */

@@ -68,10 +68,11 @@ function integer(value: string): number {
   return n;
 }
 
-export function addRunFlags(command: Command, benchmark: 'required' | 'optional' = 'required'): Command {
+/** `model: 'found'`: no --model flag, the model is what the endpoint serves (`br schedule create`). */
+export function addRunFlags(command: Command, benchmark: 'required' | 'optional' = 'required', model: 'flag' | 'found' = 'flag'): Command {
+  command.argument(benchmark === 'required' ? '<benchmark>' : '[benchmark]', 'benchmark directory, or the name of a built-in benchmark');
+  if (model === 'flag') command.requiredOption('--model <name>', 'model name sent to the endpoint');
   return command
-    .argument(benchmark === 'required' ? '<benchmark>' : '[benchmark]', 'benchmark directory, or the name of a built-in benchmark')
-    .requiredOption('--model <name>', 'model name sent to the endpoint')
     .requiredOption('--endpoint <url>', 'OpenAI-compatible base URL, ending in /v1')
     .option('--api-key-env <VAR>', 'environment variable on the worker host that holds the API key')
     .option('--concurrency <n>', 'jobs running at once', positiveInt, DEFAULT_RUN_OPTIONS.concurrency)

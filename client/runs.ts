@@ -242,6 +242,8 @@ export interface RunFilter {
   status?: string;
   /** Any of these statuses (the leaderboard: COMPLETED and PARTIAL). */
   statuses?: string[];
+  /** Runs whose id starts with this: one schedule's (`br-schedule-<name>@`). */
+  idPrefix?: string;
 }
 
 /** A visibility query for runs; values are quoted, so a filter can never change the query's shape. */
@@ -253,6 +255,7 @@ export function runsQuery(filter: RunFilter = {}): string {
   if (filter.benchmark) clauses.push(`${SEARCH_ATTRIBUTES.benchmark.name} = ${quote(filter.benchmark)}`);
   if (filter.status) clauses.push(statusClause(filter.status, quote));
   if (filter.statuses?.length) clauses.push(`${SEARCH_ATTRIBUTES.status.name} IN (${filter.statuses.map(quote).join(', ')})`);
+  if (filter.idPrefix) clauses.push(`WorkflowId STARTS_WITH ${quote(filter.idPrefix)}`);
   return clauses.join(' AND ');
 }
 

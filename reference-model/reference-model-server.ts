@@ -34,6 +34,11 @@ export interface RecordedRequest {
 export interface ReferenceModelServer extends ListeningModel {
   /** Every request received, in arrival order (empty when started with `recordRequests: false`). */
   requests: RecordedRequest[];
+  /**
+   * What `GET /v1/models` lists from now on, first entry first: a training run's server swapping in a
+   * new checkpoint (scheduled evaluation names its runs by the first id).
+   */
+  serveModels(ids: readonly string[]): void;
 }
 
 export interface ReferenceModelOptions {
@@ -42,6 +47,8 @@ export interface ReferenceModelOptions {
   host?: string;
   /** Keep every request in `requests` (default true). Perf runs turn it off to keep memory flat. */
   recordRequests?: boolean;
+  /** The ids `GET /v1/models` lists (default REFERENCE_MODEL_NAMES); any `reference-acc<N>` name answers. */
+  servedModels?: readonly string[];
 }
 
 export const REFERENCE_MODEL_NAMES = ['reference', 'reference-acc80', 'reference-acc50'] as const;
@@ -56,6 +63,7 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
   const chatRequestsByModel = new Map<string, number>();
   const pendingDelays = new Set<NodeJS.Timeout>();
   let completionCounter = 0;
+  let modelList = modelListOf(opts.servedModels ?? REFERENCE_MODEL_NAMES);
 
   const server = createServer({ keepAlive: true }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -85,7 +93,7 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
     if (path === '/v1/models') {
       req.resume();
       if (method !== 'GET') throw methodNotAllowed(path, 'GET', method);
-      sendJson(res, 200, MODEL_LIST);
+      sendJson(res, 200, modelList);
       return;
     }
     const respond = POST_ROUTES[path];
@@ -142,7 +150,13 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
     for (const timer of pendingDelays) clearTimeout(timer);
     pendingDelays.clear();
   });
-  return { ...listening, requests };
+  return {
+    ...listening,
+    requests,
+    serveModels: (ids) => {
+      modelList = modelListOf(ids);
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,10 +164,9 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
 
 type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => Usage | void;
 
-const MODEL_LIST = {
-  object: 'list',
-  data: REFERENCE_MODEL_NAMES.map((id) => ({ id, object: 'model', created: 0, owned_by: 'benchrouter' })),
-};
+function modelListOf(ids: readonly string[]) {
+  return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'benchrouter' })) };
+}
 
 const POST_ROUTES: Record<string, Respond | undefined> = {
   '/v1/chat/completions': respondChat,

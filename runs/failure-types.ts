@@ -9,6 +9,8 @@ export const FAILURE_TYPES = {
   /** The run names an API-key variable the worker host does not have: no retry on this host. */
   missingSecret: 'MissingSecret',
   infrastructure: 'InfrastructureError',
+  /** An endpoint's `GET /v1/models` answered, but with no model id a schedule can name its run by: no retry. */
+  badModelList: 'BadModelList',
   /** The server stopped accepting this attempt (not a cancel): the container stays for the next attempt. */
   attemptAborted: 'AttemptAborted',
   /** Something outside BenchRouter (a stopping daemon) killed the container: the next attempt starts it again, once. */

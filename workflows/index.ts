@@ -4,3 +4,4 @@ export { jobWorkflow, jobStateQuery } from './job-workflow.js';
 export { suiteWorkflow, suiteProgressQuery } from './suite-workflow.js';
 export { fetchArtifactWorkflow } from './fetch-artifact-workflow.js';
 export { taskDefinitionsWorkflow, taskDefinitionsQuery } from './task-definitions-workflow.js';
+export { checkpointWorkflow } from './checkpoint-workflow.js';

@@ -11,9 +11,14 @@ export function registerReferenceModelCommand(program: Command, deps: CliDeps): 
     .command('reference-model')
     .description('serve the deterministic OpenAI-compatible reference model')
     .option('--port <n>', 'port on 127.0.0.1', positiveInt, 8399)
-    .addHelpText('after', example('$ br reference-model --port 8399'))
-    .action(async (flags: { port: number }) => {
-      const server = await startReferenceModel({ port: flags.port, recordRequests: false });
+    .option('--served-model <name>', 'the model id GET /v1/models lists (a checkpoint, say); default: every reference name')
+    .addHelpText('after', example('$ br reference-model --port 8399', '$ br reference-model --served-model reference-acc50'))
+    .action(async (flags: { port: number; servedModel?: string }) => {
+      const server = await startReferenceModel({
+        port: flags.port,
+        recordRequests: false,
+        ...(flags.servedModel ? { servedModels: [flags.servedModel] } : {}),
+      });
       deps.say(`reference model listening on ${server.url}`);
       await new Promise(() => undefined);
     });

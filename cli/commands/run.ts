@@ -6,37 +6,26 @@ import { submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { runWebUiLink } from '../../config/settings.js';
 import { InputError } from '../../contract/problems.js';
-import { selectEntries } from '../../runs/suites.js';
 import type { CliDeps } from '../cli-deps.js';
 import { sayDashboardLink } from '../dashboard-link.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { runResultView, suiteSummaryView } from '../results-view.js';
-import { commaList, findSuite, specFromFlags } from '../run-definition.js';
-import { addRunFlags, positiveInt, type RunFlags } from '../run-flags.js';
+import { addSuiteFlags, specFromFlags, suiteRunsFromFlags, type SuiteFlags } from '../run-definition.js';
+import { addRunFlags, type RunFlags } from '../run-flags.js';
 import { watchRunWhileWaiting } from '../health-watch.js';
 import { printRun, progressReporter, waitWithProgress } from '../run-progress.js';
 import { renderSuiteResult } from '../run-text.js';
 import { writeOutputDir } from '../table-export.js';
 import { connectTemporal } from '../temporal-access.js';
 
-interface SuiteFlags {
-  suite?: string;
-  suites?: string;
-  only?: string;
-  exclude?: string;
-  suiteParallel: number;
-}
-
 type RunCommandFlags = RunFlags & SuiteFlags & { output?: string };
 
 export function registerRunCommand(program: Command, deps: CliDeps): Command {
-  return addRunFlags(program.command('run').description('start a run (or a suite of runs), follow its progress and print the results table'), 'optional')
-    .option('--suite <name>', 'run every benchmark of a suite under one parent (see benchmarks/suites.yaml)')
-    .option('--suites <file>', 'a suites YAML file of your own (default ~/.benchrouter/suites.yaml)')
-    .option('--only <benchmarks>', 'with --suite: only these benchmarks, or tasks (aime24, evalscope/aime24) of entries that pick tasks (comma-separated)')
-    .option('--exclude <benchmarks>', 'with --suite: all but these benchmarks or tasks (comma-separated)')
-    .option('--suite-parallel <n>', 'with --suite: benchmarks running at once', positiveInt, 2)
+  return addSuiteFlags(
+    addRunFlags(program.command('run').description('start a run (or a suite of runs), follow its progress and print the results table'), 'optional'),
+    'run',
+  )
     .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
     .addHelpText(
       'after',
@@ -65,10 +54,8 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
 
 async function runSuite(deps: CliDeps, flags: RunCommandFlags): Promise<void> {
   const settings = deps.settings();
-  const suite = findSuite(flags.suite!, flags.suites, settings);
-  const entries = selectEntries(suite, commaList(flags.only), commaList(flags.exclude));
-  const runs = entries.map((entry, i) => specFromFlags(entry.benchmark, flags, { entry, file: suite.file, field: `suites.${suite.name}.benchmarks[${i}]` }));
-  const spec = { suiteId: newSuiteId(suite.name), suite: suite.name, model: flags.model, runs, parallel: flags.suiteParallel };
+  const { suite, runs } = suiteRunsFromFlags(flags, settings);
+  const spec = { suiteId: newSuiteId(suite), suite, model: flags.model, runs, parallel: flags.suiteParallel };
   const handle = await submitSuite(await connectTemporal(deps, true), settings, spec);
   deps.say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${flags.model}`);
   deps.say(`Web UI: ${runWebUiLink(settings, spec.suiteId)} (Ctrl-C stops waiting; the suite keeps going)`);
