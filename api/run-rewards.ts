@@ -18,6 +18,8 @@ import { RewardsCursor } from './rewards-cursor.js';
 import { existingRunOr404 } from './run-routes.js';
 
 const POLL_MS = 250;
+/** A job with nothing new is asked again after twice as long as last time, up to this: quiet jobs cost little. */
+const QUIET_POLL_MS = 1000;
 const KEEPALIVE_MS = 15_000;
 /** How often the run's own state is read, to notice it closed with jobs that never started. */
 const RUN_STATE_MS = 2000;
@@ -66,6 +68,14 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
       out.write('retry: 1000\n\n');
       const keepalive = setInterval(() => open && out.write(': keepalive\n\n'), KEEPALIVE_MS);
 
+      const pollMs = options.pollMs ?? POLL_MS;
+      // When each job is next asked, and how long it waited last time.
+      const due = new Map<number, { at: number; wait: number }>();
+      const later = (position: number, gotSome: boolean) => {
+        const last = due.get(position)?.wait ?? 0;
+        const wait = gotSome ? pollMs : Math.min(QUIET_POLL_MS, 2 * (last > 0 ? last : pollMs / 2));
+        due.set(position, { at: Date.now() + wait, wait });
+      };
       let runClosed = description.status.name !== 'RUNNING';
       let runCheckedAt = Date.now();
       try {
@@ -80,6 +90,12 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
           for (let position = 0; position < jobs.length && open; position++) {
             if (cursor.isDone(position)) continue;
             const job = jobs[position]!;
+            const next = due.get(position);
+            if (next && next.at > Date.now() && !closedBefore) {
+              // Asked recently: the jobs after it wait with it only if it has not started.
+              if (next.wait < 0) break;
+              continue;
+            }
             let page: RewardsPage;
             try {
               page = await context.client.workflow.getHandle(job.jobId).query<RewardsPage, [number]>(REWARDS_QUERY, cursor.count(position));
@@ -91,7 +107,10 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
                 continue;
               }
               // Not started: jobs start in order, so neither are the ones after it (or, the run closed, never will be).
-              if (!closedBefore) break;
+              if (!closedBefore) {
+                due.set(position, { at: Date.now() + pollMs, wait: -1 });
+                break;
+              }
               cursor.finish(position);
               continue;
             }
@@ -100,8 +119,12 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
               const data = { job: job.jobId, task: page.task, repeat: page.repeat, ...reward };
               batch += `id: ${cursor.toString()}\nevent: reward\ndata: ${JSON.stringify(data)}\n\n`;
             }
-            if (page.rewards.length === REWARDS_PAGE_MAX) position--;
-            else if (page.final || (closedBefore && (await jobClosed(context, job.jobId)))) cursor.finish(position);
+            later(position, page.rewards.length > 0);
+            if (page.rewards.length === REWARDS_PAGE_MAX) {
+              // A full page: the rest at once.
+              due.delete(position);
+              position--;
+            } else if (page.final || (closedBefore && (await jobClosed(context, job.jobId)))) cursor.finish(position);
             if (batch.length > 64 * 1024) {
               out.write(batch);
               batch = '';
@@ -112,7 +135,7 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
             out.write(`id: ${cursor.toString()}\nevent: end\ndata: ${JSON.stringify({ runId })}\n\n`);
             break;
           }
-          await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? POLL_MS));
+          await new Promise((resolve) => setTimeout(resolve, pollMs));
         }
       } catch (error) {
         if (open) out.write(`event: error\ndata: ${JSON.stringify({ message: error instanceof Error ? error.message : String(error) })}\n\n`);

@@ -8,7 +8,10 @@
 //    worker's container concurrency (32), against the same model. BenchRouter's share is the part of
 //    the time to the last reward that the plain containers did not need.
 //
-//   npm run perf:rewards -- [batches, default 64] [instances per task, default 16]
+// With `after`, each batch's rewards are read only once its run has ended: the runs' own pace, without
+// live readers, for comparison.
+//
+//   npm run perf:rewards -- [batches, default 64] [instances per task, default 16] [after]
 
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -23,6 +26,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 const BATCHES = Number(process.argv[2] ?? 64);
 const PER_TASK = Number(process.argv[3] ?? 16);
 const PER_BATCH = 2 * PER_TASK;
+/** `after`: read each batch's rewards only once it has ended, to see what reading them live costs the runs. */
+const READ_AFTER = process.argv[4] === 'after';
 /** The worker's default maxConcurrentContainers. */
 const CONTAINERS_AT_ONCE = 32;
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
@@ -45,15 +50,19 @@ async function startServe(env: Record<string, string>, tokensFile: string): Prom
 }
 
 interface BatchTimes {
+  runId: string;
   submittedMs: number;
+  /** Wall clock at submit, to place the job's own timings (ISO dates) against it. */
+  submittedAt: number;
   /** Arrival time of each reward, ms since the perf clock's origin. */
   rewardMs: number[];
   keys: Set<string>;
 }
 
 /** Submits one batch and reads its reward stream to the end. */
-async function batch(url: string, headers: Record<string, string>, endpoint: string): Promise<BatchTimes> {
+async function batch(url: string, headers: Record<string, string>, endpoint: string, readAfter = false): Promise<BatchTimes> {
   const submittedMs = performance.now();
+  const submittedAt = Date.now();
   const response = await fetch(`${url}/evals/submit`, {
     method: 'POST',
     headers,
@@ -61,7 +70,14 @@ async function batch(url: string, headers: Record<string, string>, endpoint: str
   });
   const { runId } = (await response.json()) as { runId: string };
   if (!runId) throw new Error(`submit answered HTTP ${response.status}`);
-  const times: BatchTimes = { submittedMs, rewardMs: [], keys: new Set() };
+  const times: BatchTimes = { runId, submittedMs, submittedAt, rewardMs: [], keys: new Set() };
+  if (readAfter) {
+    for (;;) {
+      const state = (await (await fetch(`${url}/runs/${runId}`, { headers })).json()) as { status: string };
+      if (state.status !== 'RUNNING') break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
   const stream = await fetch(`${url}/runs/${runId}/rewards`, { headers });
   let buffer = '';
   let ended = false;
@@ -148,19 +164,31 @@ async function main(): Promise<void> {
     const processes = { dockerd: /^(\/usr\/sbin\/)?dockerd/, temporal: /temporal server/, worker: /cli\/bin\.ts worker/, 'br serve': /cli\/bin\.ts serve/ };
     const cpu0 = cpuSecondsByProcess(processes);
     const origin = performance.now();
-    const batches = await Promise.all(Array.from({ length: BATCHES }, () => batch(serve.url, headers, model.url)));
+    const batches = await Promise.all(Array.from({ length: BATCHES }, () => batch(serve.url, headers, model.url, READ_AFTER)));
     const cpu1 = cpuSecondsByProcess(processes);
     const all = batches.flatMap((b) => b.rewardMs).sort((a, b) => a - b);
     const first = (all[0]! - origin) / 1000;
     const last = (all[all.length - 1]! - origin) / 1000;
     const firstPerBatch = batches.map((b) => (b.rewardMs[0]! - b.submittedMs) / 1000);
     console.log(
-      `${BATCHES} concurrent batches of ${PER_BATCH} instances (${all.length} rewards, each once): first reward ${first.toFixed(2)} s, last ${last.toFixed(2)} s after the submits; ${(all.length / last).toFixed(0)} rewards/s overall, ${((all.length - 1) / (last - first)).toFixed(0)} rewards/s from first to last (target >= 200)`,
+      `${BATCHES} concurrent batches of ${PER_BATCH} instances (${all.length} rewards, each once${READ_AFTER ? '; each read after its run ended' : ''}): first reward ${first.toFixed(2)} s, last ${last.toFixed(2)} s after the submits; ${(all.length / last).toFixed(0)} rewards/s overall, ${((all.length - 1) / (last - first)).toFixed(0)} rewards/s from first to last (target >= 200)`,
     );
     console.log(
       `per batch, submit to first reward: median ${median(firstPerBatch).toFixed(2)} s, max ${Math.max(...firstPerBatch).toFixed(2)} s; CPU in that time: ${cpuDelta(cpu0, cpu1)}`,
     );
 
+    // Where a batch's time goes: from submit to its containers' start, and from there to its first reward.
+    const toStart: number[] = [];
+    const startToFirst: number[] = [];
+    for (const b of batches) {
+      const result = (await (await fetch(`${serve.url}/runs/${b.runId}/results`, { headers })).json()) as { jobs: Array<{ timings: { startedAt?: string } }> };
+      const started = Math.min(...result.jobs.map((j) => Date.parse(j.timings.startedAt ?? '')));
+      toStart.push((started - b.submittedAt) / 1000);
+      startToFirst.push((b.rewardMs[0]! - b.submittedMs) / 1000 - (started - b.submittedAt) / 1000);
+    }
+    console.log(
+      `per batch: submit to its first container start median ${median(toStart).toFixed(2)} s (max ${Math.max(...toStart).toFixed(2)} s); that start to its first reward median ${median(startToFirst).toFixed(2)} s (max ${Math.max(...startToFirst).toFixed(2)} s)`,
+    );
     const raw = await rawDockerRuns(image, model.url, scratch);
     console.log(
       `baseline: the same ${2 * BATCHES} containers with plain docker run, ${CONTAINERS_AT_ONCE} at once: ${raw.toFixed(2)} s; BenchRouter's share of the time to the last reward: ${(((last - raw) / last) * 100).toFixed(0)}% (${(last - raw).toFixed(2)} s of ${last.toFixed(2)} s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
