@@ -26,6 +26,7 @@ import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog
 import type { DockerEngine } from './docker-engine.js';
 import { watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
+import { followTaskRecords } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
 import { ensureTaskNetwork } from './task-network.js';
@@ -159,12 +160,14 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     }
   }
   const containerId = state.id;
-  ctx.heartbeat({ containerId });
+  // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
+  const records = followTaskRecords(ctx, resultsDir, reattached);
+  ctx.heartbeat({ containerId, records: records.position() });
 
   const startedMs = Date.parse(state.startedAt) || Date.now();
   const deadlineMs = startedMs + job.task.timeoutSeconds * 1000;
   // Heartbeats go on until the logs are in: a task that printed a lot takes a while to drain.
-  const heartbeat = setInterval(() => ctx.heartbeat({ containerId }), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => ctx.heartbeat({ containerId, records: records.position() }), HEARTBEAT_MS);
   let log: LogCapture | undefined;
   let kind: ContainerOutcome['kind'] = 'exited';
   let oomKills = 0;
@@ -184,6 +187,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     }
     if (kind === 'timed_out' || kind === 'disk_limit') await docker.kill(containerId);
     await drained(log);
+    await records.finish();
   } catch (error) {
     if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
       await docker.kill(containerId);
@@ -207,6 +211,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     await log?.stop().catch(() => undefined);
     oomKills = await oomWatch.stop(log !== undefined);
     diskWatch.abort();
+    records.stop();
     clearInterval(heartbeat);
   }
 

@@ -14,6 +14,7 @@ import type { TokenEntry } from './api-tokens.js';
 import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
 import { registerRunEvents } from './run-events.js';
+import { registerRunRewards } from './run-rewards.js';
 import { createRunReads, registerRunRoutes } from './run-routes.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
 
@@ -111,6 +112,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   const context = { client: options.client, settings: options.settings, reads: createRunReads() };
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
+  registerRunRewards(app, context);
   registerBoardRoutes(app, context);
   registerScheduleRoutes(app, context);
   registerDashboardRoutes(app, context, options.verifyToken);

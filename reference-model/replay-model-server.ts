@@ -31,6 +31,8 @@ export interface ReplayModelOptions {
   host?: string;
   /** Each unknown request is appended here as `{"key", "messages"|"prompt"}`, ready to be answered. */
   missesFile?: string;
+  /** Each answer waits this long first, as a real model takes time (default 0). */
+  delayMs?: number;
 }
 
 export interface ReplayModelServer extends ListeningModel {
@@ -73,6 +75,7 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
       );
     }
     const body = parseJsonObject(await readBody(req));
+    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
     const model = typeof body.model === 'string' ? body.model : 'replay';
     if (path === '/v1/completions') {
       if (typeof body.prompt !== 'string')

@@ -26,6 +26,7 @@ import { FAILURE_TYPES } from '../runs/failure-types.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
 import { afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from './host-failover.js';
+import { holdRewards } from './job-rewards.js';
 
 export interface JobProgress {
   state: JobState;
@@ -92,7 +93,9 @@ function hostActivities(host: ClaimedHost, job: JobSpec) {
 class HostLost extends Error {}
 
 export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
+  const rewards = holdRewards(job);
   const result = await runJob(job);
+  rewards.close();
   // Runs in batches read their jobs' results from visibility, a page of memos at a time, not from
   // the run's own history. Decided by the input, so histories recorded without it replay unchanged.
   if (job.resultInMemo) upsertMemo({ result: { ...result, repeat: job.repeat.index, ...(job.repeat.seed !== undefined ? { seed: job.repeat.seed } : {}) } });

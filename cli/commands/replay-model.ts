@@ -15,6 +15,7 @@ export function registerReplayModelCommand(program: Command, deps: CliDeps): Com
     .option('--port <n>', 'port to listen on', positiveInt, 8398)
     .option('--host <address>', 'address to listen on (0.0.0.0 for DinD tasks and --no-gateway runs)', '127.0.0.1')
     .option('--misses <file>', 'append each request it has no answer for to this file, ready to be answered')
+    .option('--delay-ms <n>', 'wait this long before each answer, as a real model takes time', positiveInt)
     .addHelpText(
       'after',
       `${example('$ br replay-model --answers answers.jsonl --misses misses.jsonl')}
@@ -22,12 +23,13 @@ An unknown request gets a 404 whose message names its key and the answers file. 
 once with --misses, write the answers into the misses' lines, and append them to the answers file.
 `,
     )
-    .action(async (flags: { answers: string; port: number; host: string; misses?: string }) => {
+    .action(async (flags: { answers: string; port: number; host: string; misses?: string; delayMs?: number }) => {
       const server = await startReplayModel({
         answersFile: flags.answers,
         port: flags.port,
         host: flags.host,
         ...(flags.misses ? { missesFile: flags.misses } : {}),
+        ...(flags.delayMs ? { delayMs: flags.delayMs } : {}),
       });
       deps.say(`replay model listening on ${server.url} (answers ${flags.answers})`);
       await new Promise(() => undefined);
