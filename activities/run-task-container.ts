@@ -360,7 +360,7 @@ function checkTokenizer(gateway: ModelGateway, truncation: TruncationSettings, h
   } catch (error) {
     if (!(error instanceof TokenizerFileError)) throw error;
     throw ApplicationFailure.create({
-      type: FAILURE_TYPES.missingSecret,
+      type: FAILURE_TYPES.missingOnHost,
       nonRetryable: true,
       message: `--tokenizer on worker host ${hostId}: ${error.message}`,
     });
@@ -372,7 +372,7 @@ function resolveApiKey(source: string | undefined, hostId: string): string {
   const key = process.env[source];
   if (!key) {
     throw ApplicationFailure.create({
-      type: FAILURE_TYPES.missingSecret,
+      type: FAILURE_TYPES.missingOnHost,
       nonRetryable: true,
       message: `the run reads its API key from $${source}, which is not set on worker host ${hostId}`,
     });

@@ -32,7 +32,7 @@ export async function servedCheckpoint(input: ServedCheckpointInput, hostId: str
     const key = process.env[input.apiKeyEnv];
     if (!key)
       throw ApplicationFailure.create({
-        type: FAILURE_TYPES.missingSecret,
+        type: FAILURE_TYPES.missingOnHost,
         nonRetryable: true,
         message: `the schedule reads its API key from $${input.apiKeyEnv}, which is not set on worker host ${hostId}`,
       });

@@ -6,8 +6,11 @@ export const FAILURE_TYPES = {
   imageProblem: 'ImageProblem',
   /** A build that failed for the daemon's or network's reasons: retried. */
   imageBuild: 'ImageBuildError',
-  /** The run names an API-key variable the worker host does not have: no retry on this host. */
-  missingSecret: 'MissingSecret',
+  /**
+   * The run needs something this worker host does not have (the API-key variable it names, the tokenizer file it
+   * pinned): no retry on this host. The type keeps its first name, which retry policies in recorded histories carry.
+   */
+  missingOnHost: 'MissingSecret',
   infrastructure: 'InfrastructureError',
   /** An endpoint's `GET /v1/models` answered, but with no model id a schedule can name its run by: no retry. */
   badModelList: 'BadModelList',

@@ -18,7 +18,7 @@ const { servedCheckpoint } = proxyActivities<SharedActivities>({
     maximumAttempts: 5,
     initialInterval: '2s',
     backoffCoefficient: 2,
-    nonRetryableErrorTypes: [FAILURE_TYPES.missingSecret, FAILURE_TYPES.badModelList],
+    nonRetryableErrorTypes: [FAILURE_TYPES.missingOnHost, FAILURE_TYPES.badModelList],
   },
 });
 

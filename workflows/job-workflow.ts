@@ -63,7 +63,7 @@ function jobOnHostActivity(host: ClaimedHost, job: JobSpec) {
       initialInterval: '1s',
       backoffCoefficient: 2,
       maximumInterval: '30s',
-      nonRetryableErrorTypes: [FAILURE_TYPES.missingSecret, FAILURE_TYPES.imageProblem],
+      nonRetryableErrorTypes: [FAILURE_TYPES.missingOnHost, FAILURE_TYPES.imageProblem],
     },
   }).runJobOnHost;
 }
@@ -84,7 +84,7 @@ function hostActivities(host: ClaimedHost, job: JobSpec) {
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // Infrastructure faults (daemon unreachable, a worker killed mid-run) retry with backoff; the
     // retry finds the job's container by name and reattaches. Benchmark outcomes are return values.
-    retry: { maximumAttempts: 10, initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [FAILURE_TYPES.missingSecret] },
+    retry: { maximumAttempts: 10, initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [FAILURE_TYPES.missingOnHost] },
   });
   const { harvestResult } = proxyActivities<HostActivities>({ ...onHost, startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 5 } });
   return { ensureImage, runTaskContainer, harvestResult };
