@@ -16,6 +16,7 @@ import { openTaskOutputFile } from './task-output-file.js';
 const read = promisify(readCallback);
 export const POLL_MS = 200;
 const CHUNK_BYTES = 1024 * 1024;
+const SIGNAL_TIMEOUT_MS = 10_000;
 
 /** Where delivery stands: the byte offset just past the last line delivered, and that line's number. */
 export interface FollowerPosition {
@@ -44,7 +45,16 @@ export function followTaskRecords(ctx: Context, resultsDir: string, reattached: 
   if (!execution) return { position: () => ({ offset: 0, line: 0 }), finish: async () => undefined, stop: () => undefined };
   const { workflowId, runId } = execution;
   const job = ctx.client.workflow.getHandle(workflowId, runId);
-  return followRecords(resultsDir, reattached ? resumePosition(ctx.info.heartbeatDetails) : undefined, (batch) => job.signal(REWARDS_SIGNAL, batch), {
+  // A signal that hangs (an overloaded server) must not hold the activity: it fails and is sent again.
+  const deliver = (batch: RewardBatch) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`signal to ${workflowId} took over ${SIGNAL_TIMEOUT_MS} ms`)), SIGNAL_TIMEOUT_MS);
+      job
+        .signal(REWARDS_SIGNAL, batch)
+        .then(resolve, reject)
+        .finally(() => clearTimeout(timer));
+    });
+  return followRecords(resultsDir, reattached ? resumePosition(ctx.info.heartbeatDetails) : undefined, deliver, {
     warn: (message) => ctx.log.warn(`job ${workflowId}: ${message}`),
   });
 }

@@ -83,6 +83,7 @@ describe('br serve: auth and errors', () => {
         '/runs',
         '/runs/{id}',
         '/runs/{id}/events',
+        '/runs/{id}/rewards',
         '/runs/{id}/results',
         '/runs/{id}/records',
         '/runs/{id}/cancel',
