@@ -16,7 +16,10 @@ export TEMPORAL_UI_SERVER_VERSION="$(awk '$1 == "github.com/temporalio/ui-server
 # The API image carries this checkout at this checkout's path (runs name benchmark directories by
 # path), tagged by the committed tree: a new commit builds a new image, an unchanged one reuses it.
 export BENCHROUTER_REPO_DIR="$repo"
-export BENCHROUTER_API_IMAGE_TAG="${BENCHROUTER_API_IMAGE_TAG:-$(git -C "$repo" rev-parse --short=12 HEAD: 2>/dev/null || echo local)}"
+# The API image holds node and nothing of this checkout (which it mounts): tagged by node's and its
+# Dockerfile's content, so it is built once per node version, not once per commit.
+api_image_inputs() { cat "$(command -v node)" "$repo/cluster/api/Dockerfile"; }
+export BENCHROUTER_API_IMAGE_TAG="${BENCHROUTER_API_IMAGE_TAG:-$(api_image_inputs | sha256sum | cut -c1-12)}"
 compose() { docker-compose --project-directory "$repo" -f "$repo/docker-compose.yml" "$@"; }
 
 command -v docker-compose >/dev/null || { echo "scripts/cluster.sh: docker-compose not found; install Debian's package: apt-get install docker-compose" >&2; exit 1; }
@@ -68,10 +71,11 @@ case "${1:-}" in
     fi
     if image_missing "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG"; then
       # The API image runs this machine's node (the version bootstrap.sh checked), staged into its context.
-      mkdir -p "$repo/cluster/.bin"
-      cp "$(command -v node)" "$repo/cluster/.bin/node"
+      mkdir -p "$repo/cluster/.bin/api"
+      cp "$(command -v node)" "$repo/cluster/.bin/api/node"
+      cp "$repo/cluster/api/Dockerfile" "$repo/cluster/.bin/api/Dockerfile"
     fi
-    # Builds only images that do not exist yet (their tags carry the versions and the API's commit).
+    # Builds only images that do not exist yet (their tags carry the versions and the API image's content).
     compose up -d
     wait_healthy
     ;;
