@@ -8,46 +8,26 @@
 //
 // Plain JavaScript on purpose: it runs before anything could transpile TypeScript.
 
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import process from 'node:process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { sourceTreeHash } from './source-tree-hash.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const entry = path.join(repoRoot, 'cli', 'bin.ts');
-/** Folders the CLI imports nothing from; every other .ts file may be in the bundle. */
-const NOT_BUNDLED = new Set(['node_modules', 'test', 'perf', 'benchmarks']);
 /** Builds kept beside the current one, so a `br` still running an older build can load its lazy chunks. */
 const KEPT_BUILDS = 5;
 
 /**
- * A hash of what the bundle is made from: every .ts file outside NOT_BUNDLED and dot-folders (more
- * than the bundle holds, so a change can only cost a rebuild, never a stale bundle), this file (the
- * build options) and the esbuild version.
+ * A hash of what the bundle is made from: the sources (cli/source-tree-hash.mjs), this file (the build
+ * options) and the esbuild version.
  * @param {string} root
  * @returns {string}
  */
 function cliSourceHash(root = repoRoot) {
-  const hash = createHash('sha256');
-  const files = [];
-  const walk = (/** @type {string} */ dir) => {
-    for (const item of readdirSync(dir, { withFileTypes: true })) {
-      if (item.name.startsWith('.') || NOT_BUNDLED.has(item.name)) continue;
-      const full = path.join(dir, item.name);
-      if (item.isDirectory()) walk(full);
-      else if (item.isFile() && item.name.endsWith('.ts')) files.push(full);
-    }
-  };
-  walk(root);
-  files.push(fileURLToPath(import.meta.url), path.join(root, 'node_modules', 'esbuild', 'package.json'));
-  for (const file of files.sort())
-    hash
-      .update(`${path.relative(root, file)}\0`)
-      .update(readFileSync(file))
-      .update('\0');
-  return hash.digest('hex').slice(0, 16);
+  return sourceTreeHash(root, [fileURLToPath(import.meta.url), path.join(root, 'node_modules', 'esbuild', 'package.json')]);
 }
 
 /** Where builds live: in the clone's node_modules/.cache, or the temp dir when that is read-only. */

@@ -2,41 +2,21 @@
 // at every start loads webpack into the worker and leaves it about 100 MiB larger for good.
 
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sourceTreeHash } from '../cli/source-tree-hash.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const bundleScript = fileURLToPath(new URL('./bundle-workflows.ts', import.meta.url));
-/** Folders no workflow imports from; everything else that is TypeScript may end up in the bundle. */
-const NOT_BUNDLED = new Set(['node_modules', 'test', 'perf', 'benchmarks']);
 
 /**
- * A hash of what the bundle is made from: every .ts file under `root` outside NOT_BUNDLED and
- * dot-folders (more than the bundle holds, so a change can only cost a rebuild, never a stale
- * bundle), and package-lock.json, which pins the SDK that bundles and runs the workflows.
+ * A hash of what the bundle is made from: the sources (cli/source-tree-hash.mjs) and package-lock.json,
+ * which pins the SDK that bundles and runs the workflows.
  */
 export function workflowSourceHash(root = repoRoot): string {
-  const hash = createHash('sha256');
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.') || NOT_BUNDLED.has(entry.name)) continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && entry.name.endsWith('.ts')) files.push(full);
-    }
-  };
-  walk(root);
   const lock = path.join(root, 'package-lock.json');
-  if (existsSync(lock)) files.push(lock);
-  for (const file of files.sort())
-    hash
-      .update(`${path.relative(root, file)}\0`)
-      .update(readFileSync(file))
-      .update('\0');
-  return hash.digest('hex').slice(0, 16);
+  return sourceTreeHash(root, existsSync(lock) ? [lock] : []);
 }
 
 /**
