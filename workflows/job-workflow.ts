@@ -22,6 +22,7 @@ import {
   upsertMemo,
 } from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
+import type { ContainerOutcome } from '../activities/run-task-container.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
@@ -121,6 +122,19 @@ async function runJob(job: JobSpec): Promise<JobResult> {
     };
   };
   const failed = (reason: FailureReason, error: unknown) => finish({ status: 'FAILED', reason, message: messageOf(error) });
+  /** What the finished container did, for the job's result: both job shapes record it alike. */
+  const recordContainer = (outcome: ContainerOutcome) => {
+    partial.exitCode = outcome.exitCode;
+    partial.runtime = outcome.runtime;
+    if (outcome.preload) partial.preload = outcome.preload;
+    if (outcome.usage) partial.usage = outcome.usage;
+    partial.timings = {
+      queuedAt,
+      startedAt: outcome.startedAt,
+      finishedAt: outcome.finishedAt,
+      containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
+    };
+  };
 
   /** One attempt on one host, as one activity. Throws HostLost when the host stops answering. */
   const runOnHostInOneActivity = async (host: ClaimedHost): Promise<JobResult> => {
@@ -133,18 +147,9 @@ async function runJob(job: JobSpec): Promise<JobResult> {
       if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeoutSeconds));
       return failed(failureReasonOf(error), error);
     }
-    const { outcome } = ran;
     partial.image = ran.image;
     partial.imageBuilt = ran.imageBuilt;
-    partial.exitCode = outcome.exitCode;
-    partial.runtime = outcome.runtime;
-    if (outcome.usage) partial.usage = outcome.usage;
-    partial.timings = {
-      queuedAt,
-      startedAt: outcome.startedAt,
-      finishedAt: outcome.finishedAt,
-      containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
-    };
+    recordContainer(ran.outcome);
     return finish(ran.harvest);
   };
 
@@ -179,16 +184,7 @@ async function runJob(job: JobSpec): Promise<JobResult> {
     progress.state = 'running';
     const outcome = await step(() => activities.runTaskContainer({ job, image: ensured.image, archives: ensured.archives }), 'INFRASTRUCTURE');
     if (isResult(outcome)) return outcome;
-    partial.exitCode = outcome.exitCode;
-    partial.runtime = outcome.runtime;
-    if (outcome.preload) partial.preload = outcome.preload;
-    if (outcome.usage) partial.usage = outcome.usage;
-    partial.timings = {
-      queuedAt,
-      startedAt: outcome.startedAt,
-      finishedAt: outcome.finishedAt,
-      containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
-    };
+    recordContainer(outcome);
 
     const harvested = await step(() => activities.harvestResult({ job, outcome }), 'INFRASTRUCTURE');
     return isResult(harvested) ? harvested : finish(harvested);
