@@ -133,7 +133,8 @@ export async function runInputOf(handle: RunHandle): Promise<RunSpec> {
 /**
  * Temporal refuses a payload over 2 MB, and a refused start can leave a run listed but never run.
  * `br validate` already holds task definitions to SUBMITTED_TASKS_LIMIT_BYTES; this catches the
- * rest of a run's definition (a retry's carried results, price tables) before it is sent.
+ * rest of a run's definition (a retry's carried results, price tables) and a definition grown after
+ * loading before any of it is sent.
  */
 export const RUN_SPEC_LIMIT_BYTES = 1536 * 1024;
 
@@ -162,7 +163,11 @@ export interface SubmitOptions {
 export async function submitRun(client: Client, settings: Settings, spec: RunSpec, submit: SubmitOptions = {}): Promise<RunHandle> {
   // The definitions go in page holders first, so the run's input holds task names and digests only.
   const { input, pages } = definitionsByReference(spec);
-  refuseOversizedInput(input, path.join(spec.benchmark.dir, 'benchmark.yaml'), "the run's definition");
+  const benchmarkFile = path.join(spec.benchmark.dir, 'benchmark.yaml');
+  refuseOversizedInput(input, benchmarkFile, "the run's definition");
+  // A definition bigger than a page has a page of its own, and each of its jobs carries it in its input.
+  for (const [index, page] of pages.entries())
+    refuseOversizedInput(page, benchmarkFile, `page ${index} of the run's task definitions (${page.map((task) => task.name).join(', ')})`);
   await storePages(client.workflow, settings.sharedQueue, spec.runId, pages);
   return client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: spec.runId,

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunSpec, followRun, listRuns, runHandle, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { JobResult, RunResult } from '../runs/run-spec.js';
+import { definitionsPageId } from '../runs/task-definition-pages.js';
 import { br, fixturesDir, startHarness, type Harness } from './support/harness.js';
 
 const benchmarkDir = path.join(fixturesDir, 'benchmarks', 'hostile-output');
@@ -141,14 +142,17 @@ describe('a benchmark whose definitions are too big to submit', () => {
     expect(ran.stderr).toMatch(expected);
   });
 
-  it('is refused before submission when the run as a whole is too big, and no workflow is started', async () => {
+  it('is refused before submission when a task definition is too big for a payload, and no workflow is started', async () => {
     const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'reference', endpoint: h.model.url }, {}, ['well-behaved']);
     // Past validation: a definition grown after loading (a retry's carried results, a price table).
     spec.tasks[0]!.extraEnv.GROWN = 'g'.repeat(1_700_000);
     await expect(submitRun(h.client, h.settings, spec)).rejects.toThrow(
-      new RegExp(`${benchmarkDir}/benchmark\\.yaml: tasks: expected the run's definition to be at most 1,572,864 bytes as submitted, got 1,7\\d\\d,\\d{3}`),
+      new RegExp(
+        `${benchmarkDir}/benchmark\\.yaml: tasks: expected page 0 of the run's task definitions \\(well-behaved\\) to be at most 1,572,864 bytes as submitted, got 1,7\\d\\d,\\d{3}`,
+      ),
     );
     await expect(runHandle(h.client, spec.runId).describe()).rejects.toThrow(/not found/i);
+    await expect(runHandle(h.client, definitionsPageId(spec.runId, 0)).describe()).rejects.toThrow(/not found/i);
   });
 });
 
