@@ -151,6 +151,7 @@ describe('a run whose jobs ran on two other hosts', () => {
     expect(byJob['needs-marker']).toMatchObject({ dir: null, host: hostId('b') });
     for (const job of listing.jobs) {
       expect(job.files.map((f) => f.name)).toEqual([
+        'container-outcome.json',
         'container-tail.log',
         'container.log',
         'normalized.json',
