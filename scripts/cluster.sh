@@ -60,6 +60,9 @@ wait_healthy() {
   echo "cluster ready: frontend ${BENCHROUTER_CLUSTER_BIND:-0.0.0.0}:${BENCHROUTER_CLUSTER_PORT:-7233} (mTLS, CA $BENCHROUTER_CLUSTER_TLS_DIR/ca.pem), Web UI http://localhost:${BENCHROUTER_CLUSTER_UI_PORT:-8080}, API http://localhost:${BENCHROUTER_CLUSTER_API_PORT:-8391}"
 }
 
+# docker-compose checks the API's build context exists for every command, even when its image does.
+mkdir -p "$repo/cluster/.bin/api"
+
 case "${1:-}" in
   up)
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR"
@@ -71,7 +74,6 @@ case "${1:-}" in
     fi
     if image_missing "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG"; then
       # The API image runs this machine's node (the version bootstrap.sh checked), staged into its context.
-      mkdir -p "$repo/cluster/.bin/api"
       cp "$(command -v node)" "$repo/cluster/.bin/api/node"
       cp "$repo/cluster/api/Dockerfile" "$repo/cluster/.bin/api/Dockerfile"
     fi
