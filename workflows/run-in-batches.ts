@@ -62,23 +62,20 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   const first = spec.continuation?.nextJob ?? 0;
   const batchSize = Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION);
   const byReference = spec.definitions !== undefined && patched(DEFINITIONS_BY_REFERENCE);
-  // The last batch may be short: no page is loaded for tasks past the run's last job.
-  const tasks = byReference
-    ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, spec.definitions!.names.length * repeats - first))
-    : spec.tasks;
-  const all = jobSpecsOf({ ...spec, tasks }).map((job): JobSpec => ({ ...job, resultInMemo: true }));
-  const batch = all.slice(first, first + batchSize);
   // A retry's carried jobs count once, in the first execution.
   let tally: RunTally = spec.continuation?.tally ?? addJobs(emptyTally(), carried);
 
   // Progress: earlier executions' jobs as counts (the tally as this execution found it: this batch's
   // jobs are added to `tally` before the end, and must not count twice), this batch's jobs by name,
-  // later ones as pending.
+  // later ones as pending. Job ids need task names only, so the query answers from the first workflow
+  // task on, before any page of definitions is loaded.
   const earlier = tally;
-  const progress: RunProgress['jobs'] = batch.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
+  const named = jobSpecsOf({ ...spec, tasks: byReference ? tasksByName(spec.definitions!.names) : spec.tasks });
+  const progress: RunProgress['jobs'] = named.slice(first, first + batchSize).map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
+  const total = named.length;
   setHandler(progressQuery, () => {
     const own = summarizeProgress(progress);
-    const later = all.length - first - batch.length;
+    const later = total - first - progress.length;
     return {
       ...own,
       total: earlier.jobs + own.total + later,
@@ -89,6 +86,11 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
       cancelled: own.cancelled + earlier.statuses.CANCELLED,
     };
   });
+
+  // The last batch may be short: no page is loaded for tasks past the run's last job.
+  const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, total - first)) : spec.tasks;
+  const all = jobSpecsOf({ ...spec, tasks }).map((job): JobSpec => ({ ...job, resultInMemo: true }));
+  const batch = all.slice(first, first + batchSize);
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
   const results = await runJobsInLanes(batch, spec.options.concurrency, startedAt, progress);
