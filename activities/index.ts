@@ -1,6 +1,7 @@
 // The activities a worker hosts, made by factories so tests can hand in their own Docker engine,
 // directories and host id. Workflows import only the types of these.
 
+import type { Settings } from '../config/settings.js';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
@@ -23,8 +24,23 @@ export interface HostActivityDeps {
   dindStorageRoot: string;
   dindStoreDir: string;
   dindStoreMaxBytes: number;
+  datasetDir?: string;
   gateway?: ContainerDeps['gateway'];
   firewall?: ContainerDeps['firewall'];
+}
+
+/** A host's folders and limits as its settings give them: what every host worker hands createHostActivities. */
+export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'docker' | 'hostId' | 'gateway' | 'firewall'> {
+  return {
+    artifactsRoot: settings.artifactsRoot,
+    locksDir: settings.locksDir,
+    buildLogsDir: settings.buildLogsDir,
+    imageCacheDir: settings.imageCacheDir,
+    dindStorageRoot: settings.dindStorageRoot,
+    dindStoreDir: settings.dindStoreDir,
+    dindStoreMaxBytes: settings.dindStoreMaxBytes,
+    ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
+  };
 }
 
 /** Activities that run on one host's own task queue: image, container and files stay together. */

@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHostActivities, createSharedActivities } from '../activities/index.js';
+import { createHostActivities, createSharedActivities, hostFoldersFrom } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { workerIdentity } from '../runs/worker-identity.js';
@@ -121,14 +121,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       activities: createHostActivities({
         docker,
         hostId,
-        artifactsRoot: settings.artifactsRoot,
-        locksDir: settings.locksDir,
-        buildLogsDir: settings.buildLogsDir,
-        imageCacheDir: settings.imageCacheDir,
-        dindStorageRoot: settings.dindStorageRoot,
-        dindStoreDir: settings.dindStoreDir,
-        dindStoreMaxBytes: settings.dindStoreMaxBytes,
-        ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
+        ...hostFoldersFrom(settings),
         gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
         firewall,
       }),

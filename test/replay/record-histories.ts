@@ -13,7 +13,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHostActivities, createSharedActivities } from '../../activities/index.js';
+import { createHostActivities, createSharedActivities, hostFoldersFrom } from '../../activities/index.js';
 import { DockerEngine } from '../../activities/docker-engine.js';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
@@ -71,13 +71,7 @@ async function main(): Promise<void> {
       activities: createHostActivities({
         docker: new DockerEngine(),
         hostId: host.hostId,
-        artifactsRoot: settings.artifactsRoot,
-        locksDir: settings.locksDir,
-        buildLogsDir: settings.buildLogsDir,
-        imageCacheDir: settings.imageCacheDir,
-        dindStorageRoot: settings.dindStorageRoot,
-        dindStoreDir: settings.dindStoreDir,
-        dindStoreMaxBytes: settings.dindStoreMaxBytes,
+        ...hostFoldersFrom(settings),
         gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
       }),
       maxHeartbeatThrottleInterval: '1s',
