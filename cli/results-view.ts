@@ -121,3 +121,17 @@ export function suiteSummaryView(suite: SuiteResult): TableView {
     ]),
   };
 }
+
+/**
+ * What qualifies the scores of these runs, one row per run and fact, for the exports: a score made with
+ * prompts middle-truncated by the gateway is not the same measurement as one without. Absent (null)
+ * when nothing does, so that a plain run's workbook holds its results sheet alone.
+ */
+export function scoreNotesView(runs: readonly RunResult[]): TableView | null {
+  const rows: TableCell[][] = [];
+  for (const run of runs) {
+    const truncated = run.usage?.model.truncated;
+    if (truncated) rows.push([run.benchmark, run.runId, `${truncated} prompts middle-truncated by the gateway (--truncation-tokens)`]);
+  }
+  return rows.length ? { name: 'notes', columns: ['benchmark', 'run', 'note'], rows } : null;
+}

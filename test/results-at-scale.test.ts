@@ -139,6 +139,30 @@ describe('exports', () => {
     const lastRow = sheet.getRow(sheet.rowCount).values as unknown[];
     expect(lastRow[1]).toBe('seeded');
   });
+
+  it('br run --output DIR --folder-name NAME writes NAME.xlsx into DIR/NAME, with a notes sheet that says prompts were truncated', async () => {
+    const out = path.join(scratch, 'out-named');
+    const tokenizer = path.join(fixturesDir, 'tokenizer', 'tiny-bpe.json');
+    const arith = path.join(repoRoot, 'benchmarks', 'arith');
+    const args = ['--model', 'reference-acc80', '--endpoint', h.model.url, '--tasks', 'addition', '--truncation-tokens', '6', '--tokenizer', tokenizer];
+    const ran = await br(['run', arith, ...args, '--output', out, '--folder-name', 'week-48', '--json'], h.env);
+    expect(ran.code).toBe(0);
+    const run = JSON.parse(ran.stdout);
+    expect(run.usage.model.truncated).toBe(20);
+
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(path.join(out, 'week-48', 'week-48.xlsx'));
+    expect(workbook.worksheets.map((s) => s.name)).toEqual(['results', 'notes']);
+    const notes = workbook.getWorksheet('notes')!;
+    expect((notes.getRow(2).values as unknown[]).slice(1)).toEqual(['arith', run.runId, '20 prompts middle-truncated by the gateway (--truncation-tokens)']);
+    expect(readFileSync(path.join(out, 'week-48', 'week-48-results.csv'), 'utf8').split('\r\n')[0]).toMatch(/^benchmark,score,/);
+
+    // A folder name that is a path is refused before anything is submitted, naming the flag.
+    const refused = await br(['run', arith, ...args, '--output', out, '--folder-name', '../elsewhere'], h.env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('--folder-name');
+    expect(refused.stderr).toContain('is not a folder name');
+  });
 });
 
 describe('per-instance records', () => {

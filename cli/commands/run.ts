@@ -1,7 +1,8 @@
 // `br run`: start a run (or a suite of runs), follow its progress and print the results table; with
-// --output DIR also export the results as CSV and XLSX.
+// --output DIR also export the results as CSV and XLSX (into DIR/NAME with --folder-name NAME).
 
 import type { Command } from 'commander';
+import path from 'node:path';
 import { submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { runWebUiLink } from '../../config/settings.js';
@@ -10,7 +11,7 @@ import type { CliDeps } from '../cli-deps.js';
 import { sayDashboardLink } from '../dashboard-link.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { example } from '../help-example.js';
-import { runResultView, suiteSummaryView } from '../results-view.js';
+import { runResultView, scoreNotesView, suiteSummaryView } from '../results-view.js';
 import { addSuiteFlags, specFromFlags, suiteRunsFromFlags, type SuiteFlags } from '../run-definition.js';
 import { addRunFlags, type RunFlags } from '../run-flags.js';
 import { watchRunWhileWaiting } from '../health-watch.js';
@@ -19,7 +20,7 @@ import { renderSuiteResult } from '../run-text.js';
 import { writeOutputDir } from '../table-export.js';
 import { connectTemporal } from '../temporal-access.js';
 
-type RunCommandFlags = RunFlags & SuiteFlags & { output?: string };
+type RunCommandFlags = RunFlags & SuiteFlags & { output?: string; folderName?: string };
 
 export function registerRunCommand(program: Command, deps: CliDeps): Command {
   return addSuiteFlags(
@@ -27,6 +28,10 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
     'run',
   )
     .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
+    .option(
+      '--folder-name <name>',
+      'with --output: write them into <dir>/<name>/, as <name>.xlsx and <name>-<table>.csv (default: in <dir>, named by the run id)',
+    )
     .addHelpText(
       'after',
       example(
@@ -35,6 +40,7 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       ),
     )
     .action(async (arg: string | undefined, flags: RunCommandFlags) => {
+      checkFolderName(flags);
       if (flags.suite) {
         if (arg)
           throw new InputError([{ file: '--suite', field: '', message: `give a benchmark or --suite, not both (got "${arg}" and --suite ${flags.suite})` }]);
@@ -48,7 +54,10 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       await sayDashboardLink(deps, spec.runId);
       const result = await waitWithProgress(deps, handle);
       await printRun(deps, result, flags.json);
-      if (flags.output) for (const file of await writeOutputDir([runResultView(result, 'results')], flags.output, result.runId)) deps.say(`wrote ${file}`);
+      if (flags.output) {
+        const views = [runResultView(result, 'results'), scoreNotesView([result])].filter((v) => v !== null);
+        for (const file of await writeOutputDir(views, ...outputPlace(flags.output, flags.folderName, result.runId))) deps.say(`wrote ${file}`);
+      }
     });
 }
 
@@ -74,8 +83,30 @@ async function runSuite(deps: CliDeps, flags: RunCommandFlags): Promise<void> {
   }
   await deps.stdout(flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderSuiteResult(result, runWebUiLink(settings, result.suiteId))}\n`);
   if (flags.output) {
-    const views = [suiteSummaryView(result), ...result.runs.map((run) => runResultView(run, run.benchmark))];
-    for (const file of await writeOutputDir(views, flags.output, result.suiteId)) deps.say(`wrote ${file}`);
+    const views = [suiteSummaryView(result), ...result.runs.map((run) => runResultView(run, run.benchmark)), scoreNotesView(result.runs)].filter(
+      (v) => v !== null,
+    );
+    for (const file of await writeOutputDir(views, ...outputPlace(flags.output, flags.folderName, result.suiteId))) deps.say(`wrote ${file}`);
   }
   deps.setExitCode(exitCodeOf(result.status));
+}
+
+/** `--folder-name` names a folder inside `--output`: one path segment, checked before anything is submitted. */
+function checkFolderName(flags: RunCommandFlags): void {
+  if (flags.folderName === undefined) return;
+  if (!flags.output) throw new InputError([{ file: '--folder-name', field: '', message: 'names a folder inside --output DIR: give --output too' }]);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(flags.folderName) || flags.folderName.length > 200) {
+    throw new InputError([
+      {
+        file: '--folder-name',
+        field: '',
+        message: `"${flags.folderName}" is not a folder name: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 200`,
+      },
+    ]);
+  }
+}
+
+/** Where the exports go: the folder and the files' base name. */
+function outputPlace(output: string, folderName: string | undefined, id: string): [string, string] {
+  return folderName ? [path.join(output, folderName), folderName] : [output, id];
 }
