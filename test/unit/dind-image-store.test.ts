@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { archiveDigest, dindStorageBytes, entriesToEvict, imageSetKey, removeDindStorage } from '../../activities/dind-image-store.js';
 import { cloneDockerRoot } from '../../activities/docker-root-clone.js';
+import { ensureReflinkFilesystem } from '../../activities/reflink-fs.js';
 import { directoryBytes } from '../../activities/disk-watchdog.js';
 import { settingsFrom } from '../../config/settings.js';
 
@@ -148,5 +149,22 @@ describe('BENCHROUTER_DIND_STORE_MAX', () => {
     expect(() => settingsFrom({ BENCHROUTER_DIND_STORE_MAX: 'lots' }, '/root')).toThrow(
       'BENCHROUTER_DIND_STORE_MAX: expected a size like "50g", "512m" or "0", got "lots"',
     );
+  });
+});
+
+describe('ensureReflinkFilesystem', () => {
+  it('says why, and throws nothing, when it can neither clone nor make its XFS file', async () => {
+    const path0 = process.env.PATH;
+    process.env.PATH = path.join(dir, 'no-tools'); // no cp, truncate, mkfs.xfs or mount
+    try {
+      const store = path.join(dir, 'dind-store');
+      const result = await ensureReflinkFilesystem(store, path.join(dir, 'locks'));
+      expect(result).toMatchObject({ how: 'none' });
+      expect(result.how === 'none' && result.reason).toContain('no reflink filesystem for the DinD image store');
+      expect(existsSync(`${store}.xfs`)).toBe(false);
+      expect(existsSync(path.join(dir, 'locks', 'dind-store-fs.lock'))).toBe(false);
+    } finally {
+      process.env.PATH = path0;
+    }
   });
 });
