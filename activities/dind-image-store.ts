@@ -2,13 +2,29 @@
 // archives into a fresh inner daemon costs every task the full `docker load` (20-30 MB/s here, over a
 // minute for a 2 GB image) and a copy on disk of its own. Instead, once per host and image set (the
 // content hash of the archives and of the DinD runtime), an inner daemon loads them into a directory
-// of the store (a locked step, like image builds), and each task gets a private hard-link clone of it
-// (docker-root-clone.ts) as its /var/lib/docker: its own containers and layers on top, the shared
-// layers on disk once. `docker load` stays the fallback: store off, preparation failed, clone failed.
-// Least recently used image sets go when the store passes its size cap.
+// of the store (a locked step, like image builds), and each task gets a private copy-on-write clone of
+// it (docker-root-clone.ts, on a filesystem with reflinks: reflink-fs.ts) as its /var/lib/docker: its
+// own containers and layers on top, its own copy of every file it writes, the shared blocks on disk
+// once. The store itself is never written by a task. `docker load` stays the fallback: store off, no
+// reflink filesystem, preparation failed, clone failed. Least recently used image sets go when the
+// store passes its size cap.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { CONTAINER_PRELOAD_DIR, DIND_ENTRYPOINT, DIND_IMAGE_LABEL, TASK_LOG_CONFIG } from './container-spec.js';
@@ -16,6 +32,7 @@ import { cloneDockerRoot } from './docker-root-clone.js';
 import { directoryBytes } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
 import { withHostLock } from './host-lock.js';
+import { ensureReflinkFilesystem } from './reflink-fs.js';
 
 /** How a DinD task's daemon got its preloaded images: a clone of the store, or `docker load` of the archives. */
 export type PreloadPath = 'store' | 'load';
@@ -32,11 +49,13 @@ export interface DindStorageRequest {
   /** The task's image (a DinD image): its daemon prepares the store, so the on-disk format is its own. */
   image: string;
   archives: string[];
-  /** The task's /var/lib/docker on the host; must not exist yet. */
+  /** The task's /var/lib/docker on the host: a directory, or a link to its clone in the store. */
   storageDir: string;
   /** HostConfig fields of the detected DinD runtime. */
   runtimeHostConfig: Record<string, unknown>;
   log: (line: string) => void;
+  /** Aborts a preparation under way (the job was cancelled): its container goes, nothing is left. */
+  signal?: AbortSignal;
 }
 
 export interface DindStorage {
@@ -44,6 +63,8 @@ export interface DindStorage {
   preload?: PreloadPath;
   /** The archives the task's daemon still has to `docker load` (none when its storage is a clone). */
   archives: string[];
+  /** The directory to mount as the task's /var/lib/docker: `storageDir`, or its clone that it links to. */
+  mountDir: string;
 }
 
 /** Resources of the container that prepares an image set: `docker load` needs little memory. */
@@ -55,6 +76,10 @@ const RETRY_PREPARE_MS = 10 * 60_000;
 const KEY = /^[0-9a-f]{64}$/;
 const MANIFEST = 'manifest.json';
 const LAST_USED = 'last-used';
+/** Tasks' clones, in the store's filesystem (reflinks do not cross filesystems): `.tasks/<name>/docker`. */
+const TASKS = '.tasks';
+/** Beside a clone: its mtime is when the clone was complete; what changed after it is the task's. */
+const CLONED_AT = 'cloned-at';
 
 const failedAt = new Map<string, number>();
 
@@ -65,43 +90,92 @@ const failedAt = new Map<string, number>();
  */
 export async function provideDindStorage(deps: DindStoreDeps, request: DindStorageRequest): Promise<DindStorage> {
   const { storageDir, archives } = request;
-  const empty = (): void => {
-    rmSync(storageDir, { recursive: true, force: true });
+  const empty = (): string => {
+    removeDindStorage(storageDir);
     mkdirSync(storageDir, { recursive: true });
+    return storageDir;
   };
-  if (archives.length === 0) {
-    empty();
-    return { archives: [] };
-  }
-  if (deps.dindStoreMaxBytes <= 0) {
-    empty();
-    return { preload: 'load', archives };
-  }
+  if (archives.length === 0) return { archives: [], mountDir: empty() };
+  if (deps.dindStoreMaxBytes <= 0) return { preload: 'load', archives, mountDir: empty() };
   let key: string | undefined;
   try {
-    const labels = (await deps.docker.inspectImage(request.image))?.labels ?? {};
-    key = imageSetKey(labels[DIND_IMAGE_LABEL] ?? request.image, await Promise.all(archives.map(archiveDigest)));
-    const since = failedAt.get(key);
-    if (since !== undefined && Date.now() - since < RETRY_PREPARE_MS) {
-      empty();
-      return { preload: 'load', archives };
-    }
-    const entry = await ensurePrepared(deps, key, request);
-    rmSync(storageDir, { recursive: true, force: true });
-    mkdirSync(path.dirname(storageDir), { recursive: true });
     const started = Date.now();
-    const counts = await cloneDockerRoot(path.join(entry, 'docker'), storageDir);
+    const filesystem = await ensureReflinkFilesystem(deps.dindStoreDir, deps.locksDir);
+    if (filesystem.how === 'none') throw new Error(filesystem.reason);
+    const labels = (await deps.docker.inspectImage(request.image))?.labels ?? {};
+    const digests = await Promise.all(archives.map(archiveDigest));
+    key = imageSetKey(labels[DIND_IMAGE_LABEL] ?? request.image, digests);
+    const since = failedAt.get(key);
+    if (since !== undefined && Date.now() - since < RETRY_PREPARE_MS) return { preload: 'load', archives, mountDir: empty() };
+    const entry = await ensurePrepared(deps, key, request, digests);
+    const cloneStarted = Date.now();
+    const mountDir = await cloneForTask(deps.dindStoreDir, entry, storageDir);
     touch(path.join(entry, LAST_USED));
     request.log(
-      `DinD storage cloned from image set ${key.slice(0, 12)} in ${((Date.now() - started) / 1000).toFixed(2)} s (${counts.copiedFiles} metadata files copied)`,
+      `DinD storage cloned (copy on write) from image set ${key.slice(0, 12)} in ${((Date.now() - cloneStarted) / 1000).toFixed(2)} s; ${((Date.now() - started) / 1000).toFixed(2)} s in the store`,
     );
-    return { preload: 'store', archives: [] };
+    return { preload: 'store', archives: [], mountDir };
   } catch (error) {
+    if (request.signal?.aborted) {
+      removeDindStorage(storageDir);
+      throw error;
+    }
     if (key) failedAt.set(key, Date.now());
     request.log(`DinD image store unavailable, loading the archives instead: ${error instanceof Error ? error.message : String(error)}`);
-    empty();
-    return { preload: 'load', archives };
+    return { preload: 'load', archives, mountDir: empty() };
   }
+}
+
+/** Clones the entry for the task at `storageDir` (made a link to the clone); returns the clone. */
+async function cloneForTask(storeDir: string, entry: string, storageDir: string): Promise<string> {
+  removeDindStorage(storageDir);
+  const home = path.join(storeDir, TASKS, path.basename(storageDir));
+  rmSync(home, { recursive: true, force: true }); // a crashed attempt's clone, never linked
+  mkdirSync(home, { recursive: true });
+  const clone = path.join(home, 'docker');
+  await cloneDockerRoot(path.join(entry, 'docker'), clone);
+  const done = new Date();
+  writeFileSync(path.join(home, CLONED_AT), '');
+  utimesSync(path.join(home, CLONED_AT), done, done);
+  mkdirSync(path.dirname(storageDir), { recursive: true });
+  symlinkSync(clone, storageDir);
+  return clone;
+}
+
+/** Removes a task's DinD storage: its directory, or the link and the clone in the store it points to. */
+export function removeDindStorage(storageDir: string): void {
+  let target: string | undefined;
+  try {
+    if (lstatSync(storageDir).isSymbolicLink()) target = readlinkSync(storageDir);
+  } catch {
+    return; // none
+  }
+  if (target && path.basename(target) === 'docker' && path.basename(path.dirname(path.dirname(target))) === TASKS) {
+    rmSync(path.dirname(target), { recursive: true, force: true });
+  }
+  rmSync(storageDir, { recursive: true, force: true });
+}
+
+/**
+ * The disk a task's DinD storage holds for the task: all of a directory; of a clone, the files made or
+ * changed since it was cloned (the rest are the store's blocks). Escaping by links is not possible: a
+ * link moves its inode's ctime, and each inode counts once.
+ */
+export async function dindStorageBytes(storageDir: string): Promise<number> {
+  let target: string | undefined;
+  try {
+    if (lstatSync(storageDir).isSymbolicLink()) target = readlinkSync(storageDir);
+  } catch {
+    return 0;
+  }
+  if (!target) return directoryBytes(storageDir);
+  let changedAfterMs: number;
+  try {
+    changedAfterMs = statSync(path.join(path.dirname(target), CLONED_AT)).mtimeMs;
+  } catch {
+    changedAfterMs = 0; // no mark: every file counts
+  }
+  return directoryBytes(target, { changedAfterMs });
 }
 
 /** The store's name for an image set: the DinD runtime's digest and the archives' content, in load order. */
@@ -163,7 +237,7 @@ interface Manifest {
 }
 
 /** The prepared entry's directory; prepares it first (once per host, under a lock) when needed. */
-async function ensurePrepared(deps: DindStoreDeps, key: string, request: DindStorageRequest): Promise<string> {
+async function ensurePrepared(deps: DindStoreDeps, key: string, request: DindStorageRequest, digests: string[]): Promise<string> {
   const entry = path.join(deps.dindStoreDir, key);
   if (existsSync(path.join(entry, MANIFEST))) return entry;
   await withHostLock(deps.locksDir, `dind-store-${key}`, async () => {
@@ -174,10 +248,13 @@ async function ensurePrepared(deps: DindStoreDeps, key: string, request: DindSto
     mkdirSync(path.join(partial, 'docker'), { recursive: true });
     try {
       const images = await prepareInContainer(deps.docker, key, request, path.join(partial, 'docker'));
+      if (request.signal?.aborted) throw new Error('cancelled');
       const manifest: Manifest = {
         key,
-        archives: await Promise.all(request.archives.map(async (a) => ({ name: path.basename(a), sha256: await archiveDigest(a) }))),
-        bytes: await directoryBytes(partial),
+        archives: request.archives.map((a, i) => ({ name: path.basename(a), sha256: digests[i]! })),
+        // The archives' size stands for the set's: a tar of the layers, a few KB of headers apart. Walking
+        // the prepared tree for it cost the first task seconds for a 2 GB image.
+        bytes: request.archives.reduce((sum, a) => sum + statSync(a).size, 0),
         preparedAt: new Date().toISOString(),
         seconds: (Date.now() - started) / 1000,
         images,
@@ -219,8 +296,13 @@ async function prepareInContainer(docker: DockerEngine, key: string, request: Di
     },
   });
   if (started === 'conflict') throw new Error(`container ${name} is in use by another preparation`);
+  // A cancelled job's preparation stops now: removing the container ends its wait.
+  const stop = () => void docker.remove(started.id).catch(() => undefined);
+  request.signal?.addEventListener('abort', stop, { once: true });
   try {
+    if (request.signal?.aborted) stop();
     const exitCode = await docker.wait(started.id);
+    if (request.signal?.aborted) throw new Error(`preparing image set ${key.slice(0, 12)} stopped: the job was cancelled`);
     const output = (await docker.logTail(started.id, 40)).toString('utf8');
     if (exitCode !== 0) throw new Error(`preparing image set ${key.slice(0, 12)} exited with ${exitCode}:\n${output.trim().split('\n').slice(-10).join('\n')}`);
     // Lines of `docker images` are "<repo>:<tag> sha256:..." after the log's timestamp.
@@ -230,6 +312,7 @@ async function prepareInContainer(docker: DockerEngine, key: string, request: Di
       .filter((line) => /^\S+:\S+ sha256:[0-9a-f]+$/.test(line))
       .map((line) => line.split(' ')[0]!);
   } finally {
+    request.signal?.removeEventListener('abort', stop);
     await docker.remove(started.id);
   }
 }

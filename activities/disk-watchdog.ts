@@ -11,12 +11,16 @@ export const DISK_CHECK_INTERVAL_MS = 5_000;
 const MEASURE_COST_FACTOR = 20;
 
 /**
- * Bytes under `dir`, links not followed; a file that vanishes mid-walk counts as nothing. With
- * `skipLinked`, files with more than one hard link are not counted: in a DinD task's clone of the
- * image store those are the store's layers, on disk once for every task (dind-image-store.ts).
+ * Bytes under `dir`, links not followed; a file that vanishes mid-walk counts as nothing, and a file
+ * with several links under `dir` counts once (a task cannot double its charge, nor hide bytes behind
+ * a link of its own). With `changedAfterMs`, files whose inode has not changed since then (ctime, which
+ * any write, truncation, chmod, chown, link or xattr change moves and no task can set back) are not
+ * counted: in a DinD task's copy-on-write clone of the image store (dind-image-store.ts) those are the
+ * store's blocks, on disk once for every task. A changed file counts whole.
  */
-export async function directoryBytes(dir: string, { skipLinked = false }: { skipLinked?: boolean } = {}): Promise<number> {
+export async function directoryBytes(dir: string, { changedAfterMs }: { changedAfterMs?: number } = {}): Promise<number> {
   let total = 0;
+  const seen = new Set<number>();
   const pending = [dir];
   while (pending.length > 0) {
     const current = pending.pop()!;
@@ -31,7 +35,14 @@ export async function directoryBytes(dir: string, { skipLinked = false }: { skip
       if (entry.isDirectory()) pending.push(full);
       else
         total += await lstat(full).then(
-          (s) => (skipLinked && s.nlink > 1 ? 0 : s.size),
+          (s) => {
+            if (changedAfterMs !== undefined && s.ctimeMs <= changedAfterMs) return 0;
+            if (s.nlink > 1) {
+              if (seen.has(s.ino)) return 0;
+              seen.add(s.ino);
+            }
+            return s.size;
+          },
           () => 0,
         );
     }

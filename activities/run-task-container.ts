@@ -20,7 +20,7 @@ import { containerNameFor, endpointSeenFromBridge, LABELS, memoryBytes, taskCont
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
-import { provideDindStorage, type PreloadPath } from './dind-image-store.js';
+import { dindStorageBytes, provideDindStorage, removeDindStorage, type PreloadPath } from './dind-image-store.js';
 import { detectDindRuntime } from './dind-runtime.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
@@ -136,9 +136,18 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
           storageDir,
           runtimeHostConfig: detected.hostConfig,
           log: (line) => ctx.log.info(`job ${job.jobId}: ${line}`),
-        }).finally(() => clearInterval(beat));
+          signal: ctx.cancellationSignal,
+        })
+          .catch((error: unknown) => {
+            if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
+              closeAccess();
+              throw new CancelledFailure(`job ${job.jobId} cancelled while its DinD images were being prepared`);
+            }
+            throw error;
+          })
+          .finally(() => clearInterval(beat));
         preload = storage.preload;
-        dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir, archives: storage.archives };
+        dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir: storage.mountDir, archives: storage.archives };
         runtime = `dind:${detected.mode}`;
       }
       const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir }, apiKey, access);
@@ -178,9 +187,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     if (state.running) {
       const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
       const measure = async () =>
-        (await directoryBytes(resultsDir)) +
-        (storageDir ? await directoryBytes(storageDir, { skipLinked: preload === 'store' }) : 0) +
-        (await docker.writableLayerBytes(containerId));
+        (await directoryBytes(resultsDir)) + (storageDir ? await dindStorageBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
       const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal, watchDiskUse(measure, limitBytes, diskWatch.signal));
       kind = ended.kind;
       disk = ended.disk;
@@ -316,7 +323,7 @@ function abortReason(details: ActivityCancellationDetails | undefined): string {
 /** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
 async function removeContainerAndStorage(docker: DockerEngine, nameOrId: string, storageDir: string | undefined): Promise<void> {
   await docker.remove(nameOrId);
-  if (storageDir) rmSync(storageDir, { recursive: true, force: true });
+  if (storageDir) removeDindStorage(storageDir);
 }
 
 async function waitUntilExitOrDeadline(

@@ -10,7 +10,7 @@
 //   npm run perf:dind -- [repeats]
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureBigImage } from '../test/support/big-image.js';
@@ -80,12 +80,15 @@ async function timedRun(stack: PerfStack, dir: string, args: string[]): Promise<
   }));
 }
 
-/** Bytes on disk under the directories, hard links counted once across all of them (du's rule). */
-function diskBytes(...dirs: string[]): number {
-  const lines = execFileSync('du', ['-s', '-c', '-B1', ...dirs], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  return Number(lines.at(-1)!.split('\t')[0]);
+/** Bytes on disk under a directory (du). A tree of copy-on-write clones would count each clone whole. */
+function diskBytes(dir: string): number {
+  return Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split('\t')[0]);
+}
+
+/** Blocks in use on the filesystem that holds `dir`: what shared (reflinked) blocks really cost. */
+function filesystemUsedBytes(dir: string): number {
+  const fs = statfsSync(dir);
+  return (fs.blocks - fs.bfree) * fs.bsize;
 }
 
 function processesRunning(args: string): number {
@@ -142,17 +145,17 @@ async function main(): Promise<void> {
         }
       }
 
+      // The store's filesystem before the held tasks clone it: what they add is theirs.
+      const usedBefore = filesystemUsedBytes(storeDir);
       const held = timedRun(stack, dir, ['--concurrency', String(CONCURRENT), '--repeats', String(CONCURRENT), '--tasks', 'dind-1g-held']);
       held.catch(() => undefined);
       for (let waited = 0; processesRunning('sleep 3604') < CONCURRENT; waited++) {
         if (waited > 2400) throw new Error(`${CONCURRENT} tasks did not all run their inner container within 10 minutes`);
         await sleep(250);
       }
-      const dindRoot = path.join(stack.home, 'dind');
-      disk = {
-        store: diskBytes(path.join(storeDir, key!)),
-        withClones: diskBytes(path.join(storeDir, key!), ...readdirSync(dindRoot).map((c) => path.join(dindRoot, c))),
-      };
+      // One image: the prepared set's files (du, one tree). The clones: what the filesystem's blocks in use grew by.
+      const store = diskBytes(path.join(storeDir, key!));
+      disk = { store, withClones: store + filesystemUsedBytes(storeDir) - usedBefore };
       writeFileSync(path.join(signals, 'go'), '');
       concurrent = await held;
     } finally {

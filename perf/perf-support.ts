@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { devServerArgs, freePort, waitUntilReachable } from '../client/embedded-services.js';
+import { unmountStore } from '../activities/reflink-fs.js';
 
 export { freePort };
 
@@ -55,6 +56,7 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
     async stop() {
       for (const worker of workers) await stopProcess(worker);
       await stopProcess(server);
+      await unmountStore(path.join(home, 'dind-store')); // the DinD image store's XFS file, when it has one
       rmSync(home, { recursive: true, force: true });
     },
   };

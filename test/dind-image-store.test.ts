@@ -4,12 +4,12 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIG_FILE_BYTES, ensureBigImage } from './support/big-image.js';
-import { fixturesDir, startHarness, type Harness } from './support/harness.js';
+import { br, fixturesDir, startHarness, type Harness } from './support/harness.js';
 
 const SERVICE_IMAGE = 'benchrouter-test/inner-service:1';
 const MIB = 1024 ** 2;
@@ -45,15 +45,18 @@ function benchmark(name: string, tasks: Record<string, [string[], string]>): str
   return dir;
 }
 
-/** Bytes on disk under the directories, hard links counted once across all of them (du's rule). */
-function diskBytes(...dirs: string[]): number {
-  const lines = execFileSync('du', ['-s', '-c', '-B1', ...dirs], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  return Number(lines.at(-1)!.split('\t')[0]);
+/** Bytes on disk under a directory (du): a tree of copy-on-write clones would count each clone whole. */
+function diskBytes(dir: string): number {
+  return Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split('\t')[0]);
 }
 
-/** Every file of a store entry: content hash, size, mode, owner and mtime. Equal before and after: nothing wrote to it. */
+/** Blocks in use on the filesystem holding `dir`: what blocks shared by reflinks really cost. */
+function usedBytes(dir: string): number {
+  const fs = statfsSync(dir);
+  return (fs.blocks - fs.bfree) * fs.bsize;
+}
+
+/** Every file of a store entry but its last-used mark: content hash, size, mode, owner and mtime. Equal before and after: nothing wrote to it. */
 function snapshot(root: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (rel: string) => {
@@ -61,6 +64,7 @@ function snapshot(root: string): Record<string, string> {
       const relative = rel ? `${rel}/${name}` : name;
       const full = path.join(root, relative);
       const stat = lstatSync(full);
+      if (relative === 'last-used') continue;
       if (stat.isDirectory()) walk(relative);
       const content = stat.isFile() ? createHash('sha256').update(readFileSync(full)).digest('hex') : '';
       out[relative] = `${stat.mode.toString(8)} ${stat.uid}:${stat.gid} ${stat.size} ${stat.mtimeMs} ${content}`;
@@ -138,16 +142,19 @@ echo "{\\"overall\\": 1, \\"containers\\": \\"$containers\\", \\"images\\": \\"$
       .map((layer) => path.join(layers, layer, 'diff', 'big.bin'))
       .find((file) => existsSync(file))!;
     expect(statSync(bigFile).size).toBe(BIG_FILE_BYTES);
-    expect(statSync(bigFile).nlink).toBe(3);
-    const clones = readdirSync(h.settings.dindStorageRoot).map((name) => path.join(h.settings.dindStorageRoot, name));
+    // Each task's storage links to its own clone, whose files are inodes of their own (copy on write).
+    const clones = readdirSync(h.settings.dindStorageRoot).map((name) => realpathSync(path.join(h.settings.dindStorageRoot, name)));
     expect(clones).toHaveLength(2);
-    const oneCopy = diskBytes(h.settings.dindStoreDir);
-    const withClones = diskBytes(h.settings.dindStoreDir, ...clones);
+    for (const clone of clones) {
+      expect(clone.startsWith(path.join(h.settings.dindStoreDir, '.tasks'))).toBe(true);
+      const copy = path.join(clone, path.relative(path.join(entry, 'docker'), bigFile));
+      expect(statSync(copy).size).toBe(BIG_FILE_BYTES);
+      expect(statSync(copy).ino).not.toBe(statSync(bigFile).ino);
+      expect(diskBytes(clone)).toBeGreaterThan(BIG_FILE_BYTES); // du sees a whole copy; the filesystem does not
+    }
+    const oneCopy = diskBytes(entry);
     expect(oneCopy).toBeGreaterThan(BIG_FILE_BYTES);
-    // What the two tasks add: their inner containers' layers and copied metadata, not the image.
-    expect(withClones - oneCopy).toBeLessThan(64 * MIB);
-    for (const clone of clones) expect(diskBytes(clone)).toBeGreaterThan(BIG_FILE_BYTES);
-    console.log(`store ${oneCopy} bytes; store + 2 running clones ${withClones} bytes (${(withClones / oneCopy).toFixed(3)}x)`);
+    const withClones = usedBytes(h.settings.dindStoreDir);
     const before = snapshot(entry);
 
     writeFileSync(path.join(signals, 'go-a'), '');
@@ -174,8 +181,13 @@ echo "{\\"overall\\": 1, \\"containers\\": \\"$containers\\", \\"images\\": \\"$
     expect(job('own-a').runtime).toMatch(/^dind:(sysbox|privileged|capabilities)$/);
     // Nothing either daemon did reached the store's files, and the clones are gone with their tasks.
     expect(snapshot(entry)).toEqual(before);
-    expect(statSync(bigFile).nlink).toBe(1);
     expect(readdirSync(h.settings.dindStorageRoot)).toEqual([]);
+    expect(readdirSync(path.join(h.settings.dindStoreDir, '.tasks'))).toEqual([]);
+    // What the two running tasks added to the store's filesystem: their inner containers' layers and
+    // the blocks their daemons rewrote, not the image (the filesystem without them holds the store alone).
+    const added = withClones - usedBytes(h.settings.dindStoreDir);
+    console.log(`store ${oneCopy} bytes; 2 running clones added ${added} bytes (${((oneCopy + added) / oneCopy).toFixed(3)}x one image)`);
+    expect(added).toBeLessThan(64 * MIB);
   }, 1_200_000);
 });
 
@@ -213,6 +225,54 @@ describe('the store with small images', () => {
     }
   }, 600_000);
 
+  it("keeps a task that writes to its image's files away from the store and from the next task", async () => {
+    // A task's command is root next to its daemon's /var/lib/docker: it appends to the image's files
+    // there, directly and through a bind mount into a container of its daemon, and changes a mode.
+    // Whatever it reaches must be its own copy: the store's files and the next task's image stay as built.
+    const h = await startHarness('dindstore-tamper', { modelHost: '0.0.0.0' });
+    try {
+      const files = '/serve.sh /bin/busybox';
+      const built = execFileSync('docker', ['run', '--rm', '--entrypoint', '/bin/sha256sum', SERVICE_IMAGE, ...files.split(' ')], { encoding: 'utf8' });
+      const digests = `docker run --rm --entrypoint /bin/sh ${SERVICE_IMAGE} -c 'sha256sum ${files}; stat -c %a /bin/busybox' | tr '\\n' ' '`;
+      const dir = benchmark('store-tamper', {
+        tamper: [
+          [SERVICE_IMAGE],
+          `set -e
+before=$(${digests})
+for f in /var/lib/docker/overlay2/*/diff/serve.sh /var/lib/docker/overlay2/*/diff/bin/busybox; do
+  if [ -f "$f" ]; then echo tampered >> "$f"; chmod 777 "$f"; fi
+done
+docker run --rm -v /var/lib/docker/overlay2:/layers --entrypoint /bin/sh ${SERVICE_IMAGE} -c 'for f in /layers/*/diff/serve.sh; do echo tampered-in-container >> "$f"; done'
+after=$(${digests})
+test "$before" != "$after"
+echo "{\\"overall\\": 1, \\"containers\\": \\"\\", \\"images\\": \\"$after\\", \\"size\\": 0}" > "$BENCHROUTER_OUTPUT_DIR/result.json"`,
+        ],
+        next: [
+          [SERVICE_IMAGE],
+          `echo "{\\"overall\\": 1, \\"containers\\": \\"\\", \\"images\\": \\"$(${digests})\\", \\"size\\": 0}" > "$BENCHROUTER_OUTPUT_DIR/result.json"`,
+        ],
+      });
+      // The image set is prepared by the first run; the tampering task runs on a clone of it.
+      const first = await h.run(dir, { tasks: ['next'] });
+      expect(first.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'store' });
+      const [key] = storeKeys(h);
+      const entry = path.join(h.settings.dindStoreDir, key!);
+      const before = snapshot(entry);
+      const tampered = await h.run(dir, { tasks: ['tamper'] });
+      expect(tampered.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'store' });
+      // The tampering reached the task's own image: the test above would have failed otherwise.
+      expect(String(tampered.jobs[0]!.result?.raw_metrics?.images)).toContain('777');
+      expect(snapshot(entry)).toEqual(before);
+      const next = await h.run(dir, { tasks: ['next'] });
+      expect(next.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'store' });
+      const seen = String(next.jobs[0]!.result?.raw_metrics?.images);
+      for (const line of built.trim().split('\n')) expect(seen).toContain(line.trim());
+      expect(seen.trim().split(' ').at(-1)).toBe('755');
+    } finally {
+      await h.close();
+    }
+  }, 600_000);
+
   it('is skipped when its cap is 0: the task loads its archives, and says so', async () => {
     const h = await startHarness('dindstore-off', { modelHost: '0.0.0.0', env: { BENCHROUTER_DIND_STORE_MAX: '0' } });
     try {
@@ -224,4 +284,73 @@ describe('the store with small images', () => {
       await h.close();
     }
   }, 600_000);
+});
+
+describe("a DinD task's disk limit with a clone of the store", () => {
+  it('charges neither the 1 GiB image it did not write, nor lets a file it wrote hide behind a link', async () => {
+    const big = ensureBigImage();
+    const h = await startHarness('dindstore-disk', { modelHost: '0.0.0.0' });
+    try {
+      const dir = path.join(scratch, 'store-disk');
+      mkdirSync(path.join(dir, 'environments', 'dind'), { recursive: true });
+      writeFileSync(path.join(dir, 'environments', 'dind', 'Dockerfile'), 'FROM benchrouter/dind:bookworm\n');
+      writeFileSync(
+        path.join(dir, 'benchmark.yaml'),
+        'name: store-disk\ntasks:\n  - {name: uses-image, environment: dind}\n  - {name: links-its-file, environment: dind}\n',
+      );
+      // Each holds 12 s, past two of the watchdog's 5 s measures, under a 256 MB limit.
+      const task = (name: string, command: string) => {
+        mkdirSync(path.join(dir, 'tasks', name), { recursive: true });
+        writeFileSync(
+          path.join(dir, 'tasks', name, 'task.yaml'),
+          `name: ${name}\ndocker: true\ndocker_images: ["${big}"]\ntimeout: 600\nresources:\n  disk: 256m\ncommand: |\n  ${command}\nresult_mapping: {overall: overall}\n`,
+        );
+      };
+      const done = `echo '{"overall": 1}' > "$BENCHROUTER_OUTPUT_DIR/result.json"`;
+      task('uses-image', `docker run --rm ${big} stat -c %s /big.bin && sleep 12 && ${done}`);
+      task(
+        'links-its-file',
+        `head -c 300000000 /dev/zero > /var/lib/docker/mine.bin && ln /var/lib/docker/mine.bin /var/lib/docker/mine-link.bin && sleep 12 && ${done}`,
+      );
+      const run = await h.run(dir, { concurrency: 2 });
+      const job = (name: string) => run.jobs.find((j) => j.task === name)!;
+      expect(job('uses-image')).toMatchObject({ status: 'SUCCEEDED', preload: 'store' });
+      expect(job('links-its-file')).toMatchObject({ status: 'FAILED', reason: 'DISK_LIMIT', preload: 'store' });
+    } finally {
+      await h.close();
+    }
+  }, 1_200_000);
+});
+
+describe('a job cancelled while its image set is being prepared', () => {
+  it('stops the preparation, leaves nothing half made nor locked, and the next task prepares it again', async () => {
+    const big = ensureBigImage();
+    const h = await startHarness('dindstore-cancel', { modelHost: '0.0.0.0' });
+    try {
+      const has = `docker image inspect ${big} >/dev/null && echo '{"overall": 1, "containers": "", "images": "${big}", "size": 0}' > "$BENCHROUTER_OUTPUT_DIR/result.json"`;
+      const dir = benchmark('store-cancel', { prep: [[big], has] });
+      const submitted = await br(['submit', dir, '--model', 'm', '--endpoint', h.model.url], h.env);
+      expect(submitted.code).toBe(0);
+      const runId = submitted.stdout.trim();
+      // The 1 GiB archive takes seconds to load: cancelled while its preparing daemon loads it.
+      const preparing = () => (existsSync(h.settings.dindStoreDir) ? readdirSync(h.settings.dindStoreDir).filter((n) => n.startsWith('.preparing-')) : []);
+      const preparers = () =>
+        execFileSync('docker', ['ps', '-aq', '--filter', 'label=benchrouter.dind-store', '--filter', 'name=br-dind-store-'], { encoding: 'utf8' }).trim();
+      await until('the image set to be being prepared', () => preparing().length === 1 && preparers() !== '', 600);
+      const cancelled = await br(['cancel', runId, '--json'], h.env);
+      expect(cancelled.code).toBe(5);
+      expect(JSON.parse(cancelled.stdout)).toMatchObject({ status: 'CANCELLED', jobs: [{ status: 'CANCELLED' }] });
+      // Whatever finishes in the background after the cancel returned does so within seconds.
+      await until('the preparation to be gone', () => preparing().length === 0 && preparers() === '', 60);
+      expect(storeKeys(h)).toEqual([]);
+      expect(readdirSync(h.settings.locksDir).filter((n) => n.startsWith('dind-store-'))).toEqual([]);
+      expect(existsSync(h.settings.dindStorageRoot) ? readdirSync(h.settings.dindStorageRoot) : []).toEqual([]);
+
+      const again = await h.run(dir);
+      expect(again.jobs[0]).toMatchObject({ status: 'SUCCEEDED', preload: 'store', result: { raw_metrics: { images: big } } });
+      expect(storeKeys(h)).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  }, 1_200_000);
 });

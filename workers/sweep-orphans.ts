@@ -6,6 +6,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LABELS } from '../activities/container-spec.js';
+import { removeDindStorage } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
 
 export interface SweepInput {
@@ -13,6 +14,8 @@ export interface SweepInput {
   client: Client;
   hostId: string;
   dindStorageRoot: string;
+  /** The DinD image store, whose `.tasks/` holds tasks' clones. */
+  dindStoreDir?: string;
   say: (line: string) => void;
 }
 
@@ -35,7 +38,7 @@ async function whereIsJob(client: Client, jobId: string, hostId: string): Promis
   }
 }
 
-export async function sweepOrphans({ docker, client, hostId, dindStorageRoot, say }: SweepInput): Promise<string[]> {
+export async function sweepOrphans({ docker, client, hostId, dindStorageRoot, dindStoreDir, say }: SweepInput): Promise<string[]> {
   const removed: string[] = [];
   const containers = await docker.listContainers([`${LABELS.managed}=true`, `${LABELS.host}=${hostId}`]);
   const kept = new Set<string>();
@@ -59,8 +62,17 @@ export async function sweepOrphans({ docker, client, hostId, dindStorageRoot, sa
   if (existsSync(dindStorageRoot)) {
     for (const entry of readdirSync(dindStorageRoot)) {
       if (kept.has(entry)) continue;
-      rmSync(path.join(dindStorageRoot, entry), { recursive: true, force: true });
+      removeDindStorage(path.join(dindStorageRoot, entry));
       say(`removed orphaned DinD storage ${entry}`);
+    }
+  }
+  // Clones in the image store whose task's link is gone (a crash between the clone and the link).
+  const clones = dindStoreDir ? path.join(dindStoreDir, '.tasks') : undefined;
+  if (clones && existsSync(clones)) {
+    for (const entry of readdirSync(clones)) {
+      if (kept.has(entry)) continue;
+      rmSync(path.join(clones, entry), { recursive: true, force: true });
+      say(`removed orphaned DinD storage clone ${entry}`);
     }
   }
   return removed;

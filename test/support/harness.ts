@@ -14,6 +14,7 @@ import { loadBenchmark } from '../../contract/load-benchmark.js';
 import type { Benchmark } from '../../contract/benchmark.js';
 import type { RunOptions, RunResult } from '../../runs/run-spec.js';
 import { settingsFrom, type Settings } from '../../config/settings.js';
+import { unmountStore } from '../../activities/reflink-fs.js';
 import { startReferenceModel, type ReferenceModelServer } from '../../reference-model/reference-model-server.js';
 import { startWorker, type RunningWorker } from '../../workers/start-worker.js';
 
@@ -79,6 +80,8 @@ export async function startHarness(name: string, options: { modelHost?: string; 
       await worker.shutdown();
       await client.connection.close();
       await model.close();
+      // A DinD image store on its own XFS file is a mount inside the home: unmounted before the home goes.
+      await unmountStore(settings.dindStoreDir);
       rmSync(home, { recursive: true, force: true });
     },
   };

@@ -1,12 +1,13 @@
-// The DinD image store's pure pieces and its clone: which files a task's copy links and which it
-// copies, the image-set key, the archive digest kept beside an archive, and least-recently-used eviction.
+// The DinD image store's pure pieces: what a task's clone is charged, how its storage goes, the
+// image-set key, the archive digest kept beside an archive, and least-recently-used eviction.
 
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { archiveDigest, entriesToEvict, imageSetKey } from '../../activities/dind-image-store.js';
-import { cloneDockerRoot, isLayerContent } from '../../activities/docker-root-clone.js';
+import { archiveDigest, dindStorageBytes, entriesToEvict, imageSetKey, removeDindStorage } from '../../activities/dind-image-store.js';
+import { cloneDockerRoot } from '../../activities/docker-root-clone.js';
+import { ensureReflinkFilesystem } from '../../activities/reflink-fs.js';
 import { directoryBytes } from '../../activities/disk-watchdog.js';
 import { settingsFrom } from '../../config/settings.js';
 
@@ -16,69 +17,65 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('isLayerContent', () => {
-  it('is true only below overlay2/<layer>/diff/', () => {
-    expect(isLayerContent('overlay2/abc/diff/usr/bin/python3')).toBe(true);
-    expect(isLayerContent('overlay2/abc/diff/big.bin')).toBe(true);
-    expect(isLayerContent('overlay2/abc/link')).toBe(false);
-    expect(isLayerContent('overlay2/abc/lower')).toBe(false);
-    expect(isLayerContent('overlay2/l/ABCDEF')).toBe(false);
-    expect(isLayerContent('image/overlay2/repositories.json')).toBe(false);
-    expect(isLayerContent('network/files/local-kv.db')).toBe(false);
-    expect(isLayerContent('buildkit/overlay2/x/diff/y')).toBe(false);
-  });
-});
-
 describe('cloneDockerRoot', () => {
-  it('links layer files, copies everything else, and leaves the source alone when the clone changes', async () => {
-    const source = path.join(dir, 'store', 'docker');
-    const files: Record<string, string> = {
-      'overlay2/layer1/diff/big.bin': 'layer bytes',
-      'overlay2/layer1/diff/etc/os-release': 'debian',
-      'overlay2/layer1/link': 'ABC',
-      'image/overlay2/repositories.json': '{"Repositories":{}}',
-      'network/files/local-kv.db': 'bolt',
-    };
-    for (const [rel, text] of Object.entries(files)) {
-      mkdirSync(path.dirname(path.join(source, rel)), { recursive: true });
-      writeFileSync(path.join(source, rel), text, { mode: 0o600 });
-    }
-    const clone = path.join(dir, 'task', 'docker');
-    mkdirSync(path.dirname(clone));
-
-    expect(await cloneDockerRoot(source, clone)).toEqual({ copiedFiles: 3, copiedBytes: 3 + 19 + 4 });
-
-    const inode = (root: string, rel: string) => statSync(path.join(root, rel)).ino;
-    expect(inode(clone, 'overlay2/layer1/diff/big.bin')).toBe(inode(source, 'overlay2/layer1/diff/big.bin'));
-    expect(inode(clone, 'overlay2/layer1/diff/etc/os-release')).toBe(inode(source, 'overlay2/layer1/diff/etc/os-release'));
-    for (const rel of ['overlay2/layer1/link', 'image/overlay2/repositories.json', 'network/files/local-kv.db']) {
-      expect(inode(clone, rel)).not.toBe(inode(source, rel));
-      expect(statSync(path.join(clone, rel)).nlink).toBe(1);
-      expect(statSync(path.join(clone, rel)).mode & 0o777).toBe(0o600);
-      expect(readFileSync(path.join(clone, rel), 'utf8')).toBe(files[rel]);
-    }
-    // The daemon rewrites its databases in place and unlinks layers on rmi: the source sees neither.
-    writeFileSync(path.join(clone, 'network/files/local-kv.db'), 'changed');
-    rmSync(path.join(clone, 'overlay2/layer1'), { recursive: true });
-    expect(readFileSync(path.join(source, 'network/files/local-kv.db'), 'utf8')).toBe('bolt');
-    expect(readFileSync(path.join(source, 'overlay2/layer1/diff/big.bin'), 'utf8')).toBe('layer bytes');
-    expect(statSync(path.join(source, 'overlay2/layer1/diff/big.bin')).nlink).toBe(1);
-  });
-
   it('names both directories when it cannot clone', async () => {
     await expect(cloneDockerRoot(path.join(dir, 'missing'), path.join(dir, 'clone'))).rejects.toThrow(
-      `cannot hard-link ${path.join(dir, 'missing')} to ${path.join(dir, 'clone')}: cp: cannot stat '${path.join(dir, 'missing')}': No such file or directory`,
+      `cannot clone ${path.join(dir, 'missing')} to ${path.join(dir, 'clone')} with reflinks: cp: cannot stat '${path.join(dir, 'missing')}': No such file or directory`,
     );
   });
 });
 
-describe('directoryBytes with skipLinked', () => {
-  it("leaves out files with another link, which in a task's clone are the store's layers", async () => {
-    writeFileSync(path.join(dir, 'shared'), Buffer.alloc(5000));
-    linkSync(path.join(dir, 'shared'), path.join(dir, 'shared-link'));
+describe('directoryBytes', () => {
+  it('counts a file with several links once: a link of its own neither hides nor doubles a charge', async () => {
+    writeFileSync(path.join(dir, 'written'), Buffer.alloc(5000));
+    linkSync(path.join(dir, 'written'), path.join(dir, 'written-link'));
     writeFileSync(path.join(dir, 'own'), Buffer.alloc(700));
-    expect(await directoryBytes(dir)).toBe(10_700);
-    expect(await directoryBytes(dir, { skipLinked: true })).toBe(700);
+    expect(await directoryBytes(dir)).toBe(5700);
+  });
+});
+
+describe("a task's DinD storage", () => {
+  /** A store with one task's clone at .tasks/<name>/docker, linked from the task's storage directory. */
+  function cloneLayout(): { storage: string; clone: string } {
+    const clone = path.join(dir, 'store', '.tasks', 'br-job', 'docker');
+    mkdirSync(path.join(clone, 'overlay2', 'layer', 'diff'), { recursive: true });
+    writeFileSync(path.join(clone, 'overlay2', 'layer', 'diff', 'big.bin'), Buffer.alloc(10_000));
+    writeFileSync(path.join(clone, 'overlay2', 'layer', 'diff', 'hostname'), Buffer.alloc(300));
+    const storage = path.join(dir, 'dind', 'br-job');
+    mkdirSync(path.dirname(storage));
+    symlinkSync(clone, storage);
+    return { storage, clone };
+  }
+
+  it("charges a clone's files made or changed after it was cloned, not the store's blocks", async () => {
+    const { storage, clone } = cloneLayout();
+    const mark = path.join(path.dirname(clone), 'cloned-at');
+    writeFileSync(mark, '');
+    const cloned = new Date(Date.now() + 1000); // every file above is older than this
+    utimesSync(mark, cloned, cloned);
+    expect(await dindStorageBytes(storage)).toBe(0);
+    // Changes after it: the inner daemon's or the task's. ctime moves with any of them and cannot be set back.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    writeFileSync(path.join(clone, 'container-layer'), Buffer.alloc(700));
+    chmodSync(path.join(clone, 'overlay2', 'layer', 'diff', 'hostname'), 0o777);
+    linkSync(path.join(clone, 'container-layer'), path.join(clone, 'container-layer-link'));
+    expect(await dindStorageBytes(storage)).toBe(700 + 300);
+    // Without the mark nothing is known: everything counts.
+    rmSync(mark);
+    expect(await dindStorageBytes(storage)).toBe(10_000 + 300 + 700);
+  });
+
+  it('goes with its clone in the store; a plain directory goes as it is', () => {
+    const { storage, clone } = cloneLayout();
+    removeDindStorage(storage);
+    expect(existsSync(storage)).toBe(false);
+    expect(existsSync(path.dirname(clone))).toBe(false);
+    expect(existsSync(path.join(dir, 'store', '.tasks'))).toBe(true);
+    const plain = path.join(dir, 'dind', 'plain');
+    mkdirSync(path.join(plain, 'overlay2'), { recursive: true });
+    removeDindStorage(plain);
+    expect(existsSync(plain)).toBe(false);
+    removeDindStorage(plain); // none: nothing to do
   });
 });
 
@@ -152,5 +149,22 @@ describe('BENCHROUTER_DIND_STORE_MAX', () => {
     expect(() => settingsFrom({ BENCHROUTER_DIND_STORE_MAX: 'lots' }, '/root')).toThrow(
       'BENCHROUTER_DIND_STORE_MAX: expected a size like "50g", "512m" or "0", got "lots"',
     );
+  });
+});
+
+describe('ensureReflinkFilesystem', () => {
+  it('says why, and throws nothing, when it can neither clone nor make its XFS file', async () => {
+    const path0 = process.env.PATH;
+    process.env.PATH = path.join(dir, 'no-tools'); // no cp, truncate, mkfs.xfs or mount
+    try {
+      const store = path.join(dir, 'dind-store');
+      const result = await ensureReflinkFilesystem(store, path.join(dir, 'locks'));
+      expect(result).toMatchObject({ how: 'none' });
+      expect(result.how === 'none' && result.reason).toContain('no reflink filesystem for the DinD image store');
+      expect(existsSync(`${store}.xfs`)).toBe(false);
+      expect(existsSync(path.join(dir, 'locks', 'dind-store-fs.lock'))).toBe(false);
+    } finally {
+      process.env.PATH = path0;
+    }
   });
 });
