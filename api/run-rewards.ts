@@ -1,24 +1,24 @@
 // `GET /runs/{id}/rewards`: Server-Sent Events, one `reward` per instance as its task writes its
 // records.jsonl line, from every job of the run on whichever host it runs. The rewards are read from
-// the job workflows (a query, a page at a time: workflows/job-rewards.ts), so the API needs no disk of
-// the hosts'. Each event's id is the stream's cursor (rewards-cursor.ts): a client that reconnects
+// the job workflows' histories, the signals the hosts sent them (job-rewards-history.ts), with a long
+// poll that answers as soon as a job's history grows and asks no worker anything; the API needs no
+// disk of the hosts'. Each event's id is the stream's cursor (rewards-cursor.ts): a client that reconnects
 // with Last-Event-ID (or ?after=) gets the rest, each reward once. Ends with `end` once every job has
-// its result.
+// its result and the run has ended (its results can be read).
 
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { runSpecOf } from '../client/runs.js';
 import { jobSpecsOf } from '../runs/job-specs.js';
-import { REWARDS_PAGE_MAX, REWARDS_QUERY, type RewardsPage } from '../runs/rewards.js';
 import type { ApiContext } from './api-context.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
+import { JobRewardsHistory, type HistoryRead } from './job-rewards-history.js';
 import { RewardsCursor } from './rewards-cursor.js';
 import { existingRunOr404 } from './run-routes.js';
 
+/** How soon a job not started yet is asked again, doubling each time up to QUIET_POLL_MS. */
 const POLL_MS = 250;
-/** A job with nothing new is asked again after twice as long as last time, up to this: quiet jobs cost little. */
 const QUIET_POLL_MS = 1000;
 const KEEPALIVE_MS = 15_000;
 /** How often the run's own state is read, to notice it closed with jobs that never started. */
@@ -69,74 +69,90 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
       const keepalive = setInterval(() => open && out.write(': keepalive\n\n'), KEEPALIVE_MS);
 
       const pollMs = options.pollMs ?? POLL_MS;
-      // When each job is next asked, and how long it waited last time.
-      const due = new Map<number, { at: number; wait: number }>();
-      const later = (position: number, gotSome: boolean) => {
-        const last = due.get(position)?.wait ?? 0;
-        const wait = gotSome ? pollMs : Math.min(QUIET_POLL_MS, 2 * (last > 0 ? last : pollMs / 2));
-        due.set(position, { at: Date.now() + wait, wait });
-      };
+      const abort = new AbortController();
+      request.raw.on('close', () => abort.abort());
+      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+      // The run's own state, read at most every RUN_STATE_MS for all the jobs: a run that closed with
+      // jobs never started has nothing more for them.
       let runClosed = description.status.name !== 'RUNNING';
-      let runCheckedAt = Date.now();
-      try {
+      let runCheck: { at: number; closed: Promise<boolean> } | undefined;
+      const runClosedNow = async (): Promise<boolean> => {
+        if (runClosed) return true;
+        if (!runCheck || Date.now() - runCheck.at > RUN_STATE_MS)
+          runCheck = { at: Date.now(), closed: handle.describe().then((d) => d.status.name !== 'RUNNING') };
+        runClosed = await runCheck.closed;
+        return runClosed;
+      };
+
+      let failures = 0;
+      /** Follows job `position` to its end; `started` is called once it is seen started (or done). */
+      const follow = async (position: number, started: () => void): Promise<void> => {
+        if (cursor.isDone(position)) return started();
+        const job = jobs[position]!;
+        const history = new JobRewardsHistory(context.client, job.jobId);
+        // Rewards before the cursor's count were delivered on an earlier connection.
+        let taken = 0;
+        let wait = pollMs;
         while (open) {
-          if (!runClosed && Date.now() - runCheckedAt > RUN_STATE_MS) {
-            runCheckedAt = Date.now();
-            runClosed = (await handle.describe()).status.name !== 'RUNNING';
+          let read: HistoryRead;
+          try {
+            read = await history.next(abort.signal);
+          } catch (error) {
+            if (!open) return;
+            // The server unreachable for now, or restarting: ask again shortly.
+            if (failures++ === 0) request.log.warn(`rewards of ${job.jobId}: ${error instanceof Error ? error.message : String(error)}; retrying`);
+            await sleep(QUIET_POLL_MS);
+            continue;
           }
-          // Closed before this pass: whatever a job holds now is all it will hold.
-          const closedBefore = runClosed;
-          let batch = '';
-          for (let position = 0; position < jobs.length && open; position++) {
-            if (cursor.isDone(position)) continue;
-            const job = jobs[position]!;
-            const next = due.get(position);
-            if (next && next.at > Date.now() && !closedBefore) {
-              // Asked recently: the jobs after it wait with it only if it has not started.
-              if (next.wait < 0) break;
-              continue;
-            }
-            let page: RewardsPage;
-            try {
-              page = await context.client.workflow.getHandle(job.jobId).query<RewardsPage, [number]>(REWARDS_QUERY, cursor.count(position));
-            } catch (error) {
-              if (!(error instanceof WorkflowNotFoundError)) {
-                // No worker answers for now (one restarting), or a job from before rewards existed: try again next
-                // pass; once the run and the job have closed, there is nothing more to wait for.
-                if (closedBefore && (await jobClosed(context, job.jobId))) cursor.finish(position);
-                continue;
-              }
-              // Not started: jobs start in order, so neither are the ones after it (or, the run closed, never will be).
-              if (!closedBefore) {
-                due.set(position, { at: Date.now() + pollMs, wait: -1 });
-                break;
-              }
+          if (read.kind === 'not-started') {
+            // Jobs start in order: the ones after it wait with it. The run closed: it never will start.
+            if (await runClosedNow()) {
               cursor.finish(position);
-              continue;
+              return started();
             }
-            for (const reward of page.rewards) {
-              cursor.advance(position, cursor.count(position) + 1);
-              const data = { job: job.jobId, task: page.task, repeat: page.repeat, ...reward };
-              batch += `id: ${cursor.toString()}\nevent: reward\ndata: ${JSON.stringify(data)}\n\n`;
-            }
-            later(position, page.rewards.length > 0);
-            if (page.rewards.length === REWARDS_PAGE_MAX) {
-              // A full page: the rest at once.
-              due.delete(position);
-              position--;
-            } else if (page.final || (closedBefore && (await jobClosed(context, job.jobId)))) cursor.finish(position);
-            if (batch.length > 64 * 1024) {
-              out.write(batch);
-              batch = '';
-            }
+            await sleep(wait);
+            wait = Math.min(QUIET_POLL_MS, 2 * wait);
+            continue;
           }
-          if (batch) out.write(batch);
-          if (jobs.every((_, position) => cursor.isDone(position))) {
-            out.write(`id: ${cursor.toString()}\nevent: end\ndata: ${JSON.stringify({ runId })}\n\n`);
-            break;
+          started();
+          let batch = '';
+          for (const reward of read.rewards) {
+            taken += 1;
+            if (taken <= cursor.count(position)) continue;
+            cursor.advance(position, taken);
+            const data = { job: job.jobId, task: job.task.name, repeat: job.repeat.index, ...reward };
+            batch += `id: ${cursor.toString()}\nevent: reward\ndata: ${JSON.stringify(data)}\n\n`;
           }
-          await new Promise((resolve) => setTimeout(resolve, pollMs));
+          if (read.closed) cursor.finish(position);
+          if (batch && open) out.write(batch);
+          if (read.closed) return;
         }
+      };
+
+      try {
+        // Each job is followed from the moment the one before it is seen started: a run's jobs start in
+        // order, so only the first job not started yet is asked whether it has, every pollMs to 1 s.
+        const following = new Set<Promise<void>>();
+        const followFrom = (position: number) => {
+          if (position >= jobs.length) return;
+          let next = false;
+          const followed: Promise<void> = follow(position, () => {
+            if (next) return;
+            next = true;
+            followFrom(position + 1);
+          }).finally(() => following.delete(followed));
+          following.add(followed);
+        };
+        followFrom(0);
+        while (following.size > 0) await Promise.race(following);
+        // Every job has ended; the run ends a moment later, and a reader that sees `end` reads its results next.
+        while (open && !runClosed) {
+          runCheck = undefined;
+          if (!(await runClosedNow())) await sleep(pollMs);
+        }
+        if (open && jobs.every((_, position) => cursor.isDone(position)))
+          out.write(`id: ${cursor.toString()}\nevent: end\ndata: ${JSON.stringify({ runId })}\n\n`);
       } catch (error) {
         if (open) out.write(`event: error\ndata: ${JSON.stringify({ message: error instanceof Error ? error.message : String(error) })}\n\n`);
       } finally {
@@ -145,9 +161,4 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
       }
     },
   );
-}
-
-/** A job workflow that ended without its result (terminated, timed out) holds all it ever will. */
-async function jobClosed(context: ApiContext, jobId: string): Promise<boolean> {
-  return (await context.client.workflow.getHandle(jobId).describe()).status.name !== 'RUNNING';
 }

@@ -161,7 +161,12 @@ async function main(): Promise<void> {
       `one batch alone: first reward ${alone.map((ms) => `${(ms / 1000).toFixed(2)} s`).join(', ')} after submit (target <= 2 s); plain docker run of one task, start to its first records.jsonl line: ${rawAlone.map((ms) => `${(ms / 1000).toFixed(2)} s`).join(', ')}`,
     );
 
-    const processes = { dockerd: /^(\/usr\/sbin\/)?dockerd/, temporal: /temporal server/, worker: /cli\/bin\.ts worker/, 'br serve': /cli\/bin\.ts serve/ };
+    const processes = {
+      dockerd: /^(\/usr\/sbin\/)?dockerd/,
+      temporal: new RegExp(`temporal server start-dev .*${stack.home}`),
+      worker: new RegExp(`${path.join(repoRoot, 'cli')}/(bin\\.ts|launch\\.mjs) worker`),
+      'br serve': new RegExp(`${path.join(repoRoot, 'cli')}/(bin\\.ts|launch\\.mjs) serve`),
+    };
     const cpu0 = cpuSecondsByProcess(processes);
     const origin = performance.now();
     const batches = await Promise.all(Array.from({ length: BATCHES }, () => batch(serve.url, headers, model.url, READ_AFTER)));
@@ -181,7 +186,11 @@ async function main(): Promise<void> {
     const toStart: number[] = [];
     const startToFirst: number[] = [];
     for (const b of batches) {
-      const result = (await (await fetch(`${serve.url}/runs/${b.runId}/results`, { headers })).json()) as { jobs: Array<{ timings: { startedAt?: string } }> };
+      // The stream ends when the jobs have; the run itself ends a moment later (409 until then).
+      let response: Response;
+      while ((response = await fetch(`${serve.url}/runs/${b.runId}/results`, { headers })).status === 409)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      const result = (await response.json()) as { jobs: Array<{ timings: { startedAt?: string } }> };
       const started = Math.min(...result.jobs.map((j) => Date.parse(j.timings.startedAt ?? '')));
       toStart.push((started - b.submittedAt) / 1000);
       startToFirst.push((b.rewardMs[0]! - b.submittedMs) / 1000 - (started - b.submittedAt) / 1000);

@@ -1,7 +1,8 @@
 // Rewards: a task's records.jsonl lines as the worker delivers them while the task runs, one per
 // instance. The worker that follows the file signals them to the job's workflow (the one channel
-// every host and the API share); the API reads them back with a query, a page at a time. Types and
-// names only, so deterministic workflow code can import it.
+// every host and the API share); the API reads the signals back from the job's history, a long poll
+// that costs the workers nothing (the workflow also answers a query with them). Types, names and one
+// pure function, so deterministic workflow code can import it.
 
 /** One scored instance, as its records.jsonl line said it; `line` is the line's 1-based number in the file. */
 export interface Reward {
@@ -39,3 +40,24 @@ export const REWARDS_PAGE_MAX = 1000;
  * 15 MB at the cap, under Temporal's 50 MB); past it the task's records are only in its result.
  */
 export const REWARDS_PER_JOB_MAX = 100_000;
+
+/** What a reader of a job's reward signals has taken so far: the last records.jsonl line covered. */
+export interface RewardsTaken {
+  throughLine: number;
+}
+
+/**
+ * The rewards of `batch` not already taken, in order: an attempt that resumes re-sends what the last
+ * one may have sent, so lines at or before the last one taken are dropped. The job workflow and the
+ * API (reading the same signals from the history) apply this one rule, so both count the same rewards.
+ */
+export function takeNewRewards(taken: RewardsTaken, batch: RewardBatch): Reward[] {
+  const fresh: Reward[] = [];
+  for (const reward of batch.rewards) {
+    if (reward.line <= taken.throughLine) continue;
+    fresh.push(reward);
+    taken.throughLine = reward.line;
+  }
+  taken.throughLine = Math.max(taken.throughLine, batch.throughLine);
+  return fresh;
+}

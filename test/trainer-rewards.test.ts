@@ -113,5 +113,22 @@ describe('a trainer reading rewards while the worker is killed mid-job', () => {
     for (const job of new Set(streamed.map((r) => r.job))) {
       expect(streamed.filter((r) => r.job === job).map((r) => r.instance)).toEqual(instances.map(Number));
     }
+
+    // A reader that reconnects with the id of the 10th reward gets the other 14, each once, then the end.
+    const resumed = await fetch(`${api.url}/runs/${id}/rewards`, {
+      headers: { authorization: `Bearer ${api.fullToken}`, 'last-event-id': streamed[9]!.event_id },
+    });
+    const events = (await resumed.text()).split('\n\n').filter((block) => block.includes('event: '));
+    const rest = events.filter((block) => block.includes('event: reward')).map((block) => JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as StreamedReward);
+    // (Jobs interleave in no set order: the same set, each job's in its order.)
+    expect(rest.map((r) => `${r.job}:${r.line}`).sort()).toEqual(
+      streamed
+        .slice(10)
+        .map((r) => `${r.job}:${r.line}`)
+        .sort(),
+    );
+    for (const job of new Set(rest.map((r) => r.job)))
+      expect(rest.filter((r) => r.job === job)).toEqual(rest.filter((r) => r.job === job).sort((a, b) => a.line - b.line));
+    expect(events.at(-1)).toContain('event: end');
   });
 });

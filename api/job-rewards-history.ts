@@ -1,0 +1,80 @@
+// A job's rewards read from its workflow's history: the `rewards` signals the records follower sent,
+// taken with the workflow's own rule (takeNewRewards), with a history long poll (`waitNewEvent`). The
+// server answers as soon as the job's history grows, and no worker is asked anything: a query costs
+// a workflow task on a worker each time, and polling every job of every stream with one every 250 ms
+// capped how many rewards a worker could deliver per second.
+
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { payloadCodecsFromEnv } from '../client/payload-codec.js';
+import { REWARDS_SIGNAL, takeNewRewards, type Reward, type RewardBatch, type RewardsTaken } from '../runs/rewards.js';
+
+/** gRPC NOT_FOUND: the job's workflow has not been started (yet). */
+const NOT_FOUND = 5;
+
+export type HistoryRead = { kind: 'not-started' } | { kind: 'read'; rewards: Reward[]; closed: boolean };
+
+/** Reads one job's reward signals from the start of its history, each call the events after the last. */
+export class JobRewardsHistory {
+  private nextPageToken: Uint8Array | undefined;
+  private readonly taken: RewardsTaken = { throughLine: 0 };
+  private closed = false;
+
+  constructor(
+    private readonly client: Client,
+    private readonly workflowId: string,
+  ) {}
+
+  /**
+   * The rewards in the events after the last call's, waiting (up to the server's long-poll timeout,
+   * about 20 s) for the history to grow when it has nothing new. `closed`: the job has ended and
+   * nothing more will come. Throws what the server answered, except NOT_FOUND.
+   */
+  async next(abort: AbortSignal): Promise<HistoryRead> {
+    if (this.closed) return { kind: 'read', rewards: [], closed: true };
+    let response: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse;
+    try {
+      response = await this.client.connection.withAbortSignal(abort, () =>
+        this.client.workflowService.getWorkflowExecutionHistory({
+          namespace: this.client.options.namespace,
+          execution: { workflowId: this.workflowId },
+          ...(this.nextPageToken ? { nextPageToken: this.nextPageToken } : {}),
+          waitNewEvent: true,
+        }),
+      );
+    } catch (error) {
+      if (!this.nextPageToken && (error as { code?: unknown }).code === NOT_FOUND) return { kind: 'not-started' };
+      throw error;
+    }
+    const rewards: Reward[] = [];
+    for (const event of response.history?.events ?? []) {
+      const signal = event.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName === REWARDS_SIGNAL) {
+        const payload = signal.input?.payloads?.[0];
+        if (payload) rewards.push(...takeNewRewards(this.taken, await decode(payload)));
+      }
+      if (
+        event.workflowExecutionCompletedEventAttributes ||
+        event.workflowExecutionFailedEventAttributes ||
+        event.workflowExecutionTimedOutEventAttributes ||
+        event.workflowExecutionCanceledEventAttributes ||
+        event.workflowExecutionTerminatedEventAttributes ||
+        event.workflowExecutionContinuedAsNewEventAttributes
+      )
+        this.closed = true;
+    }
+    const token = response.nextPageToken;
+    // No token: the history of a closed workflow was read to its end.
+    if (!token || token.length === 0) this.closed = true;
+    else this.nextPageToken = token;
+    return { kind: 'read', rewards, closed: this.closed };
+  }
+}
+
+async function decode(payload: temporal.api.common.v1.IPayload): Promise<RewardBatch> {
+  let payloads = [payload as Payload];
+  // Codecs decode in the reverse of the order they encode.
+  for (const codec of [...payloadCodecsFromEnv()].reverse()) payloads = await codec.decode(payloads);
+  return defaultPayloadConverter.fromPayload(payloads[0]!) as RewardBatch;
+}
