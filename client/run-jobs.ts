@@ -1,11 +1,13 @@
 // A run's per-job results, for runs that keep them out of the run workflow's result (any run started
-// since jobs run in batches): listed from the job workflows' memos, a page of 1,000 at a time.
+// since jobs run in batches): read from the pages its executions wrote (runs/result-pages.ts), one
+// history call each, or, for a run started before pages, listed from the job workflows' memos, a
+// visibility page of 1,000 at a time.
 
 import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
 import type { JobResult, RunResult, RunSpec } from '../runs/run-spec.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
-import { runInputOf } from './runs.js';
+import { fromStoredPayload, runInputOf } from './runs.js';
 import { tasksByName } from '../runs/task-definition-pages.js';
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -41,6 +43,24 @@ export async function listedJobs(workflows: WorkflowClient, runId: string): Prom
   return jobs;
 }
 
+/** One page of a run's job results: the input of its page workflow, the first event of its history. */
+async function resultsPage(workflows: WorkflowClient, workflowId: string): Promise<JobResult[]> {
+  const { history } = await workflows.workflowService.getWorkflowExecutionHistory({
+    namespace: workflows.options.namespace,
+    execution: { workflowId },
+    maximumPageSize: 1,
+  });
+  const payload = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new Error(`results page ${workflowId} has no input in its history`);
+  return fromStoredPayload<JobResult[]>(payload);
+}
+
+/** The jobs a run's result pages hold, by job id, in job order. */
+export async function pagedJobs(workflows: WorkflowClient, pageIds: readonly string[]): Promise<Map<string, JobResult>> {
+  const pages = await Promise.all(pageIds.map((id) => resultsPage(workflows, id)));
+  return new Map(pages.flat().map((job) => [job.jobId, job]));
+}
+
 /**
  * `result` with its `jobs` filled in, in the run's job order: carried ones first, then every job it
  * started, then (for a cancelled run) the ones it never started. A result that holds its jobs itself
@@ -48,6 +68,12 @@ export async function listedJobs(workflows: WorkflowClient, runId: string): Prom
  */
 export async function withJobs(workflows: WorkflowClient, result: RunResult): Promise<RunResult> {
   if (result.jobsIn !== 'job-workflows') return result;
+  if (result.resultPages) {
+    // The pages hold every job the run started, in order; only carried and never-started jobs are not in them.
+    const paged = await pagedJobs(workflows, result.resultPages);
+    if (!result.retryOf && paged.size === result.jobCount) return { ...result, jobs: [...paged.values()] };
+    return withUnlistedJobs(workflows, result, paged);
+  }
   let listed = await listedJobs(workflows, result.runId);
   // Visibility may trail the run's close by a moment on a cluster (Elasticsearch refreshes each second).
   for (let attempt = 0; attempt < 10 && listed.size < (result.jobCount ?? 0) && result.status !== 'CANCELLED' && !result.retryOf; attempt++) {
@@ -59,6 +85,11 @@ export async function withJobs(workflows: WorkflowClient, result: RunResult): Pr
     const jobs = [...listed.values()].sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0) || order(a.jobId) - order(b.jobId));
     return { ...result, jobs };
   }
+  return withUnlistedJobs(workflows, result, listed);
+}
+
+/** `result` with its jobs: `listed` in the run's job order, and the ones not listed known from its definition. */
+async function withUnlistedJobs(workflows: WorkflowClient, result: RunResult, listed: Map<string, JobResult>): Promise<RunResult> {
   // A retry's carried jobs, and the jobs a cancelled run never started, are known from its definition.
   // Task names are all it takes: the definitions themselves are not read.
   const spec: RunSpec = await runInputOf(workflows.getHandle<typeof runWorkflow>(result.runId));

@@ -122,12 +122,17 @@ export async function runInputOf(handle: RunHandle): Promise<RunSpec> {
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
   const payload = started?.input?.payloads?.[0];
   if (!payload) throw new Error(`run ${handle.workflowId} has no input in its history`);
+  // A later execution of a run that continues as new carries where it stood: not part of the definition.
+  const { continuation: _continuation, ...spec } = await fromStoredPayload<RunSpec>(payload);
+  return spec;
+}
+
+/** A payload as a history holds it (encoded by this deployment's codecs), as a value. */
+export async function fromStoredPayload<T>(payload: proto.temporal.api.common.v1.IPayload): Promise<T> {
   let payloads = [payload];
   // Codecs decode in the reverse of the order they encode.
   for (const codec of [...payloadCodecsFromEnv()].reverse()) payloads = await codec.decode(payloads);
-  // A later execution of a run that continues as new carries where it stood: not part of the definition.
-  const { continuation: _continuation, ...spec } = defaultPayloadConverter.fromPayload(payloads[0]!) as RunSpec;
-  return spec;
+  return defaultPayloadConverter.fromPayload(payloads[0]!) as T;
 }
 
 /**

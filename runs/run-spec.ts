@@ -105,6 +105,12 @@ export interface RunContinuation {
   nextJob: number;
   startedAt: string;
   tally: RunTally;
+  /**
+   * The workflow ids of the pages of job results the executions so far wrote (runs/result-pages.ts),
+   * in job order. Absent when the first execution wrote none (a run started before pages): then no
+   * later one writes any either, and readers list the jobs' memos.
+   */
+  resultPages?: string[];
 }
 
 export interface JobSpec {
@@ -223,6 +229,12 @@ export interface RunResult {
   /** `job-workflows`: the jobs' results live in their job workflows' memos, `jobCount` of them (carried ones included). */
   jobsIn?: 'job-workflows';
   jobCount?: number;
+  /**
+   * With `jobsIn`: the workflow ids of the pages that hold the results of every job the run started
+   * (its carried ones excepted), in job order. Absent for runs started before pages: their readers
+   * list the jobs' memos.
+   */
+  resultPages?: string[];
   /** Model usage over all jobs (absent with --no-gateway). */
   usage?: { model: UsageSummary; judge?: UsageSummary };
   startedAt: string;

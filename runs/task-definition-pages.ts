@@ -5,6 +5,7 @@
 // workflow, the client and the activity agree on the page ids and the arithmetic.
 
 import type { TaskDefinition } from '../contract/benchmark.js';
+import { paginateByBytes } from './result-pages.js';
 
 /** Largest page: well under Temporal's 2 MB per payload, and under the 256 KB perf/scale holds every payload to. */
 export const PAGE_LIMIT_BYTES = 192 * 1024;
@@ -38,21 +39,7 @@ export function definitionsPageId(runId: string, page: number): string {
  * definition that is bigger on its own (held to SUBMITTED_TASKS_LIMIT_BYTES by `br validate`).
  */
 export function paginateDefinitions(tasks: readonly TaskDefinition[], limit = PAGE_LIMIT_BYTES): TaskDefinition[][] {
-  const pages: TaskDefinition[][] = [];
-  let page: TaskDefinition[] = [];
-  let bytes = 2; // []
-  for (const task of tasks) {
-    const size = new TextEncoder().encode(JSON.stringify(task)).length + 1;
-    if (page.length > 0 && bytes + size > limit) {
-      pages.push(page);
-      page = [];
-      bytes = 2;
-    }
-    page.push(task);
-    bytes += size;
-  }
-  if (page.length > 0) pages.push(page);
-  return pages;
+  return paginateByBytes(tasks, limit);
 }
 
 /** The pages that hold the tasks of jobs `first`..`first + count - 1` (jobs run repeat-major: job j is task j mod tasks). */

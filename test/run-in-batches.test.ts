@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import proto from '@temporalio/proto';
 import { readFileSync } from 'node:fs';
 import { createRunSpec, followRun, listRuns, queryProgress, submitRun } from '../client/runs.js';
+import { listedJobs, pagedJobs, withJobs } from '../client/run-jobs.js';
 import { paginateDefinitions } from '../runs/task-definition-pages.js';
 import type { RunSpec } from '../runs/run-spec.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
@@ -103,6 +104,21 @@ describe('a run of 200 jobs in batches of 50', () => {
     const listed = (await listRuns(h.client, 100, { benchmark: 'batched-noop' })).filter((r) => r.runId === spec.runId);
     expect(listed).toEqual([expect.objectContaining({ status: 'COMPLETED', score: 1, model: 'noop' })]);
 
+    // The jobs came from the result pages each execution wrote, one page per batch of 50 here; they
+    // equal, field for field, what the job workflows' memos (how runs before pages are read) hold.
+    const raw = await handle.result();
+    expect(raw.jobs).toEqual([]);
+    expect(raw.resultPages).toEqual([0, 50, 100, 150].map((first) => `${spec.runId}.results-${first}-0`));
+    const paged = await pagedJobs(h.client.workflow, raw.resultPages!);
+    expect([...paged.values()]).toEqual(run.jobs);
+    const memos = await listedJobs(h.client.workflow, spec.runId);
+    expect(memos.size).toBe(200);
+    expect(run.jobs.map((j) => memos.get(j.jobId))).toEqual(run.jobs);
+    // A run read the old way (a result without pages, as runs started before them) gives the same jobs.
+    const { resultPages: _pages, ...withoutPages } = raw;
+    expect((await withJobs(h.client.workflow, withoutPages)).jobs).toEqual(run.jobs);
+    for (const page of raw.resultPages!) expect((await h.client.workflow.getHandle(page).describe()).status.name).toBe('COMPLETED');
+
     // `br results` reads the same jobs back.
     const results = await br(['results', spec.runId, '--json'], h.env);
     expect(results.code).toBe(0);
@@ -135,6 +151,11 @@ describe('a batched run cancelled after its first boundary', () => {
 
     expect(cancelled.status).toBe('CANCELLED');
     expect(cancelled.jobs).toHaveLength(TASKS);
+    // Its pages hold every job it started, those of the batch the cancel cut short too; the rest are known from its definition.
+    const raw = await handle.result();
+    const paged = await pagedJobs(h.client.workflow, raw.resultPages!);
+    expect(paged.size).toBe(cancelled.jobs.filter((j) => j.message !== 'run cancelled before this job started').length);
+    expect(paged.size).toBeGreaterThanOrEqual(40);
     const done = cancelled.jobs.filter((j) => j.status === 'SUCCEEDED');
     expect(done.length).toBeGreaterThanOrEqual(40);
     expect(done.length).toBeLessThan(TASKS);

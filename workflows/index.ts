@@ -5,3 +5,4 @@ export { suiteWorkflow, suiteProgressQuery } from './suite-workflow.js';
 export { fetchArtifactWorkflow } from './fetch-artifact-workflow.js';
 export { taskDefinitionsWorkflow, taskDefinitionsQuery } from './task-definitions-workflow.js';
 export { checkpointWorkflow } from './checkpoint-workflow.js';
+export { runResultsPageWorkflow } from './run-results-page-workflow.js';

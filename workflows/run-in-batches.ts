@@ -3,11 +3,13 @@
 
 import {
   CancellationScope,
+  ParentClosePolicy,
   getExternalWorkflowHandle,
   makeContinueAsNewFunc,
   patched,
   proxyActivities,
   setHandler,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -23,12 +25,20 @@ import { jobSpecsOf } from '../runs/job-specs.js';
 import { JOBS_PER_EXECUTION, progressQuery, repeatCountsOn, type runWorkflow } from './run-workflow.js';
 import { definitionsPageId, pagesForJobs, tasksByName, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
 import { releaseDefinitionsSignal } from './task-definitions-workflow.js';
+import { paginateResults, resultsPageId } from '../runs/result-pages.js';
+import { runResultsPageWorkflow } from './run-results-page-workflow.js';
 
 /**
  * Patch id: the run's input pins its task definitions by reference (`spec.definitions`), and each
  * execution loads the pages its batch needs; the final one releases the pages' holders.
  */
 const DEFINITIONS_BY_REFERENCE = 'task-definitions-by-reference';
+/**
+ * Patch id: each execution, once its jobs are done, writes their results into a few page workflows
+ * (runs/result-pages.ts) and the run's result names them; readers get a page with one history call
+ * instead of listing a memo per job.
+ */
+const RESULTS_IN_PAGES = 'run-results-in-pages';
 
 const { loadTaskDefinitions } = proxyActivities<SharedActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
 
@@ -51,6 +61,24 @@ async function releaseDefinitions(runId: string, pinned: PinnedTaskDefinitions):
           .signal(releaseDefinitionsSignal)
           .catch(() => undefined),
       ),
+    ),
+  );
+}
+
+/**
+ * This batch's results written as pages, each the input of a workflow of its own; their ids. Waits
+ * only for each page's workflow to start, and runs on through a cancel, so a cancelled run's pages
+ * hold every job it started. The pages outlive the run (abandoned, not children to close with it).
+ */
+async function writeResultPages(runId: string, first: number, results: JobResult[]): Promise<string[]> {
+  const pages = paginateResults(results);
+  return CancellationScope.nonCancellable(() =>
+    Promise.all(
+      pages.map(async (page, index) => {
+        const workflowId = resultsPageId(runId, first, index);
+        await startChild(runResultsPageWorkflow, { workflowId, args: [page], parentClosePolicy: ParentClosePolicy.ABANDON });
+        return workflowId;
+      }),
     ),
   );
 }
@@ -114,6 +142,12 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
     tally = addRepeatCounts(tally, perHost);
   }
 
+  // Pages only when every execution writes them: an execution of a run that began before them
+  // (the first execution wrote none) leaves its readers to the memos, as its earlier batches did.
+  let resultPages = spec.continuation?.resultPages;
+  if ((first === 0 || resultPages !== undefined) && patched(RESULTS_IN_PAGES))
+    resultPages = [...(resultPages ?? []), ...(await writeResultPages(spec.runId, first, ran))];
+
   const nextJob = first + batch.length;
   if (!cancelled() && nextJob < all.length) {
     // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
@@ -121,7 +155,7 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
       typedSearchAttributes: workflowInfo().typedSearchAttributes,
       ...(workflowInfo().memo ? { memo: workflowInfo().memo } : {}),
     });
-    await carryOver({ ...spec, continuation: { nextJob, startedAt, tally } });
+    await carryOver({ ...spec, continuation: { nextJob, startedAt, tally, ...(resultPages ? { resultPages } : {}) } });
   }
 
   if (byReference) await releaseDefinitions(spec.runId, spec.definitions!);
@@ -143,6 +177,7 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
     jobs: [],
     jobsIn: 'job-workflows',
     jobCount: tally.jobs,
+    ...(resultPages ? { resultPages } : {}),
     ...(outcome.usage ? { usage: outcome.usage } : {}),
     startedAt,
     finishedAt: new Date().toISOString(),

@@ -183,7 +183,8 @@ async function main(): Promise<void> {
  * Two runs of one task × two repeats at one job per execution (two executions each, pass@k counted
  * per batch): `inline`, whose input holds its task definitions as inputs did before
  * `task-definitions-by-reference`, and `by-reference`, submitted as `br` submits now, with the holder
- * of its one page of definitions.
+ * of its one page of definitions, and (both runs) a page of results per execution: the by-reference run's
+ * are recorded too.
  */
 async function recordBatches(client: Client, settings: Settings, benchmark: Benchmark, target: ModelTarget): Promise<void> {
   const dir = path.join(historiesDir, 'batches');
@@ -198,6 +199,7 @@ async function recordBatches(client: Client, settings: Settings, benchmark: Benc
   });
   const byReference = createRunSpec(benchmark, target, options, ['scores-half']);
   const byReferenceHandle = await submitRun(client, settings, byReference);
+  let resultPages: string[] = [];
   for (const [name, handle] of [
     ['inline', inlineHandle],
     ['by-reference', byReferenceHandle],
@@ -205,6 +207,8 @@ async function recordBatches(client: Client, settings: Settings, benchmark: Benc
     const result = await followRun(handle);
     if (result.status !== 'COMPLETED' || result.jobCount !== 2)
       throw new Error(`${name}: expected COMPLETED with 2 jobs, got ${result.status} with ${result.jobCount}`);
+    if (result.resultPages?.length !== 2) throw new Error(`${name}: expected 2 pages of results, got ${result.resultPages?.length}`);
+    if (name === 'by-reference') resultPages = result.resultPages;
     const executions: Array<{ runId: string; start: number }> = [];
     for await (const info of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
       executions.push({ runId: info.runId, start: info.startTime.getTime() });
@@ -218,7 +222,12 @@ async function recordBatches(client: Client, settings: Settings, benchmark: Benc
   }
   const holder = await client.workflow.getHandle(definitionsPageId(byReference.runId, 0)).fetchHistory();
   writeFileSync(path.join(dir, 'by-reference.definitions-0.json'), `${historyToJSON(holder)}\n`);
-  console.log(`wrote 5 histories to ${path.relative(process.cwd(), dir)}`);
+  // One page of results per execution (one job each).
+  for (const [i, page] of resultPages.entries()) {
+    const history = await client.workflow.getHandle(page).fetchHistory();
+    writeFileSync(path.join(dir, `by-reference.results-${i}.json`), `${historyToJSON(history)}\n`);
+  }
+  console.log(`wrote ${5 + resultPages.length} histories to ${path.relative(process.cwd(), dir)}`);
 }
 
 await main();

@@ -150,25 +150,63 @@ describe('the recorded histories cover every kind of run', () => {
     ]);
   });
 
-  it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch', () => {
+  it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch, a page of results each', () => {
     expect(activityTypes('batches/inline.run-0.json')).toEqual(['repeatCounts']);
-    expect(patchIds('batches/inline.run-0.json')).toEqual(['run-in-batches']);
+    expect(patchIds('batches/inline.run-0.json')).toEqual(['run-in-batches', 'run-results-in-pages']);
     expect(lastEventType('batches/inline.run-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
     const run = resultOf<RunResult>('batches/inline.run-1.json');
-    expect([run.status, run.jobsIn, run.jobCount, run.jobs]).toEqual(['COMPLETED', 'job-workflows', 2, []]);
+    expect([run.status, run.jobsIn, run.jobCount, run.jobs, run.resultPages]).toEqual([
+      'COMPLETED',
+      'job-workflows',
+      2,
+      [],
+      [`${run.runId}.results-0-0`, `${run.runId}.results-1-0`],
+    ]);
   });
 
-  it('a run in batches with its definitions by reference: each execution loads its page, the last releases the holder', () => {
+  it('a run in batches with its definitions by reference: each execution loads its page and writes a page of results, the last releases the holder', () => {
     for (const file of ['batches/by-reference.run-0.json', 'batches/by-reference.run-1.json']) {
       expect(activityTypes(file)).toEqual(['loadTaskDefinitions', 'repeatCounts']);
-      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference']);
+      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference', 'run-results-in-pages']);
     }
     const input = startedInput<RunSpec>('batches/by-reference.run-0.json');
     expect([input.tasks, input.definitions?.names, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([[], ['scores-half'], [[0, 1]]]);
     expect(signalledWorkflowIds('batches/by-reference.run-0.json')).toEqual([]);
     expect(signalledWorkflowIds('batches/by-reference.run-1.json')).toEqual([`${input.runId}.definitions-0`]);
-    expect(resultOf<RunResult>('batches/by-reference.run-1.json').status).toBe('COMPLETED');
+    // The second execution carries the first one's page on and names both in the result.
+    expect(startedInput<RunSpec>('batches/by-reference.run-1.json').continuation?.resultPages).toEqual([`${input.runId}.results-0-0`]);
+    const run = resultOf<RunResult>('batches/by-reference.run-1.json');
+    expect([run.status, run.resultPages]).toEqual(['COMPLETED', [`${input.runId}.results-0-0`, `${input.runId}.results-1-0`]]);
     expect(lastEventType('batches/by-reference.definitions-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+    // Each page holds its execution's job result, as the job's memo does.
+    for (const [i, file] of ['batches/by-reference.results-0.json', 'batches/by-reference.results-1.json'].entries()) {
+      expect(startedInput<RunResult['jobs']>(file).map((j) => [j.task, j.repeat, j.status])).toEqual([['scores-half', i, 'SUCCEEDED']]);
+      expect(lastEventType(file)).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+    }
+  });
+});
+
+describe('the histories from before the run-results-in-pages patch still cover the runs in batches', () => {
+  const before = (file: string) => `before-run-results-pages/${file}`;
+  it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch', () => {
+    expect(activityTypes(before('inline.run-0.json'))).toEqual(['repeatCounts']);
+    expect(patchIds(before('inline.run-0.json'))).toEqual(['run-in-batches']);
+    expect(lastEventType(before('inline.run-0.json'))).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
+    const run = resultOf<RunResult>(before('inline.run-1.json'));
+    expect([run.status, run.jobsIn, run.jobCount, run.jobs]).toEqual(['COMPLETED', 'job-workflows', 2, []]);
+  });
+
+  it('a run in batches with its definitions by reference: each execution loads its page, the last releases the holder', () => {
+    for (const file of [before('by-reference.run-0.json'), before('by-reference.run-1.json')]) {
+      expect(activityTypes(file)).toEqual(['loadTaskDefinitions', 'repeatCounts']);
+      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference']);
+    }
+    const input = startedInput<RunSpec>(before('by-reference.run-0.json'));
+    expect([input.tasks, input.definitions?.names, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([[], ['scores-half'], [[0, 1]]]);
+    expect(signalledWorkflowIds(before('by-reference.run-0.json'))).toEqual([]);
+    expect(signalledWorkflowIds(before('by-reference.run-1.json'))).toEqual([`${input.runId}.definitions-0`]);
+    expect(resultOf<RunResult>(before('by-reference.run-1.json')).status).toBe('COMPLETED');
+    expect(lastEventType(before('by-reference.definitions-0.json'))).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
   });
 });
 
