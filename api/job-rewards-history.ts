@@ -5,9 +5,8 @@
 // capped how many rewards a worker could deliver per second.
 
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { payloadCodecsFromEnv } from '../client/payload-codec.js';
+import { fromStoredPayload } from '../client/runs.js';
 import { REWARDS_SIGNAL, takeNewRewards, type Reward, type RewardBatch, type RewardsTaken } from '../runs/rewards.js';
 
 /** gRPC NOT_FOUND: the job's workflow has not been started (yet). */
@@ -52,7 +51,7 @@ export class JobRewardsHistory {
       const signal = event.workflowExecutionSignaledEventAttributes;
       if (signal?.signalName === REWARDS_SIGNAL) {
         const payload = signal.input?.payloads?.[0];
-        if (payload) rewards.push(...takeNewRewards(this.taken, await decode(payload)));
+        if (payload) rewards.push(...takeNewRewards(this.taken, await fromStoredPayload<RewardBatch>(payload)));
       }
       if (
         event.workflowExecutionCompletedEventAttributes ||
@@ -70,11 +69,4 @@ export class JobRewardsHistory {
     else this.nextPageToken = token;
     return { kind: 'read', rewards, closed: this.closed };
   }
-}
-
-async function decode(payload: temporal.api.common.v1.IPayload): Promise<RewardBatch> {
-  let payloads = [payload as Payload];
-  // Codecs decode in the reverse of the order they encode.
-  for (const codec of [...payloadCodecsFromEnv()].reverse()) payloads = await codec.decode(payloads);
-  return defaultPayloadConverter.fromPayload(payloads[0]!) as RewardBatch;
 }
