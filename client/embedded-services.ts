@@ -25,6 +25,19 @@ import { connectClient } from './runs.js';
  */
 export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 
+/**
+ * How often the history service may read its task queues (transfer: workflow and activity tasks, child
+ * starts, signals; timer; visibility). The default, 20 reads a second, makes every hop wait for the
+ * next read: measured, a one-job run spent 450 of its 635 ms in such waits (~45 ms at each of ten
+ * hops); with this, 198 ms. The reads are still made only when there are tasks to read.
+ * cluster/temporal/dynamic-config.yaml sets the same for the cluster.
+ */
+export const QUEUE_READ_RATE_ARGS = [
+  'history.transferProcessorMaxPollRPS=10000',
+  'history.timerProcessorMaxPollRPS=10000',
+  'history.visibilityProcessorMaxPollRPS=10000',
+].flatMap((setting) => ['--dynamic-config-value', setting]);
+
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 export function isReachable(address: string, timeoutMs = 1000): Promise<boolean> {
@@ -131,6 +144,7 @@ export function devServerArgs(port: number, dbFile: string, options: { uiPort?: 
     options.logLevel ?? 'error',
     ...DEV_SERVER_SQLITE_ARGS,
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
+    ...QUEUE_READ_RATE_ARGS,
   ];
 }
 
