@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { JobSpec } from '../runs/run-spec.js';
 import type { ContainerCreateBody } from './docker-engine.js';
+import type { NetnsLease } from './netns-pool.js';
 import { TASK_NETWORK } from './task-network.js';
 
 export const CONTAINER_BENCHMARK_DIR = '/app/benchmark';
@@ -79,6 +80,8 @@ export interface ContainerSpecInput {
   hostAddress?: string;
   /** The worker's dataset directory, when it has one: mounted read-only and named in BENCHROUTER_DATASET_DIR. */
   datasetDir?: string;
+  /** A Simple-mode task's network namespace, lent by the worker's pool (netns-pool.ts); without one, a namespace of its own. */
+  netns?: NetnsLease;
 }
 
 /**
@@ -153,7 +156,12 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
   const limits = { Memory: memory, MemorySwap: memory, NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
   // The task network keeps tasks off the host's own ports (see task-firewall.ts); host.docker.internal
   // is how they still reach the worker's model gateway. `network: host` gives all of that up.
-  const network = onHostNetwork ? { NetworkMode: 'host' } : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:${input.hostAddress ?? 'host-gateway'}`] };
+  // A lent namespace is on the task network already, host.docker.internal included.
+  const network = onHostNetwork
+    ? { NetworkMode: 'host' }
+    : !dind && input.netns
+      ? { NetworkMode: input.netns.networkMode }
+      : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:${input.hostAddress ?? 'host-gateway'}`] };
 
   const hostConfig: Record<string, unknown> = dind
     ? {
@@ -167,7 +175,13 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
           ...dind.archives.map((archive) => bind(archive, `${CONTAINER_PRELOAD_DIR}/${archive.split('/').pop()}`, true)),
         ],
       }
-    : { ...limits, ...network, LogConfig: TASK_LOG_CONFIG, SecurityOpt: ['no-new-privileges'], Mounts: mounts };
+    : {
+        ...limits,
+        ...network,
+        LogConfig: TASK_LOG_CONFIG,
+        SecurityOpt: ['no-new-privileges'],
+        Mounts: [...mounts, ...(!onHostNetwork && input.netns ? input.netns.mounts : [])],
+      };
 
   return {
     Image: image,

@@ -194,12 +194,28 @@ export class DockerEngine {
     );
   }
 
-  async listContainers(labelFilters: string[]): Promise<Array<{ id: string; name: string; labels: Record<string, string>; state: string }>> {
+  /** Containers with all of these labels, stopped ones too; `networkMode` is `container:<id>` for one that joined another's network. */
+  async listContainers(
+    labelFilters: string[],
+  ): Promise<Array<{ id: string; name: string; labels: Record<string, string>; state: string; networkMode?: string }>> {
     const list =
       (await this.call('container list', TIMEOUT_MS.list, (abortSignal) =>
         this.client.listContainers({ all: true, filters: { label: labelFilters }, abortSignal }),
       )) ?? [];
-    return list.map((c) => ({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), labels: c.Labels ?? {}, state: c.State }));
+    return list.map((c) => ({
+      id: c.Id,
+      name: (c.Names[0] ?? '').replace(/^\//, ''),
+      labels: c.Labels ?? {},
+      state: c.State,
+      ...(c.HostConfig?.NetworkMode ? { networkMode: c.HostConfig.NetworkMode } : {}),
+    }));
+  }
+
+  /** A tar archive of one path inside a container (`docker cp` out). */
+  async archive(nameOrId: string, pathInContainer: string): Promise<Readable> {
+    const stream = await this.call('container archive', TIMEOUT_MS.inspect, () => this.client.getContainer(nameOrId).getArchive({ path: pathInContainer }));
+    if (!stream) throw new DockerError('container archive', null, `no archive of ${pathInContainer}`);
+    return stream as Readable;
   }
 
   /**

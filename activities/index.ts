@@ -27,6 +27,7 @@ export interface HostActivityDeps {
   datasetDir?: string;
   gateway?: ContainerDeps['gateway'];
   firewall?: ContainerDeps['firewall'];
+  netns?: ContainerDeps['netns'];
 }
 
 /** A host's folders and limits as its settings give them: what every host worker hands createHostActivities. */

@@ -29,6 +29,7 @@ import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outag
 import { followTaskRecords } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
+import type { NetnsPool } from './netns-pool.js';
 import { ensureTaskNetwork } from './task-network.js';
 
 export interface RunContainerInput {
@@ -80,6 +81,8 @@ export interface ContainerDeps {
   gateway?: { instance: ModelGateway; url: string };
   /** The host firewall of the task network, which opens a loopback model endpoint's port with --no-gateway. */
   firewall?: TaskFirewall;
+  /** Network namespaces lent to Simple-mode tasks (netns-pool.ts); without it each task gets one of its own. */
+  netns?: NetnsPool;
 }
 
 const HEARTBEAT_MS = 2000;
@@ -102,16 +105,22 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const closeAccess = () => closeModelAccess(deps, job);
   const logFile = path.join(jobDir, JOB_FILES.containerLog);
   let hostAddress: string | undefined;
+  const netnsPool = !job.task.docker && job.task.network !== 'host' ? deps.netns : undefined;
   if (job.task.docker || job.task.network !== 'host') {
-    hostAddress = (await ensureTaskNetwork(docker)).gateway;
+    if (!netnsPool) hostAddress = (await ensureTaskNetwork(docker)).gateway;
     await openLoopbackEndpoints(deps, job, access);
   }
+  /** Removes the task's container (and a DinD task's storage); its lent namespace goes back to the pool. */
+  const removeTask = async (nameOrId: string) => {
+    await removeContainerAndStorage(docker, nameOrId, storageDir);
+    netnsPool?.release(name);
+  };
   let state = await docker.containerState(name);
   const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
   if (state && restartAfterOutage) {
     ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${state.exitCode}) while no attempt watched it: starting it again, once`);
     await writeFile(path.join(jobDir, 'container-killed-by-outage.log'), await docker.logTail(state.id, 200)).catch(() => undefined);
-    await removeContainerAndStorage(docker, state.id, storageDir);
+    await removeTask(state.id);
     state = undefined;
   }
   const reattached = state !== undefined;
@@ -150,18 +159,27 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
         dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir: storage.mountDir, archives: storage.archives };
         runtime = `dind:${detected.mode}`;
       }
-      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir }, apiKey, access);
+      const netns = await netnsPool?.lease(name);
+      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir, netns }, apiKey, access);
       if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
       if (preload) body.Labels[PRELOAD_LABEL] = preload;
+      let started: Awaited<ReturnType<DockerEngine['createAndStart']>>;
       try {
         // 'conflict': another attempt won the race to create it; attach to that one below.
-        await docker.createAndStart(name, body);
+        started = await docker.createAndStart(name, body);
       } catch (error) {
         await removeContainerAndStorage(docker, name, storageDir);
+        // The namespace may be the fault (a holder a daemon restart stopped): the retry gets a fresh one.
+        await netnsPool?.discard(name);
         closeAccess();
         throw error;
       }
-      state = await docker.containerState(name);
+      // Not inspected now: right after the start, the daemon holds the container's lock for a task that
+      // exits at once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
+      state =
+        started === 'conflict'
+          ? await docker.containerState(name)
+          : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels: body.Labels };
       if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
     } catch (error) {
       await oomWatch.stop(false);
@@ -199,7 +217,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
       await docker.kill(containerId);
       if (log) await drained(log).catch(() => undefined);
-      await removeContainerAndStorage(docker, containerId, storageDir);
+      await removeTask(containerId);
       closeAccess();
       throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
     }
@@ -230,17 +248,18 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       FAILURE_TYPES.containerKilled,
     );
   }
-  await removeContainerAndStorage(docker, containerId, storageDir);
+  await removeTask(containerId);
   const usage = closeAccess();
+  const dockerStartedMs = validMs(final.startedAt) ?? startedMs;
   return {
     kind,
     ...(disk ? { disk } : {}),
     exitCode: final.exitCode,
     oomKilled: final.oomKilled || oomKills > 0,
     oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
-    startedAt: new Date(startedMs).toISOString(),
+    startedAt: new Date(dockerStartedMs).toISOString(),
     // Docker can stamp a container that exits at once as finished a hair before it started.
-    finishedAt: new Date(Math.max(startedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
+    finishedAt: new Date(Math.max(dockerStartedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
     lastLogLine: keepLogTail(jobDir, jobSecrets(job, deps.gateway?.instance)),
     reattached,
     runtime,

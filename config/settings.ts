@@ -24,6 +24,13 @@ export interface Settings {
   dindStorageRoot: string;
   /** Prepared inner /var/lib/docker directories, one per preloaded image set, that DinD tasks start from. */
   dindStoreDir: string;
+  /** Read-only copies of the lent network namespaces' /etc files (activities/netns-pool.ts). */
+  netnsDir: string;
+  /**
+   * Simple-mode tasks borrow a pooled network namespace instead of getting a new one each
+   * (BENCHROUTER_NETNS_POOL; "0" turns it off: each task's own namespace, ~0.1 s more per task).
+   */
+  netnsPool: boolean;
   /**
    * Size cap of the DinD image store in bytes (BENCHROUTER_DIND_STORE_MAX, e.g. "50g"): least recently used
    * image sets go first when it is passed. 0 turns the store off, and every task `docker load`s its archives.
@@ -95,6 +102,8 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     imageCacheDir: env.BENCHROUTER_IMAGE_CACHE || `${home}/image-cache`,
     dindStorageRoot: `${home}/dind`,
     dindStoreDir: `${home}/dind-store`,
+    netnsDir: `${home}/netns`,
+    netnsPool: env.BENCHROUTER_NETNS_POOL !== '0',
     dindStoreMaxBytes: sizeBytes('BENCHROUTER_DIND_STORE_MAX', env.BENCHROUTER_DIND_STORE_MAX || DEFAULT_DIND_STORE_MAX),
     gatewayPort:
       env.BENCHROUTER_GATEWAY_PORT !== undefined && env.BENCHROUTER_GATEWAY_PORT !== '' ? Number(env.BENCHROUTER_GATEWAY_PORT) : DEFAULT_GATEWAY_PORT,

@@ -20,6 +20,8 @@ import { workflowBundleFor } from './workflow-bundle-cache.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 import { installTaskFirewall, type TaskFirewall } from '../activities/task-firewall.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
+import { NetnsPool } from '../activities/netns-pool.js';
+import { BASE_IMAGE } from '../client/host-ca-trust.js';
 
 /**
  * No watchdog around each call into the workflow sandbox. Node starts and joins a thread for every vm
@@ -79,7 +81,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // would keep a `br worker` that failed to start alive, silent, on its port.
   let firewall: TaskFirewall | undefined;
   let client: Client | undefined;
+  let netns: NetnsPool | undefined;
   const closeResources = async () => {
+    await netns?.close().catch(() => undefined);
     await gateway.close().catch(() => undefined);
     await firewall?.close().catch(() => undefined);
     await client?.connection.close().catch(() => undefined);
@@ -107,6 +111,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     // Kept open while the worker runs: loadTaskDefinitions reads runs' definitions through it.
     const workflowClient = (client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say));
     await sweepOrphans({ docker, client: workflowClient, hostId, dindStorageRoot: settings.dindStorageRoot, dindStoreDir: settings.dindStoreDir, say });
+    netns = await startNetnsPool(docker, hostId, settings, say);
     // Never bundled in this process: webpack would stay in the worker's memory for good.
     const workflowBundle = { codePath: options.workflowBundlePath ?? (await workflowBundleFor(path.join(settings.home, 'workflow-bundles'), workflowsPath)) };
 
@@ -134,6 +139,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         ...hostFoldersFrom(settings),
         gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
         firewall,
+        netns,
       }),
       maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
       // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
@@ -173,4 +179,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       await done;
     },
   };
+}
+
+/** The pool of network namespaces Simple-mode tasks borrow, with this host's holders adopted; none when turned off or without the base image. */
+async function startNetnsPool(docker: DockerEngine, hostId: string, settings: Settings, say: (line: string) => void): Promise<NetnsPool | undefined> {
+  if (!settings.netnsPool) return undefined;
+  if (!(await docker.imageExists(BASE_IMAGE))) {
+    say(`warning: no ${BASE_IMAGE} image on this host: each task gets a network namespace of its own (~0.1 s more per task); scripts/bootstrap.sh builds it`);
+    return undefined;
+  }
+  const pool = new NetnsPool(docker, hostId, settings.netnsDir, BASE_IMAGE);
+  await pool.adoptExisting();
+  return pool;
 }
