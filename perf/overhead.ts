@@ -21,7 +21,7 @@ import { settingsFrom } from '../config/settings.js';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { makeNoopBenchmark, timeBrRun, timeRawDockerRuns } from './noop-tasks.js';
-import { cpuDelta, cpuSecondsByProcess, cpuSecondsOfTrees, repoRoot, run, startStack, type PerfStack } from './perf-support.js';
+import { cpuDelta, cpuSecondsByProcess, cpuSecondsOfTrees, startStack, type PerfStack } from './perf-support.js';
 
 const N = Number(process.argv[2] ?? 100);
 const CONCURRENCY = 8;
@@ -33,10 +33,12 @@ async function main(): Promise<void> {
   makeNoopBenchmark(benchmarkDir, N);
   const stack = await startStack('overhead');
   try {
-    // Warm-up: builds the image and primes the worker, so neither side pays a first-time cost.
+    // Warm-up: builds the image and primes the worker, so neither side pays a first-time cost; run at
+    // the measured concurrency, it also fills the worker's pool of network namespaces (netns-pool.ts),
+    // which a long-lived worker keeps from one run to the next.
     const warm = path.join(scratch, 'warm');
-    makeNoopBenchmark(warm, N);
-    await run(path.join(repoRoot, 'br'), ['run', warm, '--model', 'noop', '--endpoint', 'http://127.0.0.1:9/v1', '--tasks', 'noop-000', '--json'], stack.env);
+    makeNoopBenchmark(warm, CONCURRENCY);
+    await timeBrRun(stack.env, warm, CONCURRENCY, CONCURRENCY);
     const image = imageTagFor('perf-noop', 'noop', directoryDigest(path.join(benchmarkDir, 'environments', 'noop')));
 
     // dockerd and containerd serve every engineer on the machine; the dev server and worker are this stack's own.
