@@ -97,7 +97,7 @@ describe('the pool of network namespaces', () => {
     expect(holders('host-netns').map((line) => line.split(' ')[1])).toEqual(['running', 'running']);
   });
 
-  it('replaces holders that were removed behind its back: the attempt that finds one gone retries in a new one', async () => {
+  it('replaces holders that were removed behind its back: a container that cannot join its holder starts in a fresh one', async () => {
     const before = holders('host-netns').map((line) => line.split(' ')[0]!);
     expect(before.length).toBe(2);
     for (const id of before) dockerLines(['rm', '-f', id]);
