@@ -115,7 +115,10 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     await removeContainerAndStorage(docker, nameOrId, storageDir);
     netnsPool?.release(name);
   };
-  let state = await docker.containerState(name);
+  // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
+  // create, below): one inspect fewer per job. A retry looks, to reattach.
+  const firstAttempt = ctx.info.attempt === 1;
+  let state = firstAttempt ? undefined : await docker.containerState(name);
   const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
   if (state && restartAfterOutage) {
     ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${state.exitCode}) while no attempt watched it: starting it again, once`);
@@ -189,6 +192,15 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       }
       // Not inspected now: right after the start, the daemon holds the container's lock for a task that
       // exits at once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
+      if (started === 'conflict' && firstAttempt) {
+        // A container of this job already here (the job came back to a host it left): the next
+        // attempt inspects it and reattaches, or restarts it after an outage, as any retry does. Its
+        // routes stay open, as for any attempt that steps aside from a running container.
+        throw ApplicationFailure.retryable(
+          `container ${name} of job ${job.jobId} exists already; the next attempt attaches to it`,
+          FAILURE_TYPES.attemptAborted,
+        );
+      }
       state =
         started === 'conflict'
           ? await docker.containerState(name)
