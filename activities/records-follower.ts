@@ -16,6 +16,12 @@ import { openTaskOutputFile } from './task-output-file.js';
 const read = promisify(readCallback);
 export const POLL_MS = 200;
 /**
+ * After a delivery, the next waits this long: the first reward of a job goes out within POLL_MS, later
+ * ones gather into a signal a second. Each signal is a workflow task and four history events; sent every
+ * 200 ms, 64 batches of 32 rewards cost the dev server more CPU than all their jobs' containers did.
+ */
+export const MIN_DELIVERY_INTERVAL_MS = 1000;
+/**
  * Read at most this much per read(2), into one buffer per follower: a fresh 1 MB buffer per tick (every
  * 200 ms for each running job) made the worker's garbage collector its busiest code under 32 containers.
  */
@@ -75,8 +81,10 @@ export function followRecords(
   resultsDir: string,
   start: FollowerPosition | undefined,
   deliver: DeliverRewards,
-  options: { pollMs?: number; warn?: (message: string) => void } = {},
+  options: { pollMs?: number; minIntervalMs?: number; warn?: (message: string) => void } = {},
 ): RecordsFollower {
+  const minIntervalMs = options.minIntervalMs ?? MIN_DELIVERY_INTERVAL_MS;
+  let lastDeliveryMs = -Infinity;
   const reader = new RecordsReader(resultsDir, start ?? { offset: 0, line: 0 });
   const warn = options.warn ?? (() => undefined);
   let delivered: FollowerPosition = start ?? { offset: 0, line: 0 };
@@ -91,11 +99,13 @@ export function followRecords(
       const page = rewards.slice(at, at + REWARDS_PAGE_MAX);
       const last = at + REWARDS_PAGE_MAX >= rewards.length;
       await deliver({ rewards: page, throughLine: last ? position.line : page[page.length - 1]!.line });
+      lastDeliveryMs = Date.now();
     }
     delivered = position;
     reader.commit(position);
   };
   const tick = async () => {
+    if (Date.now() - lastDeliveryMs < minIntervalMs) return; // lines wait for the next delivery; finish() sends at once
     try {
       await step(false);
       failures = 0;

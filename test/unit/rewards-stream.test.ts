@@ -86,6 +86,38 @@ describe('followRecords', () => {
   });
 });
 
+describe('followRecords pacing', () => {
+  it('delivers the first line at once and gathers later ones into one delivery per interval', async () => {
+    const results = fresh();
+    const file = path.join(results, 'records.jsonl');
+    const batches: Array<{ at: number; instances: Array<number | string> }> = [];
+    const started = Date.now();
+    const follower = followRecords(
+      results,
+      undefined,
+      async (batch) => void batches.push({ at: Date.now() - started, instances: batch.rewards.map((r) => r.instance) }),
+      {
+        pollMs: 20,
+        minIntervalMs: 400,
+      },
+    );
+    writeFileSync(file, line(0, 1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(batches.map((b) => b.instances)).toEqual([[0]]);
+    appendFileSync(file, line(1, 0));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    appendFileSync(file, line(2, 1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(batches.length).toBe(1); // both wait for the interval to pass
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(batches.map((b) => b.instances)).toEqual([[0], [1, 2]]);
+    expect(batches[1]!.at - batches[0]!.at).toBeGreaterThanOrEqual(400);
+    appendFileSync(file, line(3, 0));
+    await follower.finish(); // the rest goes at once
+    expect(batches.map((b) => b.instances)).toEqual([[0], [1, 2], [3]]);
+  });
+});
+
 describe('RewardsCursor', () => {
   it('writes finished jobs as ranges and the others as counts, and reads back what it wrote', () => {
     const cursor = RewardsCursor.parse('');
