@@ -2,12 +2,13 @@
 // workflow bundle built once for every test worker.
 
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { devServerArgs, freePort, waitUntilReachable } from '../../client/embedded-services.js';
+import { NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
 declare module 'vitest' {
@@ -34,7 +35,28 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
+  removeTestNetnsHolders();
   server?.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 300));
   if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Network-namespace holders of the tests' hosts (ids `host-...`) that no worker will adopt: a worker
+ * killed on purpose leaves its holders for a restart that, in a test, does not come. A real worker's
+ * (its host id is the machine's name) are left alone.
+ */
+function removeTestNetnsHolders(): void {
+  try {
+    const lines = execFileSync('docker', ['ps', '-a', '--filter', `label=${NETNS_HOLDER_LABEL}`, '--format', `{{.ID}} {{.Label "${NETNS_HOLDER_LABEL}"}}`], {
+      encoding: 'utf8',
+    });
+    const ids = lines.split('\n').flatMap((line) => {
+      const [id, host] = line.split(' ');
+      return id && host?.startsWith('host-') ? [id] : [];
+    });
+    if (ids.length) execFileSync('docker', ['rm', '-f', ...ids], { stdio: 'ignore' });
+  } catch {
+    // no Docker here: nothing was left on it
+  }
 }
