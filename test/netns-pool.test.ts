@@ -16,6 +16,7 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunResult } from '../runs/run-spec.js';
 import { startWorker } from '../workers/start-worker.js';
 import { dockerLines, startHarness, type Harness } from './support/harness.js';
+import { PY_MODEL_ANSWERS } from './support/model-probe.js';
 import { waitFor } from './support/processes.js';
 
 /** Reads /etc/hosts (a previous task's leftovers would show), tries to write it, holds on, asks the model. */
@@ -33,11 +34,7 @@ try:
 except OSError:
     hosts_writable = False
 time.sleep(float(os.environ["HOLD_SECONDS"]))
-request = urllib.request.Request(os.environ["BENCHROUTER_MODEL_ENDPOINT"] + "/models", headers={"Authorization": "Bearer " + os.environ["BENCHROUTER_API_KEY"]})
-try:
-    model = urllib.request.urlopen(request, timeout=10).status == 200
-except OSError:
-    model = False
+${PY_MODEL_ANSWERS}
 with open(os.path.join(os.environ["BENCHROUTER_OUTPUT_DIR"], "result.json"), "w") as f:
     json.dump({"overall": 1 if model else 0, "ip": ip, "poisoned": poisoned, "hosts_writable": hosts_writable, "model": model}, f)
 `;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectedArithScore } from '../reference-model/expected-score.js';
 import { repoRoot, startHarness, type Harness } from './support/harness.js';
+import { PY_MODEL_ANSWERS } from './support/model-probe.js';
 
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
 
@@ -29,11 +30,7 @@ reached = {
     "host_only_port": reaches("host.docker.internal", os.environ["HOST_ONLY_PORT"]),
     "host_only_port_via_host_ip": reaches(os.environ["HOST_IP"], os.environ["HOST_ONLY_PORT"]),
 }
-request = urllib.request.Request(os.environ["BENCHROUTER_MODEL_ENDPOINT"] + "/models", headers={"Authorization": "Bearer " + os.environ["BENCHROUTER_API_KEY"]})
-try:
-    model = urllib.request.urlopen(request, timeout=10).status == 200
-except OSError:
-    model = False
+${PY_MODEL_ANSWERS}
 with open(os.path.join(os.environ["BENCHROUTER_OUTPUT_DIR"], "result.json"), "w") as f:
     json.dump({"overall": 1 if model else 0, "reached": reached, "model": model}, f)
 `;
