@@ -205,20 +205,34 @@ export async function queryProgress(handle: RunHandle): Promise<RunProgress> {
 /**
  * Resolves with `result`, meanwhile calling `poll` every `intervalMs` and handing what it returns to
  * `onProgress`. A failed poll is skipped: the workflow may not have run its first task yet, or may
- * just have closed.
+ * just have closed. The pause between polls ends with `result`: a timer left pending would keep the
+ * process (`br run`) alive for up to `intervalMs` after the run's result is printed.
  */
 export async function whilePolling<T, P>(result: Promise<T>, poll: () => Promise<P>, onProgress: ((p: P) => void) | undefined, intervalMs: number): Promise<T> {
   let done = false;
-  const settled = result.finally(() => (done = true));
+  let wake = () => {};
+  const settled = result.finally(() => {
+    done = true;
+    wake();
+  });
   if (onProgress) {
     void (async () => {
       while (!done) {
         try {
-          onProgress(await poll());
+          const progress = await poll();
+          // Progress read after the result would redraw a bar the waiting command has already closed.
+          if (!done) onProgress(progress);
         } catch {
           // skipped
         }
-        await new Promise((r) => setTimeout(r, intervalMs));
+        if (done) break;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, intervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       }
     })();
   }

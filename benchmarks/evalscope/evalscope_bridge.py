@@ -270,5 +270,27 @@ def main(argv):
     print(f'evalscope_bridge: {args.dataset}: {result["metric"]} = {result["score"]} over {len(records)} samples')
 
 
+def exit_without_teardown():
+    """Ends the process once everything is written, without the interpreter's own teardown.
+
+    After a run, finalizing EvalScope's modules and objects (datasets, pandas, pyarrow ...) takes about
+    0.5 s of a 4 s job, and nothing in it reaches the task's outputs: result.json and records.jsonl are
+    closed, EvalScope's own files were read back from disk above. What a normal exit does that matters
+    is done here: non-daemon threads are waited for, the atexit handlers run (logging.shutdown flushes
+    EvalScope's log file) and stdout and stderr are flushed.
+    """
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 if __name__ == '__main__':
     main(sys.argv[1:])
+    exit_without_teardown()
