@@ -27,6 +27,8 @@ import { ensureTaskNetwork, TASK_NETWORK } from './task-network.js';
 
 /** Label of a holder container: the host whose pool it belongs to. */
 export const NETNS_HOLDER_LABEL = 'benchrouter.netns-holder';
+/** Label of a holder container: the folder of its /etc copies (gone with its worker's home, so is the holder's use). */
+export const NETNS_FILES_LABEL = 'benchrouter.netns-files';
 
 /** The files Docker writes for a namespace, which a joining container would otherwise share writable. */
 const NAMESPACE_FILES = ['/etc/hosts', '/etc/resolv.conf', '/etc/hostname'] as const;
@@ -129,7 +131,7 @@ export class NetnsPool {
         Entrypoint: ['sleep'],
         Cmd: ['infinity'],
         Env: [],
-        Labels: { [NETNS_HOLDER_LABEL]: this.hostId },
+        Labels: { [NETNS_HOLDER_LABEL]: this.hostId, [NETNS_FILES_LABEL]: this.dir },
         WorkingDir: '/',
         HostConfig: {
           NetworkMode: TASK_NETWORK,

@@ -3,12 +3,12 @@
 
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { devServerArgs, freePort, waitUntilReachable } from '../../client/embedded-services.js';
-import { NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
+import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
 declare module 'vitest' {
@@ -42,18 +42,17 @@ export async function teardown(): Promise<void> {
 }
 
 /**
- * Network-namespace holders of the tests' hosts (ids `host-...`) that no worker will adopt: a worker
- * killed on purpose leaves its holders for a restart that, in a test, does not come. A real worker's
- * (its host id is the machine's name) are left alone.
+ * Network-namespace holders the tests' workers left (a worker killed on purpose leaves its holders for a
+ * restart that, in a test, does not come): those whose worker's home is gone. A real worker's are left alone.
  */
 function removeTestNetnsHolders(): void {
   try {
-    const lines = execFileSync('docker', ['ps', '-a', '--filter', `label=${NETNS_HOLDER_LABEL}`, '--format', `{{.ID}} {{.Label "${NETNS_HOLDER_LABEL}"}}`], {
+    const lines = execFileSync('docker', ['ps', '-a', '--filter', `label=${NETNS_HOLDER_LABEL}`, '--format', `{{.ID}} {{.Label "${NETNS_FILES_LABEL}"}}`], {
       encoding: 'utf8',
     });
     const ids = lines.split('\n').flatMap((line) => {
-      const [id, host] = line.split(' ');
-      return id && host?.startsWith('host-') ? [id] : [];
+      const [id, filesDir] = line.split(' ');
+      return id && filesDir && !existsSync(filesDir) ? [id] : [];
     });
     if (ids.length) execFileSync('docker', ['rm', '-f', ...ids], { stdio: 'ignore' });
   } catch {
