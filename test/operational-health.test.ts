@@ -3,7 +3,7 @@
 // say about it; and `br up` refusing a gateway port another process holds.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,6 +59,7 @@ describe('operational health of an embedded setup', () => {
       // already gone
     }
     await br(env, ['down', '--grace', '2']).done;
+    rmSync(home, { recursive: true, force: true });
   });
 
   it('a wedged worker: br run warns within 30 s, br doctor names the worker, br down kills it with SIGKILL and says so', { timeout: 300_000 }, async () => {
