@@ -25,7 +25,7 @@ import {
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import { withJobs } from './run-jobs.js';
-import { definitionsByReference, storePages, withTaskDefinitions } from './task-definitions.js';
+import { pinDefinitions, storePages, withTaskDefinitions } from './task-definitions.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
@@ -163,11 +163,13 @@ export function refuseOversizedInput(input: unknown, file: string, what: string)
  */
 export interface SubmitOptions {
   once?: { requestDigest: string };
+  /** Task definitions in page holders even when they are small enough to travel inline (recording fixtures). */
+  definitionsByReference?: boolean;
 }
 
 export async function submitRun(client: Client, settings: Settings, spec: RunSpec, submit: SubmitOptions = {}): Promise<RunHandle> {
-  // The definitions go in page holders first, so the run's input holds task names and digests only.
-  const { input, pages } = definitionsByReference(spec);
+  // Large definitions go in page holders first, so the run's input holds task names and digests only.
+  const { input, pages } = pinDefinitions(spec, submit.definitionsByReference);
   const benchmarkFile = path.join(spec.benchmark.dir, 'benchmark.yaml');
   refuseOversizedInput(input, benchmarkFile, "the run's definition");
   // A definition bigger than a page has a page of its own, and each of its jobs carries it in its input.

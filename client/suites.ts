@@ -8,7 +8,7 @@ import type { Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
 import { newWorkflowId, queryProgress, refuseOversizedInput, runHandle, whilePolling } from './runs.js';
-import { definitionsByReference, storePages } from './task-definitions.js';
+import { pinDefinitions, storePages } from './task-definitions.js';
 
 export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
 
@@ -17,8 +17,8 @@ export function newSuiteId(suite: string, now = new Date()): string {
 }
 
 export async function submitSuite(client: Client, settings: Settings, spec: SuiteSpec): Promise<SuiteHandle> {
-  // Each run's definitions go in page holders, as a lone run's do: the suite's input holds names and digests.
-  const byReference = spec.runs.map(definitionsByReference);
+  // Each run's definitions travel as a lone run's do: large ones in page holders, the suite's input holding names and digests.
+  const byReference = spec.runs.map((run) => pinDefinitions(run));
   const input: SuiteSpec = { ...spec, runs: byReference.map((run) => run.input) };
   refuseOversizedInput(input, `suite ${spec.suite}`, `the suite's definition (${spec.runs.length} benchmarks)`);
   for (const [i, run] of byReference.entries()) await storePages(client.workflow, settings.sharedQueue, spec.runs[i]!.runId, run.pages);

@@ -14,6 +14,23 @@ export function definitionsDigest(tasks: readonly TaskDefinition[]): string {
 }
 
 /**
+ * Up to this size (as JSON) a run's task definitions travel in its own input, as before page holders:
+ * a small run then costs no holder workflow, no load activity and no release signal (a trainer's
+ * batches of one or two tasks: a third of the dev server's CPU, perf:rewards). Each execution of a run
+ * carries its input again; 64 KB of it is nothing beside Temporal's 2 MB payload limit.
+ */
+export const INLINE_DEFINITIONS_MAX_BYTES = 64 * 1024;
+
+/**
+ * What the run workflow is given for `spec`, and the pages of definitions to store first (none when
+ * they travel inline). `byReference` forces the holders whatever the size.
+ */
+export function pinDefinitions(spec: RunSpec, byReference = false): { input: RunSpec; pages: TaskDefinition[][] } {
+  if (!byReference && Buffer.byteLength(JSON.stringify(spec.tasks)) <= INLINE_DEFINITIONS_MAX_BYTES) return { input: spec, pages: [] };
+  return definitionsByReference(spec);
+}
+
+/**
  * What the run workflow is given instead of `spec`: the spec with no definitions and a reference to
  * them, cut into `pages` for storePages.
  */

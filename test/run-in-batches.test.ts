@@ -9,7 +9,8 @@ import proto from '@temporalio/proto';
 import { readFileSync } from 'node:fs';
 import { createRunSpec, followRun, listRuns, queryProgress, submitRun } from '../client/runs.js';
 import { listedJobs, pagedJobs, withJobs } from '../client/run-jobs.js';
-import { paginateDefinitions } from '../runs/task-definition-pages.js';
+import { definitionsPageId, paginateDefinitions } from '../runs/task-definition-pages.js';
+import { INLINE_DEFINITIONS_MAX_BYTES } from '../client/task-definitions.js';
 import type { RunSpec } from '../runs/run-spec.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunProgress, RunResult } from '../runs/run-spec.js';
@@ -232,6 +233,26 @@ describe("a run's task definitions", () => {
     expect(rerun.code).toBe(0);
     const again = JSON.parse(rerun.stdout) as RunResult;
     expect([again.status, again.overall, again.jobs.length, again.jobs[0]?.result?.overall]).toEqual(['COMPLETED', 1, TASKS, 1]);
+  }, 900_000);
+
+  it('travel in its input when they are small (no holder, no load), in every execution', async () => {
+    const benchmark = loadBenchmark(noopBenchmark(path.join(scratch, 'small-noop')));
+    expect(Buffer.byteLength(JSON.stringify(benchmark.tasks))).toBeLessThanOrEqual(INLINE_DEFINITIONS_MAX_BYTES);
+    const spec = createRunSpec(benchmark, { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, jobsPerExecution: 40 }, undefined, {
+      gateway: { enabled: false },
+    });
+    const run = await followRun(await submitRun(h.client, h.settings, spec));
+    expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
+    const executions: string[] = [];
+    for await (const info of h.client.workflow.list({ query: `WorkflowId = '${spec.runId}'` })) executions.push(info.runId);
+    expect(executions).toHaveLength(3);
+    for (const runId of executions) {
+      const events = (await h.client.workflow.getHandle(spec.runId, runId).fetchHistory()).events!;
+      const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8')) as RunSpec;
+      expect([input.tasks.length, input.definitions]).toEqual([TASKS, undefined]);
+      expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadTaskDefinitions')).toEqual([]);
+    }
+    await expect(h.client.workflow.getHandle(definitionsPageId(spec.runId, 0)).describe()).rejects.toThrow(/not found/i);
   }, 900_000);
 });
 

@@ -198,7 +198,7 @@ async function recordBatches(client: Client, settings: Settings, benchmark: Benc
     args: [inline],
   });
   const byReference = createRunSpec(benchmark, target, options, ['scores-half']);
-  const byReferenceHandle = await submitRun(client, settings, byReference);
+  const byReferenceHandle = await submitRun(client, settings, byReference, { definitionsByReference: true });
   let resultPages: string[] = [];
   for (const [name, handle] of [
     ['inline', inlineHandle],
