@@ -13,9 +13,11 @@
 // next one's model endpoint.
 //
 // The pool's state is Docker's: holders carry a label, a task container names its holder in its
-// NetworkMode, and a restarted worker adopts both (adoptExisting). A holder that stopped (a daemon
-// restart without live-restore) is dropped the first time a task fails to join it; that attempt
-// retries and gets another.
+// NetworkMode, and a restarted worker adopts the holders tasks still run in (adoptExisting); the free
+// ones it finds are removed, not adopted, since only the process that made a free holder may lend it
+// (a second worker started with the same host id would otherwise lend the same one). A holder that
+// stopped (a daemon restart without live-restore) is dropped when a task fails to join it, and the task
+// starts in a fresh one.
 
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -62,9 +64,9 @@ export class NetnsPool {
   ) {}
 
   /**
-   * At worker start, before any task: this host's running holders join the pool, lent to the task
-   * container that joined them, if one is still there (a task outliving the worker's restart keeps its
-   * network); stopped holders are removed.
+   * At worker start, before any task: this host's holders that a task container joined are kept, lent
+   * to it (a task outliving the worker's restart keeps its network, and the holder comes to this pool
+   * when the task ends); the others are removed (lazily replaced, ~0.3 s each once).
    */
   async adoptExisting(): Promise<void> {
     const holders = await this.docker.listContainers([`${NETNS_HOLDER_LABEL}=${this.hostId}`]);
@@ -74,15 +76,14 @@ export class NetnsPool {
     );
     for (const found of holders) {
       this.nextIndex = Math.max(this.nextIndex, holderIndex(found.name) + 1);
-      if (found.state !== 'running') {
-        await this.remove({ name: found.name, id: found.id, filesDir: this.filesDirOf(found.name) });
+      const holder = { name: found.name, id: found.id, filesDir: this.filesDirOf(found.name) };
+      const task = taskByHolderId.get(found.id);
+      if (found.state !== 'running' || !task) {
+        await this.remove(holder);
         continue;
       }
-      const holder = { name: found.name, id: found.id, filesDir: this.filesDirOf(found.name) };
       await this.copyNamespaceFiles(holder);
-      const task = taskByHolderId.get(found.id);
-      if (task) this.lent.set(task, holder);
-      else this.free.push(holder);
+      this.lent.set(task, holder);
     }
   }
 
