@@ -156,11 +156,12 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
   const limits = { Memory: memory, MemorySwap: memory, NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
   // The task network keeps tasks off the host's own ports (see task-firewall.ts); host.docker.internal
   // is how they still reach the worker's model gateway. `network: host` gives all of that up.
-  // A lent namespace is on the task network already, host.docker.internal included.
+  // A lent namespace (Simple mode only) is on the task network already, host.docker.internal included.
+  const lent = !dind && !onHostNetwork ? input.netns : undefined;
   const network = onHostNetwork
     ? { NetworkMode: 'host' }
-    : !dind && input.netns
-      ? { NetworkMode: input.netns.networkMode }
+    : lent
+      ? { NetworkMode: lent.networkMode }
       : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:${input.hostAddress ?? 'host-gateway'}`] };
 
   const hostConfig: Record<string, unknown> = dind
@@ -180,7 +181,7 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
         ...network,
         LogConfig: TASK_LOG_CONFIG,
         SecurityOpt: ['no-new-privileges'],
-        Mounts: [...mounts, ...(!onHostNetwork && input.netns ? input.netns.mounts : [])],
+        Mounts: [...mounts, ...(lent?.mounts ?? [])],
       };
 
   return {

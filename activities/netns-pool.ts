@@ -38,8 +38,6 @@ const NAMESPACE_FILES = ['/etc/hosts', '/etc/resolv.conf', '/etc/hostname'] as c
 interface Holder {
   name: string;
   id: string;
-  /** Host folder with read-only copies of the holder's NAMESPACE_FILES. */
-  filesDir: string;
 }
 
 /** What a task container's create body needs to join a lent namespace. */
@@ -76,14 +74,11 @@ export class NetnsPool {
     );
     for (const found of holders) {
       this.nextIndex = Math.max(this.nextIndex, holderIndex(found.name) + 1);
-      const holder = { name: found.name, id: found.id, filesDir: this.filesDirOf(found.name) };
+      const holder = { name: found.name, id: found.id };
       const task = taskByHolderId.get(found.id);
-      if (found.state !== 'running' || !task) {
-        await this.remove(holder);
-        continue;
-      }
-      await this.copyNamespaceFiles(holder);
-      this.lent.set(task, holder);
+      // Its /etc copies were made with it, in this host's folder, and are there still.
+      if (found.state === 'running' && task) this.lent.set(task, holder);
+      else await this.remove(holder);
     }
   }
 
@@ -93,7 +88,12 @@ export class NetnsPool {
     this.lent.set(containerName, holder);
     return {
       networkMode: `container:${holder.id}`,
-      mounts: NAMESPACE_FILES.map((file) => ({ Type: 'bind', Source: path.join(holder.filesDir, path.basename(file)), Target: file, ReadOnly: true })),
+      mounts: NAMESPACE_FILES.map((file) => ({
+        Type: 'bind',
+        Source: path.join(this.filesDirOf(holder.name), path.basename(file)),
+        Target: file,
+        ReadOnly: true,
+      })),
     };
   }
 
@@ -111,11 +111,6 @@ export class NetnsPool {
     if (!holder) return;
     this.lent.delete(containerName);
     await this.remove(holder);
-  }
-
-  /** How many holders exist, lent and free. */
-  size(): { lent: number; free: number } {
-    return { lent: this.lent.size, free: this.free.length };
   }
 
   /** At worker shutdown: free holders go; lent ones stay with the tasks that run on in them. */
@@ -148,7 +143,7 @@ export class NetnsPool {
         },
       });
       if (started === 'conflict') continue; // a name left by an earlier worker of this host, not adopted: skip it
-      const holder = { name, id: started.id, filesDir: this.filesDirOf(name) };
+      const holder = { name, id: started.id };
       try {
         await this.copyNamespaceFiles(holder);
       } catch (error) {
@@ -160,14 +155,15 @@ export class NetnsPool {
   }
 
   private async copyNamespaceFiles(holder: Holder): Promise<void> {
-    rmSync(holder.filesDir, { recursive: true, force: true });
-    mkdirSync(holder.filesDir, { recursive: true });
-    for (const file of NAMESPACE_FILES) await pipeline(await this.docker.archive(holder.id, file), tar.extract(holder.filesDir));
+    const dir = this.filesDirOf(holder.name);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    for (const file of NAMESPACE_FILES) await pipeline(await this.docker.archive(holder.id, file), tar.extract(dir));
   }
 
   private async remove(holder: Holder): Promise<void> {
     await this.docker.remove(holder.id);
-    rmSync(holder.filesDir, { recursive: true, force: true });
+    rmSync(this.filesDirOf(holder.name), { recursive: true, force: true });
   }
 
   private filesDirOf(name: string): string {

@@ -29,7 +29,7 @@ import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outag
 import { followTaskRecords } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
-import type { NetnsLease, NetnsPool } from './netns-pool.js';
+import type { NetnsPool } from './netns-pool.js';
 import { ensureTaskNetwork } from './task-network.js';
 
 export interface RunContainerInput {
@@ -162,34 +162,38 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
         dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir: storage.mountDir, archives: storage.archives };
         runtime = `dind:${detected.mode}`;
       }
-      const bodyIn = (netns: NetnsLease | undefined) => {
-        const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir, netns }, apiKey, access);
+      /** Creates and starts the container, in a namespace lent now; on failure nothing of it is left, its namespace dropped. */
+      const create = async () => {
+        const body = taskContainerBody(
+          { job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir, netns: await netnsPool?.lease(name) },
+          apiKey,
+          access,
+        );
         if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
         if (preload) body.Labels[PRELOAD_LABEL] = preload;
-        return body;
-      };
-      let body = bodyIn(await netnsPool?.lease(name));
-      let started: Awaited<ReturnType<DockerEngine['createAndStart']>>;
-      for (let attempt = 1; ; attempt++) {
         try {
           // 'conflict': another attempt won the race to create it; attach to that one below.
-          started = await docker.createAndStart(name, body);
-          break;
+          return { started: await docker.createAndStart(name, body), labels: body.Labels };
         } catch (error) {
           await removeContainerAndStorage(docker, name, storageDir);
-          // The lent namespace may be the fault (its holder stopped with a daemon restart): it is dropped,
-          // and the container tries once more in a fresh one, in this attempt, so that a task restarted
-          // after an outage keeps its "restarted once" label.
           await netnsPool?.discard(name);
-          if (netnsPool && attempt === 1) {
-            ctx.log.warn(`job ${job.jobId}: container ${name} did not start in its lent network namespace (${(error as Error).message}); trying a fresh one`);
-            body = bodyIn(await netnsPool.lease(name));
-            continue;
-          }
-          closeAccess();
           throw error;
         }
+      };
+      let created: Awaited<ReturnType<typeof create>>;
+      try {
+        created = await create().catch((error: unknown) => {
+          if (!netnsPool) throw error;
+          // The lent namespace may be the fault (its holder stopped with a daemon restart): once more in a
+          // fresh one, in this attempt, so that a task restarted after an outage keeps its "restarted once" label.
+          ctx.log.warn(`job ${job.jobId}: container ${name} did not start in its lent network namespace (${(error as Error).message}); trying a fresh one`);
+          return create();
+        });
+      } catch (error) {
+        closeAccess();
+        throw error;
       }
+      const { started } = created;
       // Not inspected now: right after the start, the daemon holds the container's lock for a task that
       // exits at once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
       if (started === 'conflict' && firstAttempt) {
@@ -204,7 +208,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       state =
         started === 'conflict'
           ? await docker.containerState(name)
-          : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels: body.Labels };
+          : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels: created.labels };
       if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
     } catch (error) {
       await oomWatch.stop(false);
