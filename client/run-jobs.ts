@@ -7,7 +7,7 @@ import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
 import type { JobResult, RunResult, RunSpec } from '../runs/run-spec.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
-import { fromStoredPayload, runInputOf } from './runs.js';
+import { runInputOf, startInputOf } from './runs.js';
 import { tasksByName } from '../runs/task-definition-pages.js';
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -43,21 +43,9 @@ export async function listedJobs(workflows: WorkflowClient, runId: string): Prom
   return jobs;
 }
 
-/** One page of a run's job results: the input of its page workflow, the first event of its history. */
-async function resultsPage(workflows: WorkflowClient, workflowId: string): Promise<JobResult[]> {
-  const { history } = await workflows.workflowService.getWorkflowExecutionHistory({
-    namespace: workflows.options.namespace,
-    execution: { workflowId },
-    maximumPageSize: 1,
-  });
-  const payload = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-  if (!payload) throw new Error(`results page ${workflowId} has no input in its history`);
-  return fromStoredPayload<JobResult[]>(payload);
-}
-
-/** The jobs a run's result pages hold, by job id, in job order. */
+/** The jobs a run's result pages hold (each page the input of its page workflow), by job id, in job order. */
 export async function pagedJobs(workflows: WorkflowClient, pageIds: readonly string[]): Promise<Map<string, JobResult>> {
-  const pages = await Promise.all(pageIds.map((id) => resultsPage(workflows, id)));
+  const pages = await Promise.all(pageIds.map((id) => startInputOf<JobResult[]>(workflows, id, 'results page')));
   return new Map(pages.flat().map((job) => [job.jobId, job]));
 }
 

@@ -1,6 +1,6 @@
 // Talking to Temporal about runs: submit, follow, read, list and cancel. Used by `br` and tests.
 
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common';
 import proto from '@temporalio/proto';
@@ -118,13 +118,24 @@ export async function runSpecOf(handle: RunHandle): Promise<RunSpec> {
 
 /** A run's workflow input as it is: a run that pins its task definitions by reference holds their names only (`definitions`). */
 export async function runInputOf(handle: RunHandle): Promise<RunSpec> {
-  const history = await handle.fetchHistory();
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-  const payload = started?.input?.payloads?.[0];
-  if (!payload) throw new Error(`run ${handle.workflowId} has no input in its history`);
   // A later execution of a run that continues as new carries where it stood: not part of the definition.
-  const { continuation: _continuation, ...spec } = await fromStoredPayload<RunSpec>(payload);
+  const { continuation: _continuation, ...spec } = await startInputOf<RunSpec>(handle.client, handle.workflowId, 'run');
   return spec;
+}
+
+/**
+ * The input the latest execution of `workflowId` was started with: its history's first event, read
+ * alone (a run's whole history can be thousands of events). `what` names the workflow in the error.
+ */
+export async function startInputOf<T>(workflows: WorkflowClient, workflowId: string, what = 'workflow'): Promise<T> {
+  const { history } = await workflows.workflowService.getWorkflowExecutionHistory({
+    namespace: workflows.options.namespace,
+    execution: { workflowId },
+    maximumPageSize: 1,
+  });
+  const payload = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new Error(`${what} ${workflowId} has no input in its history`);
+  return fromStoredPayload<T>(payload);
 }
 
 /** A payload as a history holds it (encoded by this deployment's codecs), as a value. */
