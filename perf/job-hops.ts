@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { connectClient } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
-import { makeNoopBenchmark } from './noop-tasks.js';
-import { repoRoot, run, startStack } from './perf-support.js';
+import { brRunNoop, makeNoopBenchmark } from './noop-tasks.js';
+import { startStack } from './perf-support.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -25,25 +25,14 @@ const ms = (e: HistoryEvent) => Number(e.eventTime!.seconds) * 1000 + (e.eventTi
 
 async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-hops-'));
-  const brRun = (dir: string, count: number) =>
-    run(
-      path.join(repoRoot, 'br'),
-      ['run', dir, '--model', 'noop', '--endpoint', 'http://127.0.0.1:9/v1', '--concurrency', String(CONCURRENCY), '--json'],
-      stack.env,
-    ).then((r) => {
-      const parsed = JSON.parse(r.stdout) as { runId: string; status: string; jobs: unknown[] };
-      if (parsed.status !== 'COMPLETED' || parsed.jobs.length !== count) throw new Error(`br run ended ${parsed.status}: ${r.stderr}`);
-      return parsed.runId;
-    });
   const stack = await startStack('hops');
   try {
     // Warm-up at the measured concurrency: the image, the worker and its namespace pool.
     makeNoopBenchmark(path.join(scratch, 'warm'), CONCURRENCY);
-    await brRun(path.join(scratch, 'warm'), CONCURRENCY);
+    await brRunNoop(stack.env, path.join(scratch, 'warm'), CONCURRENCY, CONCURRENCY);
     makeNoopBenchmark(path.join(scratch, 'perf-noop'), N);
-    const started = performance.now();
-    const runId = await brRun(path.join(scratch, 'perf-noop'), N);
-    console.log(`tasks: ${N}, concurrency: ${CONCURRENCY}, br run: ${((performance.now() - started) / 1000).toFixed(2)} s`);
+    const { seconds, runId } = await brRunNoop(stack.env, path.join(scratch, 'perf-noop'), N, CONCURRENCY);
+    console.log(`tasks: ${N}, concurrency: ${CONCURRENCY}, br run: ${seconds.toFixed(2)} s`);
 
     const client = await connectClient(settingsFrom(stack.env, os.homedir()));
     try {

@@ -20,6 +20,17 @@ export function makeNoopBenchmark(dir: string, count: number): void {
 
 /** Seconds for `br run` of every task of `dir`, through the Temporal that `env` names. */
 export async function timeBrRun(env: Record<string, string>, dir: string, count: number, concurrency: number, tasks?: string): Promise<number> {
+  return (await brRunNoop(env, dir, count, concurrency, tasks)).seconds;
+}
+
+/** `br run` of every task of `dir` (or `tasks`): its wall seconds and run id; throws unless all `count` jobs ran and it COMPLETED. */
+export async function brRunNoop(
+  env: Record<string, string>,
+  dir: string,
+  count: number,
+  concurrency: number,
+  tasks?: string,
+): Promise<{ seconds: number; runId: string }> {
   const started = performance.now();
   const result = await run(
     path.join(repoRoot, 'br'),
@@ -38,10 +49,10 @@ export async function timeBrRun(env: Record<string, string>, dir: string, count:
     env,
   );
   const seconds = (performance.now() - started) / 1000;
-  const parsed = JSON.parse(result.stdout || '{}') as { status?: string; jobs?: unknown[] };
+  const parsed = JSON.parse(result.stdout || '{}') as { runId?: string; status?: string; jobs?: unknown[] };
   if (parsed.status !== 'COMPLETED' || parsed.jobs?.length !== count)
     throw new Error(`br run ended ${parsed.status} with ${parsed.jobs?.length} jobs: ${result.stderr}`);
-  return seconds;
+  return { seconds, runId: parsed.runId! };
 }
 
 /**
