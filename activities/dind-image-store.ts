@@ -78,6 +78,11 @@ const MANIFEST = 'manifest.json';
 const LAST_USED = 'last-used';
 /** Tasks' clones, in the store's filesystem (reflinks do not cross filesystems): `.tasks/<name>/docker`. */
 const TASKS = '.tasks';
+
+/** The folder of the store's task clones, one `<container name>/` each. */
+export function taskClonesDir(storeDir: string): string {
+  return path.join(storeDir, TASKS);
+}
 /** Beside a clone: its mtime is when the clone was complete; what changed after it is the task's. */
 const CLONED_AT = 'cloned-at';
 
@@ -129,7 +134,7 @@ export async function provideDindStorage(deps: DindStoreDeps, request: DindStora
 /** Clones the entry for the task at `storageDir` (made a link to the clone); returns the clone. */
 async function cloneForTask(storeDir: string, entry: string, storageDir: string): Promise<string> {
   removeDindStorage(storageDir);
-  const home = path.join(storeDir, TASKS, path.basename(storageDir));
+  const home = path.join(taskClonesDir(storeDir), path.basename(storageDir));
   rmSync(home, { recursive: true, force: true }); // a crashed attempt's clone, never linked
   mkdirSync(home, { recursive: true });
   const clone = path.join(home, 'docker');

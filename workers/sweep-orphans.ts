@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LABELS } from '../activities/container-spec.js';
-import { removeDindStorage } from '../activities/dind-image-store.js';
+import { removeDindStorage, taskClonesDir } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
 
 export interface SweepInput {
@@ -59,21 +59,24 @@ export async function sweepOrphans({ docker, client, hostId, dindStorageRoot, di
     removed.push(container.name);
     say(`removed orphaned container ${container.name} (${where.why}; not on ${hostId} any more)`);
   }
-  if (existsSync(dindStorageRoot)) {
-    for (const entry of readdirSync(dindStorageRoot)) {
-      if (kept.has(entry)) continue;
-      removeDindStorage(path.join(dindStorageRoot, entry));
-      say(`removed orphaned DinD storage ${entry}`);
-    }
-  }
+  removeUnkept(dindStorageRoot, kept, removeDindStorage, (entry) => say(`removed orphaned DinD storage ${entry}`));
   // Clones in the image store whose task's link is gone (a crash between the clone and the link).
-  const clones = dindStoreDir ? path.join(dindStoreDir, '.tasks') : undefined;
-  if (clones && existsSync(clones)) {
-    for (const entry of readdirSync(clones)) {
-      if (kept.has(entry)) continue;
-      rmSync(path.join(clones, entry), { recursive: true, force: true });
-      say(`removed orphaned DinD storage clone ${entry}`);
-    }
-  }
+  if (dindStoreDir)
+    removeUnkept(
+      taskClonesDir(dindStoreDir),
+      kept,
+      (dir) => rmSync(dir, { recursive: true, force: true }),
+      (entry) => say(`removed orphaned DinD storage clone ${entry}`),
+    );
   return removed;
+}
+
+/** Removes every entry of `dir` (each named by its container) whose container was not kept. */
+function removeUnkept(dir: string, kept: ReadonlySet<string>, remove: (entry: string) => void, said: (entry: string) => void): void {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir)) {
+    if (kept.has(entry)) continue;
+    remove(path.join(dir, entry));
+    said(entry);
+  }
 }
