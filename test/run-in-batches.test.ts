@@ -49,14 +49,20 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** Every execution of a run's chain, oldest first, with its history's event count. */
-async function executionsOf(runId: string): Promise<Array<{ status: string; events: number }>> {
+/** Every execution of a run's chain, oldest first: its status, its history (and event count) and the input it started with. */
+async function executionsOf(
+  runId: string,
+): Promise<Array<{ status: string; events: number; history: proto.temporal.api.history.v1.IHistory; input: RunSpec }>> {
   const executions: Array<{ runId: string; status: string; start: number }> = [];
   for await (const info of h.client.workflow.list({ query: `WorkflowId = '${runId}'` }))
     executions.push({ runId: info.runId, status: info.status.name, start: info.startTime.getTime() });
   executions.sort((a, b) => a.start - b.start);
   return Promise.all(
-    executions.map(async (e) => ({ status: e.status, events: (await h.client.workflow.getHandle(runId, e.runId).fetchHistory()).events?.length ?? 0 })),
+    executions.map(async (e) => {
+      const history = await h.client.workflow.getHandle(runId, e.runId).fetchHistory();
+      const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      return { status: e.status, events: history.events?.length ?? 0, history, input: JSON.parse(Buffer.from(payload.data!).toString('utf8')) as RunSpec };
+    }),
   );
 }
 
@@ -186,21 +192,11 @@ describe("a run's task definitions", () => {
     const benchmark = loadBenchmark(dir);
     const pages = paginateDefinitions(benchmark.tasks);
     expect(pages.map((p) => p.length)).toEqual([37, 37, 26]);
-    const spec = createRunSpec(benchmark, { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, jobsPerExecution: 40 }, undefined, {
-      gateway: { enabled: false },
-    });
-    const run = await followRun(await submitRun(h.client, h.settings, spec));
-    expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
-
-    const executions: string[] = [];
-    for await (const info of h.client.workflow.list({ query: `WorkflowId = '${spec.runId}'` })) executions.push(info.runId);
+    const spec = await runInBatchesOf40(benchmark);
+    const executions = await executionsOf(spec.runId);
     expect(executions).toHaveLength(3);
     let largestPayload = 0;
-    for (const runId of executions) {
-      const history = await h.client.workflow.getHandle(spec.runId, runId).fetchHistory();
-      const input = JSON.parse(
-        Buffer.from(history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'),
-      ) as RunSpec;
+    for (const { history, input } of executions) {
       expect([input.tasks, input.definitions?.names.length, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([
         [],
         TASKS,
@@ -214,15 +210,7 @@ describe("a run's task definitions", () => {
     }
     expect(largestPayload).toBeLessThanOrEqual(256 * 1024);
     // Each execution loads the pages its batch of 40 jobs needs: jobs 0-39 pages 0-1, 40-79 pages 1-2, 80-99 page 2.
-    const loads = await Promise.all(
-      executions.map(
-        async (runId) =>
-          (await h.client.workflow.getHandle(spec.runId, runId).fetchHistory()).events!.filter(
-            (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadTaskDefinitions',
-          ).length,
-      ),
-    );
-    expect(loads.sort()).toEqual([1, 2, 2]);
+    expect(executions.map(({ history }) => definitionLoads(history)).sort()).toEqual([1, 2, 2]);
     // The run released its pages' holders when it ended.
     for (const page of [0, 1, 2]) expect((await h.client.workflow.getHandle(`${spec.runId}.definitions-${page}`).describe()).status.name).toBe('COMPLETED');
 
@@ -238,23 +226,30 @@ describe("a run's task definitions", () => {
   it('travel in its input when they are small (no holder, no load), in every execution', async () => {
     const benchmark = loadBenchmark(noopBenchmark(path.join(scratch, 'small-noop')));
     expect(Buffer.byteLength(JSON.stringify(benchmark.tasks))).toBeLessThanOrEqual(INLINE_DEFINITIONS_MAX_BYTES);
-    const spec = createRunSpec(benchmark, { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, jobsPerExecution: 40 }, undefined, {
-      gateway: { enabled: false },
-    });
-    const run = await followRun(await submitRun(h.client, h.settings, spec));
-    expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
-    const executions: string[] = [];
-    for await (const info of h.client.workflow.list({ query: `WorkflowId = '${spec.runId}'` })) executions.push(info.runId);
+    const spec = await runInBatchesOf40(benchmark);
+    const executions = await executionsOf(spec.runId);
     expect(executions).toHaveLength(3);
-    for (const runId of executions) {
-      const events = (await h.client.workflow.getHandle(spec.runId, runId).fetchHistory()).events!;
-      const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8')) as RunSpec;
+    for (const { history, input } of executions) {
       expect([input.tasks.length, input.definitions]).toEqual([TASKS, undefined]);
-      expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadTaskDefinitions')).toEqual([]);
+      expect(definitionLoads(history)).toBe(0);
     }
     await expect(h.client.workflow.getHandle(definitionsPageId(spec.runId, 0)).describe()).rejects.toThrow(/not found/i);
   }, 900_000);
 });
+
+/** Runs every task of `benchmark` at 40 jobs per execution (three executions), and expects it COMPLETED with 1. */
+async function runInBatchesOf40(benchmark: ReturnType<typeof loadBenchmark>): Promise<RunSpec> {
+  const spec = createRunSpec(benchmark, { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, jobsPerExecution: 40 }, undefined, {
+    gateway: { enabled: false },
+  });
+  const run = await followRun(await submitRun(h.client, h.settings, spec));
+  expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
+  return spec;
+}
+
+/** How many pages of task definitions an execution loaded. */
+const definitionLoads = (history: proto.temporal.api.history.v1.IHistory) =>
+  history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadTaskDefinitions').length;
 
 /** Every payload's byte size in a history event, wherever it sits (input, result, memo, failure details). */
 function payloadSizes(value: unknown, into: number[] = []): number[] {

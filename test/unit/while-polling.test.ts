@@ -5,6 +5,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { whilePolling } from '../../client/runs.js';
 
+/** A result still to come: whilePolling of it with `poll` every 500 ms, the progress it handed over, and `finish`. */
+function watch(poll: () => Promise<number>) {
+  let finish!: (value: string) => void;
+  const result = new Promise<string>((resolve) => (finish = resolve));
+  const seen: number[] = [];
+  const waiting = whilePolling(result, poll, (p) => seen.push(p), 500);
+  return { waiting, seen, finish };
+}
+
 describe('whilePolling', () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -14,16 +23,8 @@ describe('whilePolling', () => {
   });
 
   it('polls every interval while waiting, and leaves no timer pending once the result is in', async () => {
-    let finish!: (value: string) => void;
-    const result = new Promise<string>((resolve) => (finish = resolve));
     let polls = 0;
-    const seen: number[] = [];
-    const waiting = whilePolling(
-      result,
-      async () => ++polls,
-      (p) => seen.push(p),
-      500,
-    );
+    const { waiting, seen, finish } = watch(async () => ++polls);
     await vi.advanceTimersByTimeAsync(1200); // polls at 0, 500 and 1000 ms
     expect(seen).toEqual([1, 2, 3]);
     expect(vi.getTimerCount()).toBe(1); // the pause before the poll at 1500 ms
@@ -36,16 +37,8 @@ describe('whilePolling', () => {
   });
 
   it('does not hand over progress read after the result', async () => {
-    let finish!: (value: string) => void;
-    const result = new Promise<string>((resolve) => (finish = resolve));
     let answer!: (value: number) => void;
-    const seen: number[] = [];
-    const waiting = whilePolling(
-      result,
-      () => new Promise<number>((resolve) => (answer = resolve)),
-      (p) => seen.push(p),
-      500,
-    );
+    const { waiting, seen, finish } = watch(() => new Promise<number>((resolve) => (answer = resolve)));
     finish('done'); // while the first poll is still out
     await expect(waiting).resolves.toBe('done');
     answer(1);
@@ -55,20 +48,12 @@ describe('whilePolling', () => {
   });
 
   it('keeps polling after a failed poll', async () => {
-    let finish!: (value: string) => void;
-    const result = new Promise<string>((resolve) => (finish = resolve));
     let polls = 0;
-    const seen: number[] = [];
-    const waiting = whilePolling(
-      result,
-      async () => {
-        polls += 1;
-        if (polls === 1) throw new Error('the workflow has not run its first task yet');
-        return polls;
-      },
-      (p) => seen.push(p),
-      500,
-    );
+    const { waiting, seen, finish } = watch(async () => {
+      polls += 1;
+      if (polls === 1) throw new Error('the workflow has not run its first task yet');
+      return polls;
+    });
     await vi.advanceTimersByTimeAsync(600);
     finish('done');
     await expect(waiting).resolves.toBe('done');
