@@ -28,6 +28,7 @@ export interface HostActivityDeps {
   gateway?: ContainerDeps['gateway'];
   firewall?: ContainerDeps['firewall'];
   netns?: ContainerDeps['netns'];
+  containerSlots?: ContainerDeps['containerSlots'];
 }
 
 /** A host's folders and limits as its settings give them: what every host worker hands createHostActivities. */

@@ -47,9 +47,10 @@ export type DeliverRewards = (batch: RewardBatch) => Promise<void>;
 
 /**
  * The container activity's follower: rewards go to its job workflow as signals, and a reattached
- * attempt starts where the last heartbeat said delivery stood (a fresh container starts at line 1).
+ * attempt starts where the last heartbeat (`lastHeartbeat`: its own activity's, or the job's earlier
+ * activity's) said delivery stood (a fresh container starts at line 1).
  */
-export function followTaskRecords(ctx: Context, resultsDir: string, reattached: boolean): RecordsFollower {
+export function followTaskRecords(ctx: Context, resultsDir: string, reattached: boolean, lastHeartbeat: unknown): RecordsFollower {
   const execution = ctx.info.workflowExecution;
   // Not started by a workflow: nobody to deliver to.
   if (!execution) return { position: () => ({ offset: 0, line: 0 }), finish: async () => undefined, stop: () => undefined };
@@ -64,7 +65,7 @@ export function followTaskRecords(ctx: Context, resultsDir: string, reattached: 
         .then(resolve, reject)
         .finally(() => clearTimeout(timer));
     });
-  return followRecords(resultsDir, reattached ? resumePosition(ctx.info.heartbeatDetails) : undefined, deliver, {
+  return followRecords(resultsDir, reattached ? resumePosition(lastHeartbeat) : undefined, deliver, {
     warn: (message) => ctx.log.warn(`job ${workflowId}: ${message}`),
   });
 }

@@ -21,11 +21,21 @@ import { harvestResult, type HarvestOutput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runTaskContainer, type ContainerDeps, type ContainerOutcome } from './run-task-container.js';
 
+/** What a job's earlier host activity left to the one after it: its attempts, and its last heartbeat's details. */
+export interface EarlierAttempts {
+  attempts: number;
+  heartbeat?: unknown;
+}
+
 export interface JobOnHostInput {
   job: JobSpec;
+  /** Set when an earlier activity of this job ran on this host (its first attempt, on the shared queue). */
+  earlier?: EarlierAttempts;
 }
 
 export interface JobOnHostOutput {
+  /** The host it ran on: for a first attempt, the one the server handed it to. */
+  host: string;
   image: string;
   imageBuilt: boolean;
   outcome: ContainerOutcome;
@@ -38,16 +48,28 @@ export type JobOnHostDeps = ImageDeps & ContainerDeps;
 export const IMAGE_BUILD_ATTEMPTS = 3;
 const HEARTBEAT_MS = 2000;
 
-export async function runJobOnHost(deps: JobOnHostDeps, { job }: JobOnHostInput): Promise<JobOnHostOutput> {
+export async function runJobOnHost(deps: JobOnHostDeps, input: JobOnHostInput): Promise<JobOnHostOutput> {
+  // The host first, before any container: a job's first attempt runs wherever the server handed it, and
+  // if the attempt dies the workflow pins the next one to the host its last heartbeat or failure names.
+  Context.current().heartbeat({ host: deps.hostId });
+  try {
+    return await runOnThisHost(deps, input);
+  } catch (error) {
+    throw namingHost(error, deps.hostId);
+  }
+}
+
+async function runOnThisHost(deps: JobOnHostDeps, { job, earlier }: JobOnHostInput): Promise<JobOnHostOutput> {
   const ctx = Context.current();
   const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
   // Attempts of one job workflow share its run id; an activity started outside one has only its own id.
   const workflowRunId = ctx.info.workflowExecution?.runId ?? ctx.info.activityId;
+  const attempt = ctx.info.attempt + (earlier?.attempts ?? 0);
 
   let ran = readSavedOutcome(jobDir, workflowRunId);
   if (!ran) {
     // Image builds heartbeat by themselves; waiting for another job's build of the same image does not.
-    const heartbeat = setInterval(() => ctx.heartbeat({ step: 'image' }), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => ctx.heartbeat({ host: deps.hostId, step: 'image' }), HEARTBEAT_MS);
     let ensured;
     try {
       ensured = await ensureImage(deps, {
@@ -57,7 +79,7 @@ export async function runJobOnHost(deps: JobOnHostDeps, { job }: JobOnHostInput)
         ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
       });
     } catch (error) {
-      if (error instanceof ApplicationFailure && error.type === FAILURE_TYPES.imageBuild && !error.nonRetryable && ctx.info.attempt >= IMAGE_BUILD_ATTEMPTS) {
+      if (error instanceof ApplicationFailure && error.type === FAILURE_TYPES.imageBuild && !error.nonRetryable && attempt >= IMAGE_BUILD_ATTEMPTS) {
         throw ApplicationFailure.create({ type: FAILURE_TYPES.imageBuild, nonRetryable: true, message: error.message });
       }
       throw error;
@@ -65,14 +87,34 @@ export async function runJobOnHost(deps: JobOnHostDeps, { job }: JobOnHostInput)
       clearInterval(heartbeat);
     }
     if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled before its container started`);
-    const outcome = await runTaskContainer(deps, { job, image: ensured.image, archives: ensured.archives });
+    const outcome = await runTaskContainer(deps, { job, image: ensured.image, archives: ensured.archives, ...(earlier ? { earlier } : {}) });
     ran = { workflowRunId, image: ensured.image, imageBuilt: ensured.built, outcome };
     // The container is gone now: a retry from here on (a harvest that failed, a worker killed) must
     // find what it did, not start it again.
     saveOutcome(jobDir, ran);
   }
   const harvest = await harvestResult(deps.artifactsRoot, { job, outcome: ran.outcome }, jobSecrets(job, deps.gateway?.instance));
-  return { image: ran.image, imageBuilt: ran.imageBuilt, outcome: ran.outcome, harvest };
+  return { host: deps.hostId, image: ran.image, imageBuilt: ran.imageBuilt, outcome: ran.outcome, harvest };
+}
+
+/**
+ * The activity's error as a failure whose first detail names this host (workflows/host-failover.ts
+ * reads it), its type, message, retryability and stack kept. Cancellations pass as they are.
+ */
+export function namingHost(error: unknown, host: string): unknown {
+  if (!(error instanceof Error) || error instanceof CancelledFailure || error.name === 'AbortError') return error;
+  const failure =
+    error instanceof ApplicationFailure
+      ? ApplicationFailure.create({
+          message: error.message,
+          type: error.type ?? undefined,
+          nonRetryable: error.nonRetryable ?? undefined,
+          details: [{ host }, ...(error.details ?? [])],
+          ...(error.cause ? { cause: error.cause } : {}),
+        })
+      : ApplicationFailure.create({ message: error.message, type: error.name, details: [{ host }] });
+  failure.stack = error.stack ?? failure.stack;
+  return failure;
 }
 
 /** What the finished container did, as saved in the job's folder for a later attempt of the same job workflow. */

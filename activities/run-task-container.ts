@@ -30,6 +30,8 @@ import { followTaskRecords } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
 import type { NetnsPool } from './netns-pool.js';
+import type { ContainerSlots } from './container-slots.js';
+import type { EarlierAttempts } from './run-job-on-host.js';
 import { ensureTaskNetwork } from './task-network.js';
 
 export interface RunContainerInput {
@@ -37,6 +39,8 @@ export interface RunContainerInput {
   image: string;
   /** Preload archives for a `docker: true` task (from ensureImage). */
   archives?: string[];
+  /** What an earlier activity of the job did on this host (its first attempt): counted as attempts of this one. */
+  earlier?: EarlierAttempts;
 }
 
 export interface ContainerOutcome {
@@ -83,6 +87,8 @@ export interface ContainerDeps {
   firewall?: TaskFirewall;
   /** Network namespaces lent to Simple-mode tasks (netns-pool.ts); without it each task gets one of its own. */
   netns?: NetnsPool;
+  /** The host's bound on containers at once (container-slots.ts); none: unbounded here. */
+  containerSlots?: ContainerSlots;
 }
 
 const HEARTBEAT_MS = 2000;
@@ -91,7 +97,17 @@ const LOG_DRAIN_MS = 60_000;
 /** Where a DinD container says how its images were preloaded, for an attempt that reattaches to it. */
 const PRELOAD_LABEL = 'benchrouter.preload';
 
-export async function runTaskContainer(deps: ContainerDeps, { job, image, archives = [] }: RunContainerInput): Promise<ContainerOutcome> {
+export async function runTaskContainer(deps: ContainerDeps, input: RunContainerInput): Promise<ContainerOutcome> {
+  // A fresh container takes a slot of the host's; it is given back however the attempt ends.
+  const slot: { release?: () => void } = {};
+  try {
+    return await runContainer(deps, input, slot);
+  } finally {
+    slot.release?.();
+  }
+}
+
+async function runContainer(deps: ContainerDeps, { job, image, archives = [], earlier }: RunContainerInput, slot: { release?: () => void }): Promise<ContainerOutcome> {
   const { docker } = deps;
   const ctx = Context.current();
   const name = containerNameFor(job.jobId, deps.hostId);
@@ -117,7 +133,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   };
   // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
   // create, below): one inspect fewer per job. A retry looks, to reattach.
-  const firstAttempt = ctx.info.attempt === 1;
+  const firstAttempt = ctx.info.attempt + (earlier?.attempts ?? 0) === 1;
   let state = firstAttempt ? undefined : await docker.containerState(name);
   const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
   if (state && restartAfterOutage) {
@@ -134,6 +150,11 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   const oomWatch = await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
   if (!state) {
     try {
+      slot.release = await takeContainerSlot(deps, ctx, name).catch((error: unknown) => {
+        closeAccess();
+        if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled while it waited for a container slot`);
+        throw error;
+      });
       // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
       rmSync(resultsDir, { recursive: true, force: true });
       mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
@@ -141,7 +162,7 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
       if (storageDir) {
         const detected = await detectDindRuntime(docker, image);
         // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
-        const beat = setInterval(() => ctx.heartbeat({ preparing: name }), HEARTBEAT_MS);
+        const beat = setInterval(() => ctx.heartbeat({ host: deps.hostId, preparing: name }), HEARTBEAT_MS);
         const storage = await provideDindStorage(deps, {
           image,
           archives,
@@ -217,13 +238,14 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
   }
   const containerId = state.id;
   // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
-  const records = followTaskRecords(ctx, resultsDir, reattached);
-  ctx.heartbeat({ containerId, records: records.position() });
+  const records = followTaskRecords(ctx, resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
+  const beat = () => ctx.heartbeat({ host: deps.hostId, containerId, records: records.position() });
+  beat();
 
   const startedMs = Date.parse(state.startedAt) || Date.now();
   const deadlineMs = startedMs + job.task.timeoutSeconds * 1000;
   // Heartbeats go on until the logs are in: a task that printed a lot takes a while to drain.
-  const heartbeat = setInterval(() => ctx.heartbeat({ containerId, records: records.position() }), HEARTBEAT_MS);
+  const heartbeat = setInterval(beat, HEARTBEAT_MS);
   let log: LogCapture | undefined;
   let kind: ContainerOutcome['kind'] = 'exited';
   let oomKills = 0;
@@ -295,6 +317,17 @@ export async function runTaskContainer(deps: ContainerDeps, { job, image, archiv
     ...(preload ? { preload } : {}),
     ...(usage ? { usage } : {}),
   };
+}
+
+/** A container slot of this host (none to take without a bound), heartbeating while it waits for one. */
+async function takeContainerSlot(deps: ContainerDeps, ctx: Context, name: string): Promise<(() => void) | undefined> {
+  if (!deps.containerSlots) return undefined;
+  const beat = setInterval(() => ctx.heartbeat({ host: deps.hostId, waitingForSlot: name }), HEARTBEAT_MS);
+  try {
+    return await deps.containerSlots.acquire(ctx.cancellationSignal);
+  } finally {
+    clearInterval(beat);
+  }
 }
 
 /**

@@ -38,6 +38,14 @@ export const QUEUE_READ_RATE_ARGS = [
   'history.visibilityProcessorMaxPollRPS=10000',
 ].flatMap((setting) => ['--dynamic-config-value', setting]);
 
+/**
+ * Eager activity dispatch: a job's first attempt, scheduled on the workflow's own queue, comes back in
+ * the reply to the workflow task that scheduled it, to the worker that sent it (no trip through
+ * matching: ~20 ms and a poll less per job). Off in the server by default; the cluster's dynamic
+ * config turns it on too.
+ */
+export const EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 export function isReachable(address: string, timeoutMs = 1000): Promise<boolean> {
@@ -145,6 +153,7 @@ export function devServerArgs(port: number, dbFile: string, options: { uiPort?: 
     ...DEV_SERVER_SQLITE_ARGS,
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
     ...QUEUE_READ_RATE_ARGS,
+    ...EAGER_ACTIVITY_ARGS,
   ];
 }
 

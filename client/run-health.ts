@@ -8,6 +8,7 @@ import proto from '@temporalio/proto';
 import type { Settings } from '../config/settings.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import type { RunProgress } from '../runs/run-spec.js';
+import { currentHostOf } from './job-host.js';
 
 export interface HealthFinding {
   /** Stable per cause, so a waiting command prints each finding once. */
@@ -107,7 +108,7 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     }
     const jobTask = workflowTaskFinding(job.jobId, `job ${job.jobId}`, described.raw);
     if (jobTask) findings.push(jobTask);
-    const host = typeof described.memo?.host === 'string' ? described.memo.host : undefined;
+    const host = currentHostOf(described);
     for (const activity of described.raw.pendingActivities ?? []) {
       const name = activity.activityType?.name ?? 'activity';
       if ((activity.attempt ?? 1) >= 2 && activity.lastFailure?.message) {

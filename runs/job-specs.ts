@@ -40,6 +40,7 @@ export function jobSpecsOf(spec: RunSpec): JobSpec[] {
             },
           }
         : {}),
+      hostByFirstAttempt: true,
     })),
   ).flat();
 }

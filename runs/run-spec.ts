@@ -130,6 +130,13 @@ export interface JobSpec {
   selection?: InstanceSelection;
   /** Set by runs that continue as new: the job puts its result in its memo, where readers list it. */
   resultInMemo?: boolean;
+  /**
+   * Set by runs since jobs claim their host with their first attempt: that attempt runs on the shared
+   * queue, handed by the server straight to the worker that ran the job's first workflow task (eager
+   * dispatch), and its host is the one later attempts are pinned to. Decided by the input, so job
+   * histories recorded before it replay unchanged (docs/architecture.md).
+   */
+  hostByFirstAttempt?: boolean;
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */

@@ -4,3 +4,9 @@
 export function workerIdentity(hostId: string, pid: number): string {
   return `br-worker@${hostId}:${pid}`;
 }
+
+/** The host id in an identity `workerIdentity` made; undefined for any other identity. */
+export function hostOfWorkerIdentity(identity: string): string | undefined {
+  const match = /^br-worker@(.+):\d+$/.exec(identity);
+  return match?.[1];
+}

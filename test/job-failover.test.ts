@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { JobOnHostOutput } from '../activities/run-job-on-host.js';
+import type { JobOnHostInput, JobOnHostOutput } from '../activities/run-job-on-host.js';
 import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
 import { DEFAULT_GATEWAY, type JobResult, type JobSpec } from '../runs/run-spec.js';
 
@@ -20,6 +20,32 @@ const live = host('live');
 let claims: ClaimedHost[] = [];
 let claimed = 0;
 let imageFails = false;
+/** What the stand-in for a first attempt (on the shared queue) does; each test of that shape sets it. */
+let firstAttempt: () => Promise<JobOnHostOutput> = async () => ranOn('live');
+let firstAttempts = 0;
+
+function ranOn(hostId: string): JobOnHostOutput {
+  return {
+    host: hostId,
+    image: 'stand-in:latest',
+    imageBuilt: false,
+    outcome: {
+      kind: 'exited',
+      exitCode: 0,
+      oomKilled: false,
+      oomKills: 0,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      finishedAt: '2026-01-01T00:00:02.000Z',
+      lastLogLine: '',
+      reattached: false,
+      runtime: 'simple',
+    },
+    harvest: { status: 'SUCCEEDED', result: { overall: 0.5, raw_metrics: {} } },
+  };
+}
+
+/** What the live host's queue was handed, since the last first attempt. */
+const pinnedInputs: JobOnHostInput[] = [];
 
 let connection: NativeConnection;
 let client: Client;
@@ -38,30 +64,22 @@ beforeAll(async () => {
     activities: {
       claimHost: async (): Promise<ClaimedHost> => claims[claimed++] ?? live,
       passAtK: async () => ({}),
+      runJobOnHost: async (input: JobOnHostInput): Promise<JobOnHostOutput> => {
+        firstAttempts += 1;
+        pinnedInputs.length = 0;
+        expect(input.earlier).toBeUndefined();
+        return firstAttempt();
+      },
     },
   });
   const onLiveHost = await Worker.create({
     connection,
     taskQueue: live.taskQueue,
     activities: {
-      runJobOnHost: async (): Promise<JobOnHostOutput> => {
+      runJobOnHost: async (input: JobOnHostInput): Promise<JobOnHostOutput> => {
+        pinnedInputs.push(input);
         if (imageFails) throw ApplicationFailure.create({ type: 'ImageProblem', nonRetryable: true, message: 'environments/shell: no Dockerfile' });
-        return {
-          image: 'stand-in:latest',
-          imageBuilt: false,
-          outcome: {
-            kind: 'exited',
-            exitCode: 0,
-            oomKilled: false,
-            oomKills: 0,
-            startedAt: '2026-01-01T00:00:00.000Z',
-            finishedAt: '2026-01-01T00:00:02.000Z',
-            lastLogLine: '',
-            reattached: false,
-            runtime: 'simple',
-          },
-          harvest: { status: 'SUCCEEDED', result: { overall: 0.5, raw_metrics: {} } },
-        };
+        return ranOn('live');
       },
     },
   });
@@ -76,9 +94,11 @@ afterAll(async () => {
   await connection?.close();
 });
 
-function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: boolean }): Promise<JobResult> {
+function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: boolean; hostByFirstAttempt?: boolean }): Promise<JobResult> {
   claims = options.hosts;
   claimed = 0;
+  firstAttempts = 0;
+  pinnedInputs.length = 0;
   imageFails = options.imageFails ?? false;
   const jobId = `${sharedQueue}.${randomBytes(3).toString('hex')}`;
   const job: JobSpec = {
@@ -103,6 +123,7 @@ function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: 
     generation: { set: {} },
     prices: {},
     repeat: { index: 0 },
+    ...(options.hostByFirstAttempt ? { hostByFirstAttempt: true } : {}),
   };
   return client.workflow.execute<(job: JobSpec) => Promise<JobResult>>('jobWorkflow', { taskQueue: sharedQueue, workflowId: jobId, args: [job] });
 }
@@ -139,5 +160,53 @@ describe('job failover', () => {
     const result = await runJob({ hosts: [live, host('spare')], maxHosts: 3, imageFails: true });
     expect(result).toMatchObject({ status: 'FAILED', reason: 'IMAGE_BUILD', message: 'environments/shell: no Dockerfile', hostsTried: ['live'] });
     expect(claimed).toBe(1);
+  });
+});
+
+describe('jobs that claim their host by their first attempt', () => {
+  it('run where the first attempt landed, with no host claimed before it', async () => {
+    firstAttempt = async () => ranOn('live');
+    const result = await runJob({ hosts: [host('silent')], maxHosts: 3, hostByFirstAttempt: true });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['live'], result: { overall: 0.5 } });
+    expect([firstAttempts, claimed, pinnedInputs.length]).toEqual([1, 0, 0]);
+  });
+
+  it('retry on the host the failed first attempt names, counting that attempt', async () => {
+    firstAttempt = async () => {
+      throw ApplicationFailure.create({ type: 'DockerError', message: 'the Docker daemon did not answer', details: [{ host: 'live' }] });
+    };
+    const result = await runJob({ hosts: [host('silent')], maxHosts: 3, hostByFirstAttempt: true });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['live'] });
+    expect([firstAttempts, claimed]).toEqual([1, 0]);
+    expect(pinnedInputs.map((input) => input.earlier)).toEqual([{ attempts: 1 }]);
+  });
+
+  it('move on to another host when the named host stops answering, up to maxHosts', async () => {
+    firstAttempt = async () => {
+      throw ApplicationFailure.create({ type: 'AttemptAborted', message: 'worker shutting down', details: [{ host: 'silent' }] });
+    };
+    const result = await runJob({ hosts: [live], maxHosts: 3, hostByFirstAttempt: true });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['silent', 'live'] });
+    expect(claimed).toBe(1);
+    const givenUp = await runJob({ hosts: [live], maxHosts: 1, hostByFirstAttempt: true });
+    expect(givenUp).toMatchObject({ status: 'FAILED', reason: 'INFRASTRUCTURE', message: 'host silent did not pick up the job within 1s; gave up after 1 hosts (silent)' });
+  });
+
+  it('claim a host when the failure names none', async () => {
+    firstAttempt = async () => {
+      throw new Error('lost before it said where it ran');
+    };
+    const result = await runJob({ hosts: [live], maxHosts: 3, hostByFirstAttempt: true });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['live'] });
+    expect([firstAttempts, claimed, pinnedInputs.length]).toEqual([1, 1, 1]);
+  });
+
+  it('fail at once on a final failure, on the host that had it', async () => {
+    firstAttempt = async () => {
+      throw ApplicationFailure.create({ type: 'ImageProblem', message: 'environments/shell: no Dockerfile', details: [{ host: 'live' }] });
+    };
+    const result = await runJob({ hosts: [host('spare')], maxHosts: 3, hostByFirstAttempt: true });
+    expect(result).toMatchObject({ status: 'FAILED', reason: 'IMAGE_BUILD', message: 'environments/shell: no Dockerfile', hostsTried: ['live'] });
+    expect([claimed, pinnedInputs.length]).toEqual([0, 0]);
   });
 });

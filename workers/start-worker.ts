@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities, hostFoldersFrom } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { hostQueueName } from '../runs/host-queues.js';
+import { ContainerSlots } from '../activities/container-slots.js';
 import { workerIdentity } from '../runs/worker-identity.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
@@ -53,6 +54,12 @@ export interface RunningWorker {
   done: Promise<void>;
   shutdown(): Promise<void>;
 }
+
+/**
+ * Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the heartbeat
+ * timeout) would let a cancelled container run on for ~25 s.
+ */
+const HEARTBEAT_THROTTLE = { maxHeartbeatThrottleInterval: '1s', defaultHeartbeatThrottleInterval: '1s' } as const;
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -115,6 +122,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     // Never bundled in this process: webpack would stay in the worker's memory for good.
     const workflowBundle = { codePath: options.workflowBundlePath ?? (await workflowBundleFor(path.join(settings.home, 'workflow-bundles'), workflowsPath)) };
 
+    const maxContainers = options.maxConcurrentContainers ?? 32;
+    const hostActivities = createHostActivities({
+      docker,
+      hostId,
+      ...hostFoldersFrom(settings),
+      gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
+      firewall,
+      netns,
+      containerSlots: new ContainerSlots(maxContainers),
+    });
     shared = await Worker.create({
       connection,
       namespace: settings.temporalNamespace,
@@ -123,9 +140,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       dataConverter,
       workflowBundle,
       ...WITHOUT_SANDBOX_WATCHDOG,
-      activities: createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot, (ref) =>
-        loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest),
-      ),
+      activities: {
+        ...createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot, (ref) =>
+          loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest),
+        ),
+        // A job's first attempt: handed by the server to the worker that completed the job's first
+        // workflow task (eager dispatch), or to any worker with a slot free. Its host is the job's.
+        runJobOnHost: hostActivities.runJobOnHost,
+      },
+      // Jobs' first attempts on this queue and later ones on the host's take their containers from one
+      // count (ContainerSlots): each worker may run as many, not both together.
+      maxConcurrentActivityTaskExecutions: maxContainers,
+      ...HEARTBEAT_THROTTLE,
     });
     host = await Worker.create({
       connection,
@@ -133,19 +159,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       taskQueue: hostQueue,
       identity,
       dataConverter,
-      activities: createHostActivities({
-        docker,
-        hostId,
-        ...hostFoldersFrom(settings),
-        gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
-        firewall,
-        netns,
-      }),
-      maxConcurrentActivityTaskExecutions: options.maxConcurrentContainers ?? 32,
-      // Cancellation reaches an activity only with a heartbeat; the default throttle (80% of the
-      // heartbeat timeout) would let a cancelled container run on for ~25 s.
-      maxHeartbeatThrottleInterval: '1s',
-      defaultHeartbeatThrottleInterval: '1s',
+      activities: hostActivities,
+      maxConcurrentActivityTaskExecutions: maxContainers,
+      ...HEARTBEAT_THROTTLE,
     });
   } catch (error) {
     await closeResources();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { LABELS } from '../activities/container-spec.js';
 import { removeDindStorage, taskClonesDir } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
+import { currentHostOf } from '../client/job-host.js';
 
 export interface SweepInput {
   docker: DockerEngine;
@@ -28,9 +29,12 @@ type JobWhereabouts = { kind: 'here' } | { kind: 'gone'; why: string } | { kind:
 
 async function whereIsJob(client: Client, jobId: string, hostId: string): Promise<JobWhereabouts> {
   try {
-    const { status, memo } = await client.workflow.getHandle(jobId).describe();
-    if (status.name !== 'RUNNING') return { kind: 'gone', why: `job ${jobId} is ${status.name}` };
-    if (memo?.host !== hostId) return { kind: 'gone', why: `job ${jobId} moved to ${typeof memo?.host === 'string' ? memo.host : 'another host'}` };
+    const described = await client.workflow.getHandle(jobId).describe();
+    if (described.status.name !== 'RUNNING') return { kind: 'gone', why: `job ${jobId} is ${described.status.name}` };
+    const host = currentHostOf(described);
+    // Between attempts, or its next one not taken yet: it may come back here to reattach.
+    if (host === undefined) return { kind: 'unknown', why: `no attempt of job ${jobId} runs on any host now` };
+    if (host !== hostId) return { kind: 'gone', why: `job ${jobId} moved to ${host}` };
     return { kind: 'here' };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { kind: 'gone', why: `job ${jobId} has no workflow on the server` };

@@ -31,3 +31,33 @@ export function failureReasonOf(error: unknown): FailureReason {
     ? 'IMAGE_BUILD'
     : 'INFRASTRUCTURE';
 }
+
+/** Failure types after which no host tries the job again: the pinned host activity's non-retryable ones. */
+export const FINAL_HOST_FAILURES: ReadonlyArray<string> = [FAILURE_TYPES.missingOnHost, FAILURE_TYPES.imageProblem];
+
+/**
+ * After a job's first attempt (on the shared queue) failed: `fail` when its failure is final, else
+ * `retry`, pinned to the host that ran it when a failure detail or its last heartbeat names one
+ * (the container may still run there), with that heartbeat for the next attempt to resume from.
+ */
+export type AfterFirstAttempt = { action: 'fail'; host?: string } | { action: 'retry'; host?: string; heartbeat?: unknown };
+
+export function afterFirstAttempt(error: unknown): AfterFirstAttempt {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  if (cause instanceof ApplicationFailure) {
+    const host = hostNamedBy(cause.details?.[0]);
+    const final = cause.nonRetryable === true || (typeof cause.type === 'string' && FINAL_HOST_FAILURES.includes(cause.type));
+    return { action: final ? 'fail' : 'retry', ...(host ? { host } : {}) };
+  }
+  if (cause instanceof TimeoutFailure) {
+    const heartbeat = cause.lastHeartbeatDetails;
+    const host = hostNamedBy(heartbeat);
+    return { action: 'retry', ...(host ? { host } : {}), ...(heartbeat !== undefined && heartbeat !== null ? { heartbeat } : {}) };
+  }
+  return { action: 'retry' };
+}
+
+function hostNamedBy(details: unknown): string | undefined {
+  const host = (details as { host?: unknown } | null | undefined)?.host;
+  return typeof host === 'string' && host !== '' ? host : undefined;
+}

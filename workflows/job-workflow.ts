@@ -8,6 +8,12 @@
 // shared-queue activity was) and the three host steps are one activity, runJobOnHost: two workflow
 // tasks and one activity per job instead of five and four. Histories recorded before it replay
 // through the old path, kept whole below.
+//
+// Jobs whose input says `hostByFirstAttempt` (every run since) claim no host before their first
+// attempt: the activity is scheduled on the workflow's own (shared) queue, and the server hands it
+// straight back to the worker completing this workflow task (eager dispatch), or to any worker with a
+// free slot; that worker's host is the job's host. Later attempts are pinned to it, as before. A
+// first workflow task with one command instead of a local activity, a marker and a memo upsert.
 
 import {
   ActivityCancellationType,
@@ -20,13 +26,15 @@ import {
   proxyLocalActivities,
   setHandler,
   upsertMemo,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
+import type { EarlierAttempts, JobOnHostOutput } from '../activities/run-job-on-host.js';
 import type { ContainerOutcome } from '../activities/run-task-container.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
-import type { ClaimedHost } from '../runs/host-queues.js';
+import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
-import { afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from './host-failover.js';
+import { afterFirstAttempt, afterHostLost, failureReasonOf, FINAL_HOST_FAILURES, hostLostMessage, isHostLost } from './host-failover.js';
 import { holdRewards } from './job-rewards.js';
 
 export interface JobProgress {
@@ -48,14 +56,21 @@ const IMAGE_SECONDS = 3600;
 /** How long harvesting may take, inside the same timeout. */
 const HARVEST_SECONDS = 120;
 
+/** How long the job's host activity may take, whichever queue it is on. */
+function hostActivityTimeouts(job: JobSpec) {
+  return {
+    startToCloseTimeout: `${IMAGE_SECONDS + job.task.timeoutSeconds + 300 + HARVEST_SECONDS}s`,
+    heartbeatTimeout: `${job.options.heartbeatTimeoutSeconds}s`,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  } as const;
+}
+
 /** The job's one activity on the claimed host's queue. */
 function jobOnHostActivity(host: ClaimedHost, job: JobSpec) {
   return proxyActivities<HostActivities>({
     taskQueue: host.taskQueue,
     scheduleToStartTimeout: `${job.options.hostTimeoutSeconds}s`,
-    startToCloseTimeout: `${IMAGE_SECONDS + job.task.timeoutSeconds + 300 + HARVEST_SECONDS}s`,
-    heartbeatTimeout: `${job.options.heartbeatTimeoutSeconds}s`,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    ...hostActivityTimeouts(job),
     // As runTaskContainer's: infrastructure faults retry with backoff, and the retry reattaches to the
     // job's container or harvests its saved outcome. A broken Dockerfile and a missing key are final;
     // a build that keeps failing for the daemon's reasons is made final by the activity after 3 attempts.
@@ -64,9 +79,18 @@ function jobOnHostActivity(host: ClaimedHost, job: JobSpec) {
       initialInterval: '1s',
       backoffCoefficient: 2,
       maximumInterval: '30s',
-      nonRetryableErrorTypes: [FAILURE_TYPES.missingOnHost, FAILURE_TYPES.imageProblem],
+      nonRetryableErrorTypes: [...FINAL_HOST_FAILURES],
     },
   }).runJobOnHost;
+}
+
+/**
+ * A `hostByFirstAttempt` job's first attempt: on the workflow's own queue, so that the server can hand
+ * it to the worker completing this workflow task; one attempt, whose failure the workflow turns into
+ * attempts pinned to the host that made it.
+ */
+function firstAttemptActivity(job: JobSpec) {
+  return proxyActivities<HostActivities>({ ...hostActivityTimeouts(job), retry: { maximumAttempts: 1 } }).runJobOnHost;
 }
 
 /** Activities pinned to the claimed host's queue. */
@@ -104,7 +128,8 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
 }
 
 async function runJob(job: JobSpec): Promise<JobResult> {
-  const oneHostActivity = patched(JOB_ON_ONE_HOST_ACTIVITY);
+  // Checked first: a job that claims its host by its first attempt records no patch marker.
+  const oneHostActivity = job.hostByFirstAttempt === true || patched(JOB_ON_ONE_HOST_ACTIVITY);
   const queuedAt = new Date().toISOString();
   const progress: JobProgress = { state: 'pending' };
   setHandler(jobStateQuery, () => progress);
@@ -136,21 +161,51 @@ async function runJob(job: JobSpec): Promise<JobResult> {
     };
   };
 
+  /** The job's result from its host activity's output. */
+  const finishRan = (ran: JobOnHostOutput): JobResult => {
+    partial.image = ran.image;
+    partial.imageBuilt = ran.imageBuilt;
+    recordContainer(ran.outcome);
+    return finish(ran.harvest);
+  };
+  /** The host the job is on, once known. */
+  const noteHost = (hostId: string) => {
+    hostsTried.push(hostId);
+    partial.host = hostId;
+    progress.host = hostId;
+  };
+
   /** One attempt on one host, as one activity. Throws HostLost when the host stops answering. */
-  const runOnHostInOneActivity = async (host: ClaimedHost): Promise<JobResult> => {
+  const runOnHostInOneActivity = async (host: ClaimedHost, earlier: EarlierAttempts | undefined): Promise<JobResult> => {
     progress.state = 'running';
     let ran;
     try {
-      ran = await jobOnHostActivity(host, job)({ job });
+      ran = await jobOnHostActivity(host, job)(earlier ? { job, earlier } : { job });
     } catch (error) {
       if (isCancellation(error)) throw error;
       if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeoutSeconds));
       return failed(failureReasonOf(error), error);
     }
-    partial.image = ran.image;
-    partial.imageBuilt = ran.imageBuilt;
-    recordContainer(ran.outcome);
-    return finish(ran.harvest);
+    return finishRan(ran);
+  };
+
+  /**
+   * A `hostByFirstAttempt` job's first attempt, on whichever worker the server hands it to: its
+   * result, or the host (when known) and heartbeat the pinned attempts after it go on from.
+   */
+  const runFirstAttempt = async (): Promise<{ result: JobResult } | { pinTo?: string; earlier: EarlierAttempts }> => {
+    progress.state = 'running';
+    try {
+      const ran = await firstAttemptActivity(job)({ job });
+      noteHost(ran.host);
+      return { result: finishRan(ran) };
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      const next = afterFirstAttempt(error);
+      if (next.host) noteHost(next.host);
+      if (next.action === 'fail') return { result: failed(failureReasonOf(error), error) };
+      return { ...(next.host ? { pinTo: next.host } : {}), earlier: { attempts: 1, ...(next.heartbeat !== undefined ? { heartbeat: next.heartbeat } : {}) } };
+    }
   };
 
   /** One attempt on one host, as the three activities of jobs started before JOB_ON_ONE_HOST_ACTIVITY. */
@@ -191,16 +246,29 @@ async function runJob(job: JobSpec): Promise<JobResult> {
   };
 
   try {
+    let pinTo: string | undefined;
+    let earlier: EarlierAttempts | undefined;
+    if (job.hostByFirstAttempt) {
+      const first = await runFirstAttempt();
+      if ('result' in first) return first.result;
+      ({ pinTo, earlier } = first);
+    }
     for (;;) {
-      const host = oneHostActivity ? await claimHostLocally() : await claimHost();
-      hostsTried.push(host.hostId);
-      partial.host = host.hostId;
-      progress.host = host.hostId;
+      let host: ClaimedHost;
+      if (pinTo) {
+        // Back to the host the first attempt ran on (already among hostsTried): its container may run on there.
+        host = { hostId: pinTo, taskQueue: hostQueueName(workflowInfo().taskQueue, pinTo) };
+        pinTo = undefined;
+      } else {
+        host = oneHostActivity ? await claimHostLocally() : await claimHost();
+        noteHost(host.hostId);
+      }
       progress.state = 'pending';
-      // In the memo, the current host is readable without a worker (a restarting worker's sweep needs it).
-      upsertMemo({ host: host.hostId });
+      // In the memo, the current host is readable without a worker (a restarting worker's sweep needs
+      // it). Jobs that claim by their first attempt leave that to their activities' worker identities.
+      if (!job.hostByFirstAttempt) upsertMemo({ host: host.hostId });
       try {
-        return await (oneHostActivity ? runOnHostInOneActivity(host) : runOnHost(host));
+        return await (oneHostActivity ? runOnHostInOneActivity(host, earlier) : runOnHost(host));
       } catch (error) {
         if (!(error instanceof HostLost)) throw error;
         const decision = afterHostLost(error.message, hostsTried, job.options.maxHosts);

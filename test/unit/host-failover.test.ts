@@ -4,7 +4,8 @@
 
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from '../../workflows/host-failover.js';
+import { afterFirstAttempt, afterHostLost, failureReasonOf, hostLostMessage, isHostLost } from '../../workflows/host-failover.js';
+import { namingHost } from '../../activities/run-job-on-host.js';
 
 const activityFailure = (cause: Error) => new ActivityFailure('activity failed', 'ensureImage', '2', RetryState.NON_RETRYABLE_FAILURE, undefined, cause);
 
@@ -63,5 +64,60 @@ describe('failureReasonOf', () => {
     expect(failureReasonOf(activityFailure(ApplicationFailure.retryable('container inspect: connect ENOENT')))).toBe('INFRASTRUCTURE');
     expect(failureReasonOf(activityFailure(new TimeoutFailure(undefined, undefined, TimeoutType.HEARTBEAT)))).toBe('INFRASTRUCTURE');
     expect(failureReasonOf(new Error('ImageProblem'))).toBe('INFRASTRUCTURE');
+  });
+});
+
+describe('afterFirstAttempt', () => {
+  const failed = (cause: Error) => new ActivityFailure('activity failed', 'runJobOnHost', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, undefined, cause);
+
+  it("pins the retry to the host a failure's first detail names, as the activity's errors carry it", () => {
+    const error = failed(namingHost(new Error('connect ENOENT /var/run/docker.sock'), 'gpu-7') as Error);
+    expect(afterFirstAttempt(error)).toEqual({ action: 'retry', host: 'gpu-7' });
+  });
+
+  it('fails the job on a final failure type or a non-retryable failure, still naming its host', () => {
+    for (const cause of [
+      ApplicationFailure.create({ type: 'ImageProblem', message: 'no Dockerfile', details: [{ host: 'a' }] }),
+      ApplicationFailure.create({ type: 'MissingSecret', message: '$KEY is not set', details: [{ host: 'a' }] }),
+      ApplicationFailure.create({ type: 'ImageBuildError', nonRetryable: true, message: 'build failed 3 times', details: [{ host: 'a' }] }),
+    ]) {
+      expect(afterFirstAttempt(failed(cause)), cause.type ?? '').toEqual({ action: 'fail', host: 'a' });
+    }
+  });
+
+  it('pins to the host of the last heartbeat after a timeout (a worker killed mid-job), handing that heartbeat on', () => {
+    const heartbeat = { host: 'b', containerId: 'c1', records: { offset: 120, line: 3 } };
+    expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, heartbeat, TimeoutType.HEARTBEAT)))).toEqual({ action: 'retry', host: 'b', heartbeat });
+  });
+
+  it('retries with no host when nothing names one: the job then claims one', () => {
+    expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, undefined, TimeoutType.HEARTBEAT)))).toEqual({ action: 'retry' });
+    expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, { step: 'building' }, TimeoutType.START_TO_CLOSE)))).toEqual({
+      action: 'retry',
+      heartbeat: { step: 'building' },
+    });
+    expect(afterFirstAttempt(failed(ApplicationFailure.create({ message: 'payload could not be decoded', details: [{ host: 7 }] })))).toEqual({ action: 'retry' });
+    expect(afterFirstAttempt(new Error('not an activity failure'))).toEqual({ action: 'retry' });
+  });
+});
+
+describe('namingHost', () => {
+  it("keeps an ApplicationFailure's type, message, retryability and details after the host", () => {
+    const original = ApplicationFailure.create({ type: 'ImageBuildError', nonRetryable: true, message: 'step 3 failed', details: [{ step: 3 }] });
+    const named = namingHost(original, 'h1') as ApplicationFailure;
+    expect(named).toBeInstanceOf(ApplicationFailure);
+    expect([named.type, named.message, named.nonRetryable, named.details]).toEqual(['ImageBuildError', 'step 3 failed', true, [{ host: 'h1' }, { step: 3 }]]);
+    expect(named.stack).toBe(original.stack);
+  });
+
+  it("turns a plain error into a retryable failure typed by the error's name", () => {
+    const named = namingHost(new RangeError('bad size'), 'h1') as ApplicationFailure;
+    expect([named.type, named.message, named.nonRetryable, named.details]).toEqual(['RangeError', 'bad size', false, [{ host: 'h1' }]]);
+  });
+
+  it('passes cancellations and non-errors through as they are', () => {
+    const aborted = new DOMException('aborted', 'AbortError');
+    expect(namingHost(aborted, 'h1')).toBe(aborted);
+    expect(namingHost('text', 'h1')).toBe('text');
   });
 });
