@@ -107,7 +107,11 @@ export async function runTaskContainer(deps: ContainerDeps, input: RunContainerI
   }
 }
 
-async function runContainer(deps: ContainerDeps, { job, image, archives = [], earlier }: RunContainerInput, slot: { release?: () => void }): Promise<ContainerOutcome> {
+async function runContainer(
+  deps: ContainerDeps,
+  { job, image, archives = [], earlier }: RunContainerInput,
+  slot: { release?: () => void },
+): Promise<ContainerOutcome> {
   const { docker } = deps;
   const ctx = Context.current();
   const name = containerNameFor(job.jobId, deps.hostId);

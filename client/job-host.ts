@@ -2,19 +2,50 @@
 // restarting worker's orphan sweep and the health findings of waiting commands.
 
 import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { hostQueueName } from '../runs/host-queues.js';
 import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
 
 /**
- * The memo of jobs that claimed a host before their first attempt (they wrote it there), else the
- * worker that took the latest attempt of the job's pending host activity (later attempts of a host
- * activity are pinned to that worker's host). Undefined when no such attempt was taken yet.
+ * The memo of jobs that claimed a host before their first attempt (they wrote it there); else the host
+ * whose queue the job's pending host activity is pinned to; else, for a first attempt (on the shared
+ * queue), the host of the worker that took it. Undefined while no host is known (the first attempt not
+ * taken yet, or the job between attempts).
  */
-export function currentHostOf(described: Pick<WorkflowExecutionDescription, 'memo' | 'raw'>): string | undefined {
+export function currentHostOf(described: Pick<WorkflowExecutionDescription, 'memo' | 'raw'>, sharedQueue: string): string | undefined {
   if (typeof described.memo?.host === 'string') return described.memo.host;
+  const pinnedPrefix = hostQueueName(sharedQueue, '');
   for (const activity of described.raw.pendingActivities ?? []) {
-    if (activity.activityType?.name !== 'runJobOnHost' || !activity.lastWorkerIdentity) continue;
-    const host = hostOfWorkerIdentity(activity.lastWorkerIdentity);
+    if (activity.activityType?.name !== 'runJobOnHost') continue;
+    const queue = activity.activityOptions?.taskQueue?.name ?? '';
+    if (queue.startsWith(pinnedPrefix) && queue.length > pinnedPrefix.length) return queue.slice(pinnedPrefix.length);
+    const host = activity.lastWorkerIdentity ? hostOfWorkerIdentity(activity.lastWorkerIdentity) : undefined;
     if (host) return host;
   }
   return undefined;
+}
+
+/**
+ * The host of the job's latest host activity in its history: the host queue it was pinned to, or the
+ * worker that took a first attempt. A job between attempts goes on there when that attempt's failure
+ * named its host (workflows/host-failover.ts). Undefined when the history has no such activity.
+ */
+export function lastHostInHistory(events: ReadonlyArray<temporal.api.history.v1.IHistoryEvent>, sharedQueue: string): string | undefined {
+  const pinnedPrefix = hostQueueName(sharedQueue, '');
+  const hostActivities = new Map<string, string | undefined>();
+  let last: string | undefined;
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'runJobOnHost') {
+      const queue = scheduled.taskQueue?.name ?? '';
+      const pinned = queue.startsWith(pinnedPrefix) && queue.length > pinnedPrefix.length ? queue.slice(pinnedPrefix.length) : undefined;
+      hostActivities.set(String(event.eventId), pinned);
+      last = pinned;
+    }
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && hostActivities.has(String(started.scheduledEventId))) {
+      last = hostActivities.get(String(started.scheduledEventId)) ?? (started.identity ? hostOfWorkerIdentity(started.identity) : undefined);
+    }
+  }
+  return last;
 }

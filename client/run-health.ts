@@ -108,7 +108,7 @@ export async function checkRunHealth(client: Client, settings: Settings, runId: 
     }
     const jobTask = workflowTaskFinding(job.jobId, `job ${job.jobId}`, described.raw);
     if (jobTask) findings.push(jobTask);
-    const host = currentHostOf(described);
+    const host = currentHostOf(described, settings.sharedQueue);
     for (const activity of described.raw.pendingActivities ?? []) {
       const name = activity.activityType?.name ?? 'activity';
       if ((activity.attempt ?? 1) >= 2 && activity.lastFailure?.message) {

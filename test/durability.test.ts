@@ -259,7 +259,14 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
     const client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
     const said: string[] = [];
     try {
-      const removed = await sweepOrphans({ docker: new DockerEngine(), client, hostId: 'host-unreach', dindStorageRoot, say: (line) => said.push(line) });
+      const removed = await sweepOrphans({
+        docker: new DockerEngine(),
+        client,
+        hostId: 'host-unreach',
+        sharedQueue: 'benchrouter',
+        dindStorageRoot,
+        say: (line) => said.push(line),
+      });
       expect(removed).toEqual([]);
       expect(said.join('\n')).toContain(`kept container ${name}: cannot tell whether job br-live.000-x still runs on host-unreach`);
       expect(execFileSync('docker', ['ps', '-q', '--filter', `name=^${name}$`], { encoding: 'utf8' }).trim()).not.toBe('');

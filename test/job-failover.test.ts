@@ -189,7 +189,11 @@ describe('jobs that claim their host by their first attempt', () => {
     expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['silent', 'live'] });
     expect(claimed).toBe(1);
     const givenUp = await runJob({ hosts: [live], maxHosts: 1, hostByFirstAttempt: true });
-    expect(givenUp).toMatchObject({ status: 'FAILED', reason: 'INFRASTRUCTURE', message: 'host silent did not pick up the job within 1s; gave up after 1 hosts (silent)' });
+    expect(givenUp).toMatchObject({
+      status: 'FAILED',
+      reason: 'INFRASTRUCTURE',
+      message: 'host silent did not pick up the job within 1s; gave up after 1 hosts (silent)',
+    });
   });
 
   it('claim a host when the failure names none', async () => {

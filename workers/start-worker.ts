@@ -117,7 +117,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
     // Kept open while the worker runs: loadTaskDefinitions reads runs' definitions through it.
     const workflowClient = (client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say));
-    await sweepOrphans({ docker, client: workflowClient, hostId, dindStorageRoot: settings.dindStorageRoot, dindStoreDir: settings.dindStoreDir, say });
+    await sweepOrphans({
+      docker,
+      client: workflowClient,
+      hostId,
+      sharedQueue: settings.sharedQueue,
+      dindStorageRoot: settings.dindStorageRoot,
+      dindStoreDir: settings.dindStoreDir,
+      say,
+    });
     netns = await startNetnsPool(docker, hostId, settings, say);
     // Never bundled in this process: webpack would stay in the worker's memory for good.
     const workflowBundle = { codePath: options.workflowBundlePath ?? (await workflowBundleFor(path.join(settings.home, 'workflow-bundles'), workflowsPath)) };

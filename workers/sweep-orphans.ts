@@ -8,12 +8,14 @@ import path from 'node:path';
 import { LABELS } from '../activities/container-spec.js';
 import { removeDindStorage, taskClonesDir } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
-import { currentHostOf } from '../client/job-host.js';
+import { currentHostOf, lastHostInHistory } from '../client/job-host.js';
 
 export interface SweepInput {
   docker: DockerEngine;
   client: Client;
   hostId: string;
+  /** The queue every worker polls, which names the hosts' own queues. */
+  sharedQueue: string;
   dindStorageRoot: string;
   /** The DinD image store, whose `.tasks/` holds tasks' clones. */
   dindStoreDir?: string;
@@ -27,13 +29,14 @@ export interface SweepInput {
  */
 type JobWhereabouts = { kind: 'here' } | { kind: 'gone'; why: string } | { kind: 'unknown'; why: string };
 
-async function whereIsJob(client: Client, jobId: string, hostId: string): Promise<JobWhereabouts> {
+async function whereIsJob(client: Client, jobId: string, hostId: string, sharedQueue: string): Promise<JobWhereabouts> {
   try {
-    const described = await client.workflow.getHandle(jobId).describe();
+    const handle = client.workflow.getHandle(jobId);
+    const described = await handle.describe();
     if (described.status.name !== 'RUNNING') return { kind: 'gone', why: `job ${jobId} is ${described.status.name}` };
-    const host = currentHostOf(described);
-    // Between attempts, or its next one not taken yet: it may come back here to reattach.
-    if (host === undefined) return { kind: 'unknown', why: `no attempt of job ${jobId} runs on any host now` };
+    // Between attempts (the last one timed out while this worker was down, say): where its last attempt ran.
+    const host = currentHostOf(described, sharedQueue) ?? lastHostInHistory((await handle.fetchHistory()).events ?? [], sharedQueue);
+    if (host === undefined) return { kind: 'unknown', why: `no attempt of job ${jobId} has run on any host yet` };
     if (host !== hostId) return { kind: 'gone', why: `job ${jobId} moved to ${host}` };
     return { kind: 'here' };
   } catch (error) {
@@ -42,13 +45,13 @@ async function whereIsJob(client: Client, jobId: string, hostId: string): Promis
   }
 }
 
-export async function sweepOrphans({ docker, client, hostId, dindStorageRoot, dindStoreDir, say }: SweepInput): Promise<string[]> {
+export async function sweepOrphans({ docker, client, hostId, sharedQueue, dindStorageRoot, dindStoreDir, say }: SweepInput): Promise<string[]> {
   const removed: string[] = [];
   const containers = await docker.listContainers([`${LABELS.managed}=true`, `${LABELS.host}=${hostId}`]);
   const kept = new Set<string>();
   for (const container of containers) {
     const jobId = container.labels[LABELS.job];
-    const where: JobWhereabouts = jobId ? await whereIsJob(client, jobId, hostId) : { kind: 'gone', why: 'it has no job label' };
+    const where: JobWhereabouts = jobId ? await whereIsJob(client, jobId, hostId, sharedQueue) : { kind: 'gone', why: 'it has no job label' };
     if (where.kind === 'here') {
       kept.add(container.name);
       continue;

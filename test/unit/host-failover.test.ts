@@ -96,7 +96,9 @@ describe('afterFirstAttempt', () => {
       action: 'retry',
       heartbeat: { step: 'building' },
     });
-    expect(afterFirstAttempt(failed(ApplicationFailure.create({ message: 'payload could not be decoded', details: [{ host: 7 }] })))).toEqual({ action: 'retry' });
+    expect(afterFirstAttempt(failed(ApplicationFailure.create({ message: 'payload could not be decoded', details: [{ host: 7 }] })))).toEqual({
+      action: 'retry',
+    });
     expect(afterFirstAttempt(new Error('not an activity failure'))).toEqual({ action: 'retry' });
   });
 });

@@ -1,0 +1,96 @@
+// ContainerSlots (activities/container-slots.ts): one bound on a host's containers shared by the
+// worker's two activity queues; and how readers without a worker tell which host a running job is on.
+
+import { describe, expect, it } from 'vitest';
+import type { temporal } from '@temporalio/proto';
+import { ContainerSlots } from '../../activities/container-slots.js';
+import { currentHostOf, lastHostInHistory } from '../../client/job-host.js';
+import { hostOfWorkerIdentity, workerIdentity } from '../../runs/worker-identity.js';
+
+const settled = async <T>(promise: Promise<T>): Promise<'pending' | 'settled'> =>
+  Promise.race([
+    promise.then(
+      () => 'settled' as const,
+      () => 'settled' as const,
+    ),
+    new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), 10)),
+  ]);
+
+describe('ContainerSlots', () => {
+  it('grants up to its capacity at once, then the longest waiter first as slots come back', async () => {
+    const slots = new ContainerSlots(2);
+    const first = await slots.acquire();
+    await slots.acquire();
+    const order: string[] = [];
+    const third = slots.acquire().then((release) => (order.push('third'), release));
+    const fourth = slots.acquire().then((release) => (order.push('fourth'), release));
+    expect(await settled(third)).toBe('pending');
+    expect(slots.used()).toBe(2);
+    first();
+    first(); // a second call gives nothing back twice
+    await third;
+    expect(await settled(fourth)).toBe('pending');
+    (await third)();
+    await fourth;
+    expect(order).toEqual(['third', 'fourth']);
+    expect(slots.used()).toBe(2);
+  });
+
+  it("a waiter whose signal aborts leaves the queue with the signal's reason, and takes no slot", async () => {
+    const slots = new ContainerSlots(1);
+    const release = await slots.acquire();
+    const cancel = new AbortController();
+    const waiting = slots.acquire(cancel.signal);
+    const after = slots.acquire();
+    cancel.abort(new Error('job cancelled'));
+    await expect(waiting).rejects.toThrow('job cancelled');
+    release();
+    (await after)();
+    expect(slots.used()).toBe(0);
+    await expect(slots.acquire(cancel.signal)).rejects.toThrow('job cancelled');
+  });
+
+  it('rejects a capacity that is not a positive integer', () => {
+    expect(() => new ContainerSlots(0)).toThrow(/positive integer, got 0/);
+    expect(() => new ContainerSlots(1.5)).toThrow(/positive integer/);
+  });
+});
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+describe('the host a running job is on', () => {
+  const activity = (identity: string, name = 'runJobOnHost') => ({ activityType: { name }, lastWorkerIdentity: identity });
+
+  it("reads a worker identity's host, whatever the host id holds", () => {
+    expect(hostOfWorkerIdentity(workerIdentity('gpu-1.lab:a', 4242))).toBe('gpu-1.lab:a');
+    expect(hostOfWorkerIdentity('someone-else@host')).toBeUndefined();
+  });
+
+  it("is the memo's host for jobs that wrote one, else the host queue the host activity is pinned to, else the worker that took its first attempt", () => {
+    const pinned = { activityType: { name: 'runJobOnHost' }, lastWorkerIdentity: '', activityOptions: { taskQueue: { name: 'bq@gpu-2' } } };
+    const onShared = { ...activity(workerIdentity('w', 1)), activityOptions: { taskQueue: { name: 'bq' } } };
+    expect(currentHostOf({ memo: { host: 'm' }, raw: { pendingActivities: [pinned] } }, 'bq')).toBe('m');
+    expect(currentHostOf({ memo: {}, raw: { pendingActivities: [pinned] } }, 'bq')).toBe('gpu-2');
+    expect(currentHostOf({ memo: {}, raw: { pendingActivities: [activity(workerIdentity('x', 1), 'passAtK'), onShared] } }, 'bq')).toBe('w');
+  });
+
+  it('is unknown while no worker has taken a first attempt', () => {
+    expect(
+      currentHostOf({ memo: undefined, raw: { pendingActivities: [{ ...activity(''), activityOptions: { taskQueue: { name: 'bq' } } }] } }, 'bq'),
+    ).toBeUndefined();
+    expect(currentHostOf({ memo: undefined, raw: {} }, 'bq')).toBeUndefined();
+  });
+
+  it("is, between attempts, the host of the history's latest host activity: its pinned queue, or the worker of a first attempt", () => {
+    // Event ids are Longs in the SDK's history; the reader compares them as strings.
+    const scheduled = (eventId: number, queue: string, name = 'runJobOnHost') =>
+      ({ eventId, activityTaskScheduledEventAttributes: { activityType: { name }, taskQueue: { name: queue } } }) as unknown as HistoryEvent;
+    const started = (scheduledEventId: number, identity: string) =>
+      ({ activityTaskStartedEventAttributes: { scheduledEventId, identity } }) as unknown as HistoryEvent;
+    const firstAttempt = [scheduled(5, 'bq'), started(5, workerIdentity('a', 7))];
+    expect(lastHostInHistory(firstAttempt, 'bq')).toBe('a');
+    expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b')], 'bq')).toBe('b');
+    expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b'), started(9, workerIdentity('b', 1)), scheduled(12, 'bq', 'passAtK')], 'bq')).toBe('b');
+    expect(lastHostInHistory([scheduled(5, 'bq')], 'bq')).toBeUndefined();
+  });
+});
