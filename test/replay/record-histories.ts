@@ -15,6 +15,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities, hostFoldersFrom } from '../../activities/index.js';
 import { DockerEngine } from '../../activities/docker-engine.js';
+import type { JobOnHostInput } from '../../activities/run-job-on-host.js';
+import { FAILURE_TYPES } from '../../runs/failure-types.js';
+import { ApplicationFailure } from '@temporalio/common';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { loadDefinitionsPage } from '../../client/task-definitions.js';
@@ -49,31 +52,44 @@ async function main(): Promise<void> {
       os.homedir(),
     );
     const host: ClaimedHost = { hostId: 'host-a', taskQueue: hostQueueName(settings.sharedQueue, 'host-a') };
-    // A host whose queue nobody polls: a job that claims it sees the host stop answering and fails over.
+    // A host whose queue nobody polls: a job whose first attempt names it (as a worker of that host that
+    // shut down mid-attempt would) is pinned there, sees the host stop answering and fails over.
     const silentHost: ClaimedHost = { hostId: 'host-silent', taskQueue: hostQueueName(settings.sharedQueue, 'host-silent') };
-    let silentClaimsLeft = 0;
+    let silentFirstAttemptsLeft = 0;
 
     const connection = await NativeConnection.connect({ address });
     const gateway = new ModelGateway(gatewaySecret(settings.home));
     const gatewayPort = await gateway.listen(0, settings.gatewayHost);
+    const hostActivities = createHostActivities({
+      docker: new DockerEngine(),
+      hostId: host.hostId,
+      ...hostFoldersFrom(settings),
+      gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
+    });
     const shared = await Worker.create({
       connection,
       taskQueue: settings.sharedQueue,
       workflowsPath,
       activities: {
         ...createSharedActivities(host, settings.artifactsRoot, (ref) => loadDefinitionsPage(client.workflow, ref.runId, ref.page, ref.digest)),
-        claimHost: async (): Promise<ClaimedHost> => (silentClaimsLeft-- > 0 ? silentHost : host),
+        // Jobs' first attempts, as a worker's shared queue runs them (workers/start-worker.ts).
+        runJobOnHost: async (input: JobOnHostInput) => {
+          if (silentFirstAttemptsLeft-- > 0)
+            throw ApplicationFailure.create({
+              type: FAILURE_TYPES.attemptAborted,
+              message: 'the worker of host-silent shut down',
+              details: [{ host: silentHost.hostId }],
+            });
+          return hostActivities.runJobOnHost(input);
+        },
       },
+      maxHeartbeatThrottleInterval: '1s',
+      defaultHeartbeatThrottleInterval: '1s',
     });
     const onHost = await Worker.create({
       connection,
       taskQueue: host.taskQueue,
-      activities: createHostActivities({
-        docker: new DockerEngine(),
-        hostId: host.hostId,
-        ...hostFoldersFrom(settings),
-        gateway: { instance: gateway, url: `http://127.0.0.1:${gatewayPort}/v1` },
-      }),
+      activities: hostActivities,
       maxHeartbeatThrottleInterval: '1s',
       defaultHeartbeatThrottleInterval: '1s',
     });
@@ -118,7 +134,7 @@ async function main(): Promise<void> {
       expectStatus('retry', retried.status, 'PARTIAL');
       runAndJobs('retry', retried);
 
-      silentClaimsLeft = 1;
+      silentFirstAttemptsLeft = 1;
       const failover = await run(createRunSpec(outcomes, target, { hostTimeoutSeconds: 2 }, ['scores-half']));
       expectStatus('failover', failover.status, 'COMPLETED');
       if (failover.jobs[0]?.hostsTried?.join(',') !== 'host-silent,host-a')

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunResult, RunSpec } from '../../runs/run-spec.js';
+import type { JobSpec, RunResult, RunSpec } from '../../runs/run-spec.js';
 import type { SuiteResult } from '../../workflows/suite-workflow.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
@@ -41,6 +41,13 @@ function resultOf<T>(file: string): T {
 /** The names of a history's markers: `core_patch` for a patch(), `core_local_activity` for a local activity. */
 function markerNames(file: string): string[] {
   return (history(file).events ?? []).flatMap((e) => (e.markerRecordedEventAttributes?.markerName ? [e.markerRecordedEventAttributes.markerName] : []));
+}
+
+/** The task queue of each scheduled activity, in order. */
+function scheduledQueues(file: string): string[] {
+  return (history(file).events ?? []).flatMap((e) =>
+    e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.taskQueue?.name ?? ''] : [],
+  );
 }
 
 function activityTypes(file: string): string[] {
@@ -92,7 +99,7 @@ describe('recorded workflow histories', () => {
 });
 
 describe('the recorded histories cover every kind of run', () => {
-  it('a COMPLETED run with two repeats: its two jobs, each a local-activity claim and one host activity, and the per-host repeat counts', () => {
+  it('a COMPLETED run with two repeats: its two jobs, each one host activity that claimed its host, and the per-host repeat counts', () => {
     const run = resultOf<RunResult>('completed.run.json');
     expect([run.status, run.jobsIn, run.jobCount]).toEqual(['COMPLETED', 'job-workflows', 2]);
     expect(['completed.job-0.json', 'completed.job-1.json'].map((file) => [memoResultOf(file).status, memoResultOf(file).repeat])).toEqual([
@@ -100,9 +107,11 @@ describe('the recorded histories cover every kind of run', () => {
       ['SUCCEEDED', 1],
     ]);
     expect(activityTypes('completed.run.json')).toEqual(['repeatCounts']);
-    // The job-on-one-host-activity patch: the host claimed by a local activity, then one host activity.
-    expect(markerNames('completed.job-0.json')).toEqual(['core_patch', 'core_local_activity']);
+    // hostByFirstAttempt: no claim, no patch marker, no memo of the host; the one attempt on the shared queue.
+    expect(inputOf<JobSpec>('completed.job-0.json').hostByFirstAttempt).toBe(true);
+    expect(markerNames('completed.job-0.json')).toEqual([]);
     expect(activityTypes('completed.job-0.json')).toEqual(['runJobOnHost']);
+    expect(scheduledQueues('completed.job-0.json')).toEqual(['record']);
   });
 
   it('a PARTIAL run: one job succeeded, one failed with a non-zero exit', () => {
@@ -124,12 +133,13 @@ describe('the recorded histories cover every kind of run', () => {
     expect(resultOf<RunResult['jobs'][number]>('retry.job-0.json').task).toBe('exits-nonzero');
   });
 
-  it('a job that failed over: its first host let its activity time out before start, the second ran it', () => {
+  it('a job that failed over: its first attempt named a host that then let the pinned attempt time out before start, a claimed one ran it', () => {
     const job = resultOf<RunResult['jobs'][number]>('failover.job-0.json');
     expect(job.status).toBe('SUCCEEDED');
     expect(job.hostsTried).toEqual(['host-silent', 'host-a']);
-    expect(activityTypes('failover.job-0.json')).toEqual(['runJobOnHost', 'runJobOnHost']);
-    expect(markerNames('failover.job-0.json')).toEqual(['core_patch', 'core_local_activity', 'core_local_activity']);
+    expect(activityTypes('failover.job-0.json')).toEqual(['runJobOnHost', 'runJobOnHost', 'runJobOnHost']);
+    expect(scheduledQueues('failover.job-0.json')).toEqual(['record', 'record@host-silent', 'record@host-a']);
+    expect(markerNames('failover.job-0.json')).toEqual(['core_local_activity']);
     const timedOut = history('failover.job-0.json').events?.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
     expect(timedOut?.failure?.timeoutFailureInfo?.timeoutType).toBe(2); // TIMEOUT_TYPE_SCHEDULE_TO_START
   });
@@ -183,6 +193,30 @@ describe('the recorded histories cover every kind of run', () => {
       expect(startedInput<RunResult['jobs']>(file).map((j) => [j.task, j.repeat, j.status])).toEqual([['scores-half', i, 'SUCCEEDED']]);
       expect(lastEventType(file)).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     }
+  });
+});
+
+describe('the histories from before jobs claimed their host by their first attempt still cover every kind of run', () => {
+  const before = (file: string) => `before-host-by-first-attempt/${file}`;
+  it('jobs claimed their host by a local activity (the job-on-one-host-activity patch), then ran one host activity pinned to it', () => {
+    expect(inputOf<JobSpec>(before('completed.job-0.json')).hostByFirstAttempt).toBeUndefined();
+    expect(markerNames(before('completed.job-0.json'))).toEqual(['core_patch', 'core_local_activity']);
+    expect(activityTypes(before('completed.job-0.json'))).toEqual(['runJobOnHost']);
+    expect(resultOf<RunResult>(before('partial.run.json')).status).toBe('PARTIAL');
+    expect(resultOf<RunResult>(before('cancel.run.json')).status).toBe('CANCELLED');
+    expect(resultOf<SuiteResult>(before('suite.suite.json')).status).toBe('COMPLETED');
+  });
+
+  it('a job that failed over: its first claimed host let its activity time out before start, the second ran it', () => {
+    const job = resultOf<RunResult['jobs'][number]>(before('failover.job-0.json'));
+    expect([job.status, job.hostsTried]).toEqual(['SUCCEEDED', ['host-silent', 'host-a']]);
+    expect(activityTypes(before('failover.job-0.json'))).toEqual(['runJobOnHost', 'runJobOnHost']);
+    expect(markerNames(before('failover.job-0.json'))).toEqual(['core_patch', 'core_local_activity', 'core_local_activity']);
+  });
+
+  it('runs in batches, with their definitions inline and by reference', () => {
+    expect(patchIds(before('batches/by-reference.run-0.json'))).toEqual(['run-in-batches', 'task-definitions-by-reference', 'run-results-in-pages']);
+    expect(resultOf<RunResult>(before('batches/inline.run-1.json')).status).toBe('COMPLETED');
   });
 });
 
