@@ -19,13 +19,9 @@ import type { JobSpec } from '../runs/run-spec.js';
 import { ensureImage, type ImageDeps } from './ensure-image.js';
 import { harvestResult, type HarvestOutput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
-import { runTaskContainer, type ContainerDeps, type ContainerOutcome } from './run-task-container.js';
+import { hostHeartbeat, jobAttempt, runTaskContainer, type ContainerDeps, type ContainerOutcome, type EarlierAttempts } from './run-task-container.js';
 
-/** What a job's earlier host activity left to the one after it: its attempts, and its last heartbeat's details. */
-export interface EarlierAttempts {
-  attempts: number;
-  heartbeat?: unknown;
-}
+export type { EarlierAttempts } from './run-task-container.js';
 
 export interface JobOnHostInput {
   job: JobSpec;
@@ -51,7 +47,7 @@ const HEARTBEAT_MS = 2000;
 export async function runJobOnHost(deps: JobOnHostDeps, input: JobOnHostInput): Promise<JobOnHostOutput> {
   // The host first, before any container: a job's first attempt runs wherever the server handed it, and
   // if the attempt dies the workflow pins the next one to the host its last heartbeat or failure names.
-  Context.current().heartbeat({ host: deps.hostId });
+  hostHeartbeat(Context.current(), deps.hostId)();
   try {
     return await runOnThisHost(deps, input);
   } catch (error) {
@@ -64,12 +60,12 @@ async function runOnThisHost(deps: JobOnHostDeps, { job, earlier }: JobOnHostInp
   const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
   // Attempts of one job workflow share its run id; an activity started outside one has only its own id.
   const workflowRunId = ctx.info.workflowExecution?.runId ?? ctx.info.activityId;
-  const attempt = ctx.info.attempt + (earlier?.attempts ?? 0);
 
   let ran = readSavedOutcome(jobDir, workflowRunId);
   if (!ran) {
     // Image builds heartbeat by themselves; waiting for another job's build of the same image does not.
-    const heartbeat = setInterval(() => ctx.heartbeat({ host: deps.hostId, step: 'image' }), HEARTBEAT_MS);
+    const beat = hostHeartbeat(ctx, deps.hostId);
+    const heartbeat = setInterval(() => beat({ step: 'image' }), HEARTBEAT_MS);
     let ensured;
     try {
       ensured = await ensureImage(deps, {
@@ -79,7 +75,12 @@ async function runOnThisHost(deps: JobOnHostDeps, { job, earlier }: JobOnHostInp
         ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
       });
     } catch (error) {
-      if (error instanceof ApplicationFailure && error.type === FAILURE_TYPES.imageBuild && !error.nonRetryable && attempt >= IMAGE_BUILD_ATTEMPTS) {
+      if (
+        error instanceof ApplicationFailure &&
+        error.type === FAILURE_TYPES.imageBuild &&
+        !error.nonRetryable &&
+        jobAttempt(ctx, earlier) >= IMAGE_BUILD_ATTEMPTS
+      ) {
         throw ApplicationFailure.create({ type: FAILURE_TYPES.imageBuild, nonRetryable: true, message: error.message });
       }
       throw error;

@@ -31,8 +31,26 @@ import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
 import type { NetnsPool } from './netns-pool.js';
 import type { ContainerSlots } from './container-slots.js';
-import type { EarlierAttempts } from './run-job-on-host.js';
 import { ensureTaskNetwork } from './task-network.js';
+
+/** What a job's earlier host activity left to the one after it on this host: its attempts, and its last heartbeat's details. */
+export interface EarlierAttempts {
+  attempts: number;
+  heartbeat?: unknown;
+}
+
+/** This attempt's number among all of its job's attempts on its host activities (the first attempt's included). */
+export function jobAttempt(ctx: Context, earlier: EarlierAttempts | undefined): number {
+  return ctx.info.attempt + (earlier?.attempts ?? 0);
+}
+
+/**
+ * Heartbeats of a job's host activity: every one names this host first, so that when an attempt dies the
+ * workflow pins the next one here (workflows/host-failover.ts reads the last heartbeat).
+ */
+export function hostHeartbeat(ctx: Context, hostId: string): (details?: Record<string, unknown>) => void {
+  return (details = {}) => ctx.heartbeat({ host: hostId, ...details });
+}
 
 export interface RunContainerInput {
   job: JobSpec;
@@ -114,6 +132,7 @@ async function runContainer(
 ): Promise<ContainerOutcome> {
   const { docker } = deps;
   const ctx = Context.current();
+  const heartbeat = hostHeartbeat(ctx, deps.hostId);
   const name = containerNameFor(job.jobId, deps.hostId);
   const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
   const resultsDir = jobResultsDir(deps.artifactsRoot, job);
@@ -137,7 +156,7 @@ async function runContainer(
   };
   // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
   // create, below): one inspect fewer per job. A retry looks, to reattach.
-  const firstAttempt = ctx.info.attempt + (earlier?.attempts ?? 0) === 1;
+  const firstAttempt = jobAttempt(ctx, earlier) === 1;
   let state = firstAttempt ? undefined : await docker.containerState(name);
   const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
   if (state && restartAfterOutage) {
@@ -154,7 +173,7 @@ async function runContainer(
   const oomWatch = await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
   if (!state) {
     try {
-      slot.release = await takeContainerSlot(deps, ctx, name).catch((error: unknown) => {
+      slot.release = await takeContainerSlot(deps.containerSlots, ctx, heartbeat, name).catch((error: unknown) => {
         closeAccess();
         if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled while it waited for a container slot`);
         throw error;
@@ -166,7 +185,7 @@ async function runContainer(
       if (storageDir) {
         const detected = await detectDindRuntime(docker, image);
         // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
-        const beat = setInterval(() => ctx.heartbeat({ host: deps.hostId, preparing: name }), HEARTBEAT_MS);
+        const beat = setInterval(() => heartbeat({ preparing: name }), HEARTBEAT_MS);
         const storage = await provideDindStorage(deps, {
           image,
           archives,
@@ -243,13 +262,13 @@ async function runContainer(
   const containerId = state.id;
   // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
   const records = followTaskRecords(ctx, resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
-  const beat = () => ctx.heartbeat({ host: deps.hostId, containerId, records: records.position() });
+  const beat = () => heartbeat({ containerId, records: records.position() });
   beat();
 
   const startedMs = Date.parse(state.startedAt) || Date.now();
   const deadlineMs = startedMs + job.task.timeoutSeconds * 1000;
   // Heartbeats go on until the logs are in: a task that printed a lot takes a while to drain.
-  const heartbeat = setInterval(beat, HEARTBEAT_MS);
+  const beating = setInterval(beat, HEARTBEAT_MS);
   let log: LogCapture | undefined;
   let kind: ContainerOutcome['kind'] = 'exited';
   let oomKills = 0;
@@ -292,7 +311,7 @@ async function runContainer(
     oomKills = await oomWatch.stop(log !== undefined);
     diskWatch.abort();
     records.stop();
-    clearInterval(heartbeat);
+    clearInterval(beating);
   }
 
   const final = (await docker.containerState(containerId)) ?? state;
@@ -324,11 +343,16 @@ async function runContainer(
 }
 
 /** A container slot of this host (none to take without a bound), heartbeating while it waits for one. */
-async function takeContainerSlot(deps: ContainerDeps, ctx: Context, name: string): Promise<(() => void) | undefined> {
-  if (!deps.containerSlots) return undefined;
-  const beat = setInterval(() => ctx.heartbeat({ host: deps.hostId, waitingForSlot: name }), HEARTBEAT_MS);
+async function takeContainerSlot(
+  slots: ContainerSlots | undefined,
+  ctx: Context,
+  heartbeat: ReturnType<typeof hostHeartbeat>,
+  name: string,
+): Promise<(() => void) | undefined> {
+  if (!slots) return undefined;
+  const beat = setInterval(() => heartbeat({ waitingForSlot: name }), HEARTBEAT_MS);
   try {
-    return await deps.containerSlots.acquire(ctx.cancellationSignal);
+    return await slots.acquire(ctx.cancellationSignal);
   } finally {
     clearInterval(beat);
   }

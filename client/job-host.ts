@@ -3,7 +3,7 @@
 
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { hostQueueName } from '../runs/host-queues.js';
+import { hostOfQueue } from '../runs/host-queues.js';
 import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
 
 /**
@@ -14,12 +14,11 @@ import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
  */
 export function currentHostOf(described: Pick<WorkflowExecutionDescription, 'memo' | 'raw'>, sharedQueue: string): string | undefined {
   if (typeof described.memo?.host === 'string') return described.memo.host;
-  const pinnedPrefix = hostQueueName(sharedQueue, '');
   for (const activity of described.raw.pendingActivities ?? []) {
     if (activity.activityType?.name !== 'runJobOnHost') continue;
-    const queue = activity.activityOptions?.taskQueue?.name ?? '';
-    if (queue.startsWith(pinnedPrefix) && queue.length > pinnedPrefix.length) return queue.slice(pinnedPrefix.length);
-    const host = activity.lastWorkerIdentity ? hostOfWorkerIdentity(activity.lastWorkerIdentity) : undefined;
+    const host =
+      hostOfQueue(sharedQueue, activity.activityOptions?.taskQueue?.name ?? '') ??
+      (activity.lastWorkerIdentity ? hostOfWorkerIdentity(activity.lastWorkerIdentity) : undefined);
     if (host) return host;
   }
   return undefined;
@@ -31,14 +30,12 @@ export function currentHostOf(described: Pick<WorkflowExecutionDescription, 'mem
  * named its host (workflows/host-failover.ts). Undefined when the history has no such activity.
  */
 export function lastHostInHistory(events: ReadonlyArray<temporal.api.history.v1.IHistoryEvent>, sharedQueue: string): string | undefined {
-  const pinnedPrefix = hostQueueName(sharedQueue, '');
   const hostActivities = new Map<string, string | undefined>();
   let last: string | undefined;
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name === 'runJobOnHost') {
-      const queue = scheduled.taskQueue?.name ?? '';
-      const pinned = queue.startsWith(pinnedPrefix) && queue.length > pinnedPrefix.length ? queue.slice(pinnedPrefix.length) : undefined;
+      const pinned = hostOfQueue(sharedQueue, scheduled.taskQueue?.name ?? '');
       hostActivities.set(String(event.eventId), pinned);
       last = pinned;
     }

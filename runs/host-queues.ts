@@ -11,3 +11,9 @@ export const DEFAULT_SHARED_QUEUE = 'benchrouter';
 export function hostQueueName(sharedQueue: string, hostId: string): string {
   return `${sharedQueue}@${hostId}`;
 }
+
+/** The host whose queue `queue` is (hostQueueName's inverse); undefined for the shared queue and any other. */
+export function hostOfQueue(sharedQueue: string, queue: string): string | undefined {
+  const prefix = hostQueueName(sharedQueue, '');
+  return queue.startsWith(prefix) && queue.length > prefix.length ? queue.slice(prefix.length) : undefined;
+}
