@@ -44,6 +44,7 @@ describe('operational health of an embedded setup', () => {
       BENCHROUTER_EMBEDDED_PORT: String(await freePort()),
       BENCHROUTER_EMBEDDED_UI_PORT: String(await freePort()),
       BENCHROUTER_GATEWAY_PORT: String(await freePort()),
+      BENCHROUTER_API_PORT: String(await freePort()), // `br up` starts the API server too: not on the shared default port
       BENCHROUTER_HOST_ID: hostId,
       BENCHROUTER_TASK_QUEUE: `health-${process.pid}`,
       BENCHROUTER_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
@@ -64,8 +65,8 @@ describe('operational health of an embedded setup', () => {
 
   it('a wedged worker: br run warns within 30 s, br doctor names the worker, br down kills it with SIGKILL and says so', { timeout: 300_000 }, async () => {
     const up = await br(env, ['up']).done;
+    expect(up.code, up.stderr).toBe(0);
     expect(up.stderr).toContain('ready:');
-    expect(up.code).toBe(0);
     const pid = Number(readFileSync(path.join(home, 'worker.pid'), 'utf8'));
     const identity = workerIdentity(hostId, pid);
 
@@ -99,7 +100,7 @@ describe('operational health of an embedded setup', () => {
     await new Promise<void>((resolve) => squatter.listen(Number(env.BENCHROUTER_GATEWAY_PORT), '0.0.0.0', resolve));
     try {
       const up = await br(env, ['up']).done;
-      expect(up.code).toBe(1);
+      expect(up.code, up.stderr).toBe(1);
       expect(up.stderr).toContain(
         `br: cannot start the background worker: the model gateway's port 0.0.0.0:${env.BENCHROUTER_GATEWAY_PORT} is taken by another process`,
       );
@@ -115,14 +116,14 @@ describe('operational health of an embedded setup', () => {
     await new Promise((r) => dead.once('exit', r));
     writeFileSync(path.join(home, 'worker.pid'), String(dead.pid));
     const up = await br(env, ['up']).done;
-    expect(up.code).toBe(0);
+    expect(up.code, up.stderr).toBe(0);
     expect(up.stderr).toContain(`worker.pid named pid ${dead.pid}, which is not a running worker (stale): replacing it`);
     const pid = Number(readFileSync(path.join(home, 'worker.pid'), 'utf8'));
     expect(pid).not.toBe(dead.pid);
     expect(up.stderr).toContain(`worker pid ${pid} polling`);
 
     const down = await br(env, ['down']).done;
-    expect(down.code).toBe(0);
+    expect(down.code, down.stderr).toBe(0);
     expect(down.stderr).toContain(`worker (pid ${pid}) stopped`);
     expect(down.stderr).not.toContain('killed it with SIGKILL');
     expect(processRuns(pid)).toBe(false);
