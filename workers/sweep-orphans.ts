@@ -62,7 +62,14 @@ export async function sweepOrphans({ docker, client, hostId, sharedQueue, dindSt
       say(`kept container ${container.name}: cannot tell whether job ${jobId} still runs on ${hostId} (${where.why})`);
       continue;
     }
-    await docker.remove(container.id);
+    try {
+      await docker.remove(container.id);
+    } catch (error) {
+      // One container Docker will not remove now must not keep the worker from starting: the next start sweeps again.
+      kept.add(container.name);
+      say(`could not remove orphaned container ${container.name} (${where.why}): ${error instanceof Error ? error.message : String(error)}`);
+      continue;
+    }
     removed.push(container.name);
     say(`removed orphaned container ${container.name} (${where.why}; not on ${hostId} any more)`);
   }

@@ -1,11 +1,17 @@
 // ContainerSlots (activities/container-slots.ts): one bound on a host's containers shared by the
-// worker's two activity queues; and how readers without a worker tell which host a running job is on.
+// worker's two activity queues; how readers without a worker tell which host a running job is on; and
+// the orphan sweep that a container Docker will not remove does not stop.
 
-import { describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { DockerEngine } from '../../activities/docker-engine.js';
 import { ContainerSlots } from '../../activities/container-slots.js';
 import { currentHostOf, lastHostInHistory } from '../../client/job-host.js';
 import { hostOfWorkerIdentity, workerIdentity } from '../../runs/worker-identity.js';
+import { sweepOrphans } from '../../workers/sweep-orphans.js';
 
 const settled = async <T>(promise: Promise<T>): Promise<'pending' | 'settled'> =>
   Promise.race([
@@ -92,5 +98,36 @@ describe('the host a running job is on', () => {
     expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b')], 'bq')).toBe('b');
     expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b'), started(9, workerIdentity('b', 1)), scheduled(12, 'bq', 'passAtK')], 'bq')).toBe('b');
     expect(lastHostInHistory([scheduled(5, 'bq')], 'bq')).toBeUndefined();
+  });
+});
+
+describe('the orphan sweep at a worker start', () => {
+  it('keeps going past a container Docker will not remove now, says so, and removes the rest', async () => {
+    const removedIds: string[] = [];
+    const docker = {
+      listContainers: async () => [
+        { id: 'c1', name: 'stuck', labels: {}, state: 'exited' },
+        { id: 'c2', name: 'plain', labels: {}, state: 'exited' },
+      ],
+      remove: async (id: string) => {
+        if (id === 'c1') throw new Error('container remove: 409 removal of container c1 is already in progress');
+        removedIds.push(id);
+      },
+    } as unknown as DockerEngine;
+    const said: string[] = [];
+    const removed = await sweepOrphans({
+      docker,
+      client: {} as Client, // containers without a job label never ask the server
+      hostId: 'h',
+      sharedQueue: 'bq',
+      dindStorageRoot: path.join(os.tmpdir(), `br-sweep-none-${process.pid}`),
+      say: (line) => said.push(line),
+    });
+    expect(removed).toEqual(['plain']);
+    expect(removedIds).toEqual(['c2']);
+    expect(said).toEqual([
+      'could not remove orphaned container stuck (it has no job label): container remove: 409 removal of container c1 is already in progress',
+      'removed orphaned container plain (it has no job label; not on h any more)',
+    ]);
   });
 });
