@@ -167,6 +167,9 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
   return true;
 }
 
+/** How long a starting dev server may take to answer: it opens (and may migrate) its database first, slow on a loaded machine. */
+const DEV_SERVER_START_TIMEOUT_MS = 60_000;
+
 export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
   // A running server was started by `br` (below), which registered the search attributes then.
   if (await isReachable(settings.temporalAddress)) return;
@@ -175,8 +178,8 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
   const port = Number(settings.temporalAddress.split(':')[1]) || EMBEDDED_TEMPORAL_PORT;
   const uiPort = Number(new URL(settings.webUiUrl).port) || EMBEDDED_UI_PORT;
   startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say);
-  if (!(await waitUntilReachable(settings.temporalAddress))) {
-    throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within 30 s; see ${path.join(settings.home, 'temporal.log')}`);
+  if (!(await waitUntilReachable(settings.temporalAddress, DEV_SERVER_START_TIMEOUT_MS))) {
+    throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; see ${path.join(settings.home, 'temporal.log')}`);
   }
   await ensureSearchAttributes(settings);
 }
