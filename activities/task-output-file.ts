@@ -62,18 +62,31 @@ export function openTaskOutputFile(resultsDir: string, name: string): OpenedTask
 
 export type TaskOutputText = { kind: 'text'; text: string } | { kind: 'missing' } | { kind: 'refused'; problem: string };
 
+/**
+ * All of an open file's bytes, or undefined when there are more than `capBytes`. The buffer is sized
+ * by `sizeHint` (fstat's size), not by the cap: a zeroed cap-sized buffer per job was most of a
+ * worker's garbage. It grows for a file still growing, never past one byte over the cap: that byte
+ * tells a file that grew past the cap from one that fits. Only the bytes read are ever exposed.
+ */
+export function readCapped(fd: number, sizeHint: number, capBytes: number): Buffer | undefined {
+  let buffer = Buffer.allocUnsafe(Math.min(sizeHint, capBytes) + 1);
+  let read = 0;
+  for (let n = 1; n > 0 && read <= capBytes; read += n) {
+    if (read === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(Math.min(buffer.length, capBytes + 1 - read))]);
+    n = readSync(fd, buffer, read, buffer.length - read, read);
+  }
+  return read > capBytes ? undefined : buffer.subarray(0, read);
+}
+
 /** The whole of a small task output file as UTF-8, refused when it is over `capBytes`. */
 export function readTaskOutputText(resultsDir: string, name: string, capBytes: number): TaskOutputText {
   const opened = openTaskOutputFile(resultsDir, name);
   if (opened.kind !== 'opened') return opened;
   try {
     if (opened.size > capBytes) return { kind: 'refused', problem: `${name} is ${opened.size} bytes; expected at most ${capBytes}` };
-    // One byte past the cap tells a file that grew after fstat from one that fits.
-    const buffer = Buffer.alloc(capBytes + 1);
-    let read = 0;
-    for (let n = 1; n > 0 && read < buffer.length; read += n) n = readSync(opened.fd, buffer, read, buffer.length - read, read);
-    if (read > capBytes) return { kind: 'refused', problem: `${name} grew past ${capBytes} bytes while it was being read` };
-    return { kind: 'text', text: buffer.subarray(0, read).toString('utf8') };
+    const bytes = readCapped(opened.fd, opened.size, capBytes);
+    if (bytes === undefined) return { kind: 'refused', problem: `${name} grew past ${capBytes} bytes while it was being read` };
+    return { kind: 'text', text: bytes.toString('utf8') };
   } finally {
     closeSync(opened.fd);
   }

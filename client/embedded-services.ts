@@ -179,7 +179,9 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
   const uiPort = Number(new URL(settings.webUiUrl).port) || EMBEDDED_UI_PORT;
   startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say);
   if (!(await waitUntilReachable(settings.temporalAddress, DEV_SERVER_START_TIMEOUT_MS))) {
-    throw new Error(`the Temporal dev server did not answer on ${settings.temporalAddress} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; see ${path.join(settings.home, 'temporal.log')}`);
+    throw new Error(
+      `the Temporal dev server did not answer on ${settings.temporalAddress} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; see ${path.join(settings.home, 'temporal.log')}`,
+    );
   }
   await ensureSearchAttributes(settings);
 }

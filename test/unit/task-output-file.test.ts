@@ -2,12 +2,12 @@
 // and records.jsonl is summarized line by line. Real files, FIFOs and links in a temp directory.
 
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RECORD_LINE_CAP_BYTES, summarizeRecordsFile } from '../../activities/records-file.js';
-import { linesOfTaskOutput, openTaskOutputFile, readTaskOutputText } from '../../activities/task-output-file.js';
+import { linesOfTaskOutput, openTaskOutputFile, readCapped, readTaskOutputText } from '../../activities/task-output-file.js';
 import { BAD_LINE_EXAMPLES } from '../../contract/records.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-task-output-'));
@@ -68,6 +68,22 @@ describe('openTaskOutputFile', () => {
     writeFileSync(path.join(results, 'result.json'), '{"overall": 0.5}');
     expect(readTaskOutputText(results, 'result.json', 1024)).toEqual({ kind: 'text', text: '{"overall": 0.5}' });
     expect(readTaskOutputText(results, 'result.json', 8)).toEqual({ kind: 'refused', problem: 'result.json is 16 bytes; expected at most 8' });
+  });
+
+  it('reads a file that grew after its size was taken, up to the cap and not a byte past it', () => {
+    // A /proc file says size 0 and has content: a file that grew after fstat.
+    const whole = readFileSync('/proc/self/environ');
+    expect(whole.length).toBeGreaterThan(100);
+    const fd = openSync('/proc/self/environ', 'r');
+    try {
+      expect(fstatSync(fd).size).toBe(0);
+      expect(readCapped(fd, 0, 1 << 20)?.toString()).toBe(whole.toString());
+      expect(readCapped(fd, 0, 50)).toBeUndefined();
+      expect(readCapped(fd, 0, whole.length)?.length).toBe(whole.length);
+      expect(readCapped(fd, 0, whole.length - 1)).toBeUndefined();
+    } finally {
+      closeSync(fd);
+    }
   });
 });
 
