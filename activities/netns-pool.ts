@@ -64,9 +64,12 @@ export class NetnsPool {
   /**
    * At worker start, before any task: this host's holders that a task container joined are kept, lent
    * to it (a task outliving the worker's restart keeps its network, and the holder comes to this pool
-   * when the task ends); the others are removed (lazily replaced, ~0.3 s each once).
+   * when the task ends); the others are removed (lazily replaced, ~0.3 s each once). A holder Docker
+   * will not remove now is left for the next start and named in the problems returned: it must not
+   * keep the worker from starting.
    */
-  async adoptExisting(): Promise<void> {
+  async adoptExisting(): Promise<string[]> {
+    const problems: string[] = [];
     const holders = await this.docker.listContainers([`${NETNS_HOLDER_LABEL}=${this.hostId}`]);
     const tasks = await this.docker.listContainers([`${LABELS.managed}=true`, `${LABELS.host}=${this.hostId}`]);
     const taskByHolderId = new Map(
@@ -78,8 +81,14 @@ export class NetnsPool {
       const task = taskByHolderId.get(found.id);
       // Its /etc copies were made with it, in this host's folder, and are there still.
       if (found.state === 'running' && task) this.lent.set(task, holder);
-      else await this.remove(holder);
+      else
+        await this.remove(holder).catch((error: unknown) => {
+          problems.push(
+            `could not remove the unused namespace holder ${holder.name} (the next start tries again): ${error instanceof Error ? error.message : String(error)}`,
+          );
+        });
     }
+    return problems;
   }
 
   /** A namespace for the task container `containerName`: the one it already holds, or a free one, or a new one. */

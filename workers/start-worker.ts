@@ -213,6 +213,6 @@ async function startNetnsPool(docker: DockerEngine, hostId: string, settings: Se
     return undefined;
   }
   const pool = new NetnsPool(docker, hostId, settings.netnsDir, BASE_IMAGE);
-  await pool.adoptExisting();
+  for (const problem of await pool.adoptExisting()) say(`warning: ${problem}`);
   return pool;
 }

@@ -1,6 +1,7 @@
 // ContainerSlots (activities/container-slots.ts): one bound on a host's containers shared by the
 // worker's two activity queues; how readers without a worker tell which host a running job is on; and
-// the orphan sweep that a container Docker will not remove does not stop.
+// what a worker start removes (orphaned containers, unused namespace holders) does not stop it when
+// Docker will not remove one now.
 
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DockerEngine } from '../../activities/docker-engine.js';
 import { ContainerSlots } from '../../activities/container-slots.js';
+import { NETNS_HOLDER_LABEL, NetnsPool } from '../../activities/netns-pool.js';
 import { currentHostOf, lastHostInHistory } from '../../client/job-host.js';
 import { hostOfWorkerIdentity, workerIdentity } from '../../runs/worker-identity.js';
 import { sweepOrphans } from '../../workers/sweep-orphans.js';
@@ -129,5 +131,27 @@ describe('the orphan sweep at a worker start', () => {
       'could not remove orphaned container stuck (it has no job label): container remove: 409 removal of container c1 is already in progress',
       'removed orphaned container plain (it has no job label; not on h any more)',
     ]);
+  });
+
+  it('starts past a namespace holder Docker will not remove now, naming it, and removes the others', async () => {
+    const removedIds: string[] = [];
+    const docker = {
+      listContainers: async (filters: string[]) =>
+        filters.some((f) => f.startsWith(NETNS_HOLDER_LABEL))
+          ? [
+              { id: 'h1', name: 'br-netns-h-0', labels: {}, state: 'running' },
+              { id: 'h2', name: 'br-netns-h-1', labels: {}, state: 'exited' },
+            ]
+          : [],
+      remove: async (id: string) => {
+        if (id === 'h1') throw new Error('container remove: timed out after 30 s');
+        removedIds.push(id);
+      },
+    } as unknown as DockerEngine;
+    const pool = new NetnsPool(docker, 'h', path.join(os.tmpdir(), `br-netns-none-${process.pid}`), 'img');
+    expect(await pool.adoptExisting()).toEqual([
+      'could not remove the unused namespace holder br-netns-h-0 (the next start tries again): container remove: timed out after 30 s',
+    ]);
+    expect(removedIds).toEqual(['h2']);
   });
 });
