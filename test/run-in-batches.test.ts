@@ -135,6 +135,27 @@ describe('a run of 200 jobs in batches of 50', () => {
   }, 900_000);
 });
 
+describe('a small run in one execution', () => {
+  it('returns its jobs in its own result and writes no result page (a cancelled run, below, still writes its pages)', async () => {
+    const tasks = ['noop-000', 'noop-001', 'noop-002'];
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 3 }, tasks, {
+      gateway: { enabled: false },
+    });
+    const handle = await submitRun(h.client, h.settings, spec);
+    const run = await followRun(handle);
+    expect(run.status).toBe('COMPLETED');
+    const raw = await handle.result();
+    expect(raw.jobsIn).toBeUndefined();
+    expect(raw.resultPages).toBeUndefined();
+    expect(raw.jobs.map((j) => [j.task, j.status, j.result?.overall])).toEqual(tasks.map((t) => [t, 'SUCCEEDED', 1]));
+    // What readers get is the result as it is, and the same as the job workflows' memos hold.
+    expect((await withJobs(h.client.workflow, raw)).jobs).toEqual(raw.jobs);
+    const memos = await listedJobs(h.client.workflow, spec.runId);
+    expect(raw.jobs.map((j) => memos.get(j.jobId))).toEqual(raw.jobs);
+    await expect(h.client.workflow.getHandle(`${spec.runId}.results-0-0`).describe()).rejects.toThrow(/not found/i);
+  }, 300_000);
+});
+
 describe('a batched run cancelled after its first boundary', () => {
   it('ends CANCELLED with every job accounted for, and `br retry` reruns only the jobs that did not succeed', async () => {
     const spec = createRunSpec(

@@ -39,6 +39,12 @@ const DEFINITIONS_BY_REFERENCE = 'task-definitions-by-reference';
  * instead of listing a memo per job.
  */
 const RESULTS_IN_PAGES = 'run-results-in-pages';
+/**
+ * Patch id: a run whose one execution ran every job, with results that fit one page, returns them in
+ * its own result and writes no page: a trainer's batch of a few jobs paid a whole page workflow
+ * (start, workflow task, close, three visibility writes) for them.
+ */
+const SMALL_RESULTS_INLINE = 'run-small-results-inline';
 
 const { loadTaskDefinitions } = proxyActivities<SharedActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
 
@@ -142,13 +148,22 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
     tally = addRepeatCounts(tally, perHost);
   }
 
+  const nextJob = first + batch.length;
+  // The whole run in this execution, nothing carried, nothing left unstarted, one page's worth: inline.
+  const inline =
+    first === 0 &&
+    nextJob >= all.length &&
+    carried.length === 0 &&
+    ran.length === all.length &&
+    paginateResults(ran).length === 1 &&
+    patched(SMALL_RESULTS_INLINE);
+
   // Pages only when every execution writes them: an execution of a run that began before them
   // (the first execution wrote none) leaves its readers to the memos, as its earlier batches did.
   let resultPages = spec.continuation?.resultPages;
-  if ((first === 0 || resultPages !== undefined) && patched(RESULTS_IN_PAGES))
+  if (!inline && (first === 0 || resultPages !== undefined) && patched(RESULTS_IN_PAGES))
     resultPages = [...(resultPages ?? []), ...(await writeResultPages(spec.runId, first, ran))];
 
-  const nextJob = first + batch.length;
   if (!cancelled() && nextJob < all.length) {
     // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
     const carryOver = makeContinueAsNewFunc<typeof runWorkflow>({
@@ -174,10 +189,7 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
     overall: outcome.overall,
     ...(repeats > 1 ? { overallStd: outcome.overallStd } : {}),
     tasks: outcome.tasks,
-    jobs: [],
-    jobsIn: 'job-workflows',
-    jobCount: tally.jobs,
-    ...(resultPages ? { resultPages } : {}),
+    ...(inline ? { jobs: ran } : { jobs: [], jobsIn: 'job-workflows' as const, jobCount: tally.jobs, ...(resultPages ? { resultPages } : {}) }),
     ...(outcome.usage ? { usage: outcome.usage } : {}),
     startedAt,
     finishedAt: new Date().toISOString(),
