@@ -189,13 +189,13 @@ describe('a run on two worker hosts of the cluster', () => {
         expect(onB).toHaveLength(4);
         expect(new Set(onB).size).toBe(4);
         expect(containersOfRun(handle.workflowId)).toEqual([]);
-        // The run, its four jobs and its one page of job results are executions in PostgreSQL, not in
-        // some embedded store (four small task definitions travel in the run's input: no holder).
+        // The run and its four jobs are executions in PostgreSQL, not in some embedded store (four small
+        // task definitions travel in the run's input: no holder; four jobs' results in its result: no page).
         expect(
           psql(`select workflow_id from executions where workflow_id like '${handle.workflowId}%' order by workflow_id`)
             .split('\n')
             .map((id) => id.slice(handle.workflowId.length)),
-        ).toEqual(['', '.000-s1', '.001-s2', '.002-s3', '.003-s4', '.results-0-0']);
+        ).toEqual(['', '.000-s1', '.001-s2', '.002-s3', '.003-s4']);
 
         // The submitter shares no directory with the hosts: its artifacts come through Temporal.
         expect(existsSync(submitter.settings.artifactsRoot)).toBe(false);
