@@ -27,6 +27,7 @@ import type { DockerEngine } from './docker-engine.js';
 import { watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { followTaskRecords } from './records-follower.js';
+import type { RewardBatch } from '../runs/rewards.js';
 import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
 import type { NetnsPool } from './netns-pool.js';
@@ -86,6 +87,11 @@ export interface ContainerOutcome {
   preload?: PreloadPath;
   /** The job's model calls through the gateway. */
   usage?: JobUsage;
+  /**
+   * The last page of rewards the records follower read once the task had exited, not signalled: the
+   * job workflow adds it to the rewards it holds, and the API's stream reads it from this result.
+   */
+  rewards?: RewardBatch;
 }
 
 export interface ContainerDeps {
@@ -273,6 +279,7 @@ async function runContainer(
   let kind: ContainerOutcome['kind'] = 'exited';
   let oomKills = 0;
   let disk: DiskExceeded | undefined;
+  let finalRewards: RewardBatch | undefined;
   const diskWatch = new AbortController();
   try {
     log = await captureContainerLog(docker, containerId, logFile);
@@ -286,7 +293,7 @@ async function runContainer(
     }
     if (kind === 'timed_out' || kind === 'disk_limit') await docker.kill(containerId);
     await drained(log);
-    await records.finish();
+    finalRewards = await records.finish();
   } catch (error) {
     if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
       await docker.kill(containerId);
@@ -339,6 +346,7 @@ async function runContainer(
     runtime,
     ...(preload ? { preload } : {}),
     ...(usage ? { usage } : {}),
+    ...(finalRewards ? { rewards: finalRewards } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 // A job's rewards read from its workflow's history: the `rewards` signals the records follower sent,
-// taken with the workflow's own rule (takeNewRewards), with a history long poll (`waitNewEvent`). The
+// and the last page, on the outcome its container activity returned (`rewards`), taken with the
+// workflow's own rule (takeNewRewards), with a history long poll (`waitNewEvent`). The
 // server answers as soon as the job's history grows, and no worker is asked anything: a query costs
 // a workflow task on a worker each time, and polling every job of every stream with one every 250 ms
 // capped how many rewards a worker could deliver per second.
@@ -8,6 +9,9 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { fromStoredPayload } from '../client/runs.js';
 import { REWARDS_SIGNAL, takeNewRewards, type Reward, type RewardBatch, type RewardsTaken } from '../runs/rewards.js';
+
+/** The activities whose result holds a container outcome: runJobOnHost's (`outcome`) and, in jobs before it, runTaskContainer's. */
+const CONTAINER_ACTIVITIES = new Set(['runJobOnHost', 'runTaskContainer']);
 
 /** gRPC NOT_FOUND: the job's workflow has not been started (yet). */
 const NOT_FOUND = 5;
@@ -19,6 +23,8 @@ export class JobRewardsHistory {
   private nextPageToken: Uint8Array | undefined;
   private readonly taken: RewardsTaken = { throughLine: 0 };
   private closed = false;
+  /** The container activities scheduled so far (event id), whose results may carry the last page. */
+  private readonly containerActivities = new Set<string>();
 
   constructor(
     private readonly client: Client,
@@ -52,6 +58,15 @@ export class JobRewardsHistory {
       if (signal?.signalName === REWARDS_SIGNAL) {
         const payload = signal.input?.payloads?.[0];
         if (payload) rewards.push(...takeNewRewards(this.taken, await fromStoredPayload<RewardBatch>(payload)));
+      }
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled && CONTAINER_ACTIVITIES.has(scheduled.activityType?.name ?? '')) this.containerActivities.add(String(event.eventId));
+      const completed = event.activityTaskCompletedEventAttributes;
+      const payload = completed?.result?.payloads?.[0];
+      if (payload && this.containerActivities.has(String(completed!.scheduledEventId))) {
+        const output = await fromStoredPayload<{ rewards?: RewardBatch; outcome?: { rewards?: RewardBatch } }>(payload);
+        const batch = output.outcome?.rewards ?? output.rewards;
+        if (batch) rewards.push(...takeNewRewards(this.taken, batch));
       }
       if (
         event.workflowExecutionCompletedEventAttributes ||

@@ -1,7 +1,8 @@
-// A job workflow's rewards: the signal its container activity sends them with, deduplicated by
-// records.jsonl line number (an attempt that resumes re-sends what the last one may have sent), and
-// a query that pages through them (the API reads the same signals from the job's history instead:
-// api/job-rewards-history.ts). Handlers add no commands: histories replay unchanged.
+// A job workflow's rewards: the signals its container activity sends them with, and the last page,
+// which rides on the container's outcome; deduplicated by records.jsonl line number (an attempt that
+// resumes re-sends what the last one may have sent), and a query that pages through them (the API reads
+// the same signals and outcomes from the job's history instead: api/job-rewards-history.ts). Neither
+// adds commands: histories replay unchanged.
 
 import { defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
 import {
@@ -19,14 +20,18 @@ import type { JobSpec } from '../runs/run-spec.js';
 export const rewardsSignal = defineSignal<[RewardBatch]>(REWARDS_SIGNAL);
 export const rewardsQuery = defineQuery<RewardsPage, [number]>(REWARDS_QUERY);
 
-/** Registers both handlers; `close()` once the job has its result, so readers know no reward is to come. */
-export function holdRewards(job: JobSpec): { close(): void } {
+/**
+ * Registers both handlers; `add()` takes a batch that came another way (the last page, on the container's
+ * outcome); `close()` once the job has its result, so readers know no reward is to come.
+ */
+export function holdRewards(job: JobSpec): { add(batch: RewardBatch): void; close(): void } {
   const rewards: Reward[] = [];
   const taken: RewardsTaken = { throughLine: 0 };
   let final = false;
-  setHandler(rewardsSignal, (batch) => {
+  const add = (batch: RewardBatch) => {
     rewards.push(...takeNewRewards(taken, batch));
-  });
+  };
+  setHandler(rewardsSignal, add);
   setHandler(rewardsQuery, (from) => ({
     task: job.task.name,
     repeat: job.repeat.index,
@@ -34,5 +39,5 @@ export function holdRewards(job: JobSpec): { close(): void } {
     final,
     rewards: rewards.slice(Math.max(0, from), Math.max(0, from) + REWARDS_PAGE_MAX),
   }));
-  return { close: () => (final = true) };
+  return { add, close: () => (final = true) };
 }

@@ -36,6 +36,7 @@ import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
 import type { FailureReason, JobResult, JobSpec, JobState } from '../runs/run-spec.js';
 import { afterFirstAttempt, afterHostLost, failureReasonOf, FINAL_HOST_FAILURES, hostLostMessage, isHostLost } from './host-failover.js';
 import { holdRewards } from './job-rewards.js';
+import type { RewardBatch } from '../runs/rewards.js';
 
 export interface JobProgress {
   state: JobState;
@@ -119,7 +120,7 @@ class HostLost extends Error {}
 
 export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
   const rewards = holdRewards(job);
-  const result = await runJob(job);
+  const result = await runJob(job, rewards.add);
   rewards.close();
   // Runs in batches read their jobs' results from visibility, a page of memos at a time, not from
   // the run's own history. Decided by the input, so histories recorded without it replay unchanged.
@@ -127,7 +128,7 @@ export async function jobWorkflow(job: JobSpec): Promise<JobResult> {
   return result;
 }
 
-async function runJob(job: JobSpec): Promise<JobResult> {
+async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): Promise<JobResult> {
   // Checked first: a job that claims its host by its first attempt records no patch marker.
   const oneHostActivity = job.hostByFirstAttempt === true || patched(JOB_ON_ONE_HOST_ACTIVITY);
   const queuedAt = new Date().toISOString();
@@ -149,6 +150,8 @@ async function runJob(job: JobSpec): Promise<JobResult> {
   const failed = (reason: FailureReason, error: unknown) => finish({ status: 'FAILED', reason, message: messageOf(error) });
   /** What the finished container did, for the job's result: both job shapes record it alike. */
   const recordContainer = (outcome: ContainerOutcome) => {
+    // The last page of rewards rides on the outcome (records-follower.ts); none in outcomes recorded before.
+    if (outcome.rewards) addRewards(outcome.rewards);
     partial.exitCode = outcome.exitCode;
     partial.runtime = outcome.runtime;
     if (outcome.preload) partial.preload = outcome.preload;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followRecords, RecordsReader, resumePosition } from '../../activities/records-follower.js';
+import { REWARDS_PAGE_MAX } from '../../runs/rewards.js';
 import { RewardsCursor } from '../../api/rewards-cursor.js';
 import type { RewardBatch } from '../../runs/rewards.js';
 
@@ -59,7 +60,7 @@ describe('RecordsReader', () => {
 });
 
 describe('followRecords', () => {
-  it('delivers each line once while the file grows, retrying a delivery that failed, and the rest on finish', async () => {
+  it('delivers each line once while the file grows, retrying a delivery that failed, and returns the rest on finish', async () => {
     const results = fresh();
     const file = path.join(results, 'records.jsonl');
     const batches: RewardBatch[] = [];
@@ -79,10 +80,24 @@ describe('followRecords', () => {
     writeFileSync(file, line(0, 1));
     await new Promise((resolve) => setTimeout(resolve, 150));
     appendFileSync(file, line(1, 0) + line(2, 1).trimEnd());
-    await follower.finish();
-    const delivered = batches.flatMap((b) => b.rewards.map((r) => r.instance));
-    expect(delivered).toEqual([0, 1, 2]);
-    expect(follower.position()).toEqual({ offset: Buffer.byteLength(line(0, 1) + line(1, 0) + line(2, 1).trimEnd()), line: 3 });
+    const kept = await follower.finish();
+    expect(batches.flatMap((b) => b.rewards.map((r) => r.instance))).toEqual([0]);
+    // The rest is not signalled but returned, for the activity's result; the position stays where the
+    // signals took it, so an attempt that dies before its result is recorded reads those lines again.
+    expect(kept).toEqual({ rewards: [expect.objectContaining({ instance: 1, line: 2 }), expect.objectContaining({ instance: 2, line: 3 })], throughLine: 3 });
+    expect(follower.position()).toEqual({ offset: Buffer.byteLength(line(0, 1)), line: 1 });
+  });
+
+  it('on finish, signals all but the last page of what is left and returns that page', async () => {
+    const results = fresh();
+    writeFileSync(path.join(results, 'records.jsonl'), Array.from({ length: REWARDS_PAGE_MAX + 5 }, (_, i) => line(i, 1)).join(''));
+    const batches: RewardBatch[] = [];
+    const follower = followRecords(results, undefined, async (batch) => void batches.push(batch), { pollMs: 60_000 });
+    const kept = await follower.finish();
+    expect(batches.map((b) => [b.rewards.length, b.throughLine])).toEqual([[REWARDS_PAGE_MAX, REWARDS_PAGE_MAX]]);
+    expect(kept?.rewards.map((r) => r.line)).toEqual(Array.from({ length: 5 }, (_, i) => REWARDS_PAGE_MAX + 1 + i));
+    expect(kept?.throughLine).toBe(REWARDS_PAGE_MAX + 5);
+    expect(follower.position()).toEqual({ offset: 0, line: 0 });
   });
 });
 
@@ -113,8 +128,9 @@ describe('followRecords pacing', () => {
     expect(batches.map((b) => b.instances)).toEqual([[0], [1, 2]]);
     expect(batches[1]!.at - batches[0]!.at).toBeGreaterThanOrEqual(400);
     appendFileSync(file, line(3, 0));
-    await follower.finish(); // the rest goes at once
-    expect(batches.map((b) => b.instances)).toEqual([[0], [1, 2], [3]]);
+    const kept = await follower.finish(); // the rest at once, returned for the activity's result
+    expect(batches.map((b) => b.instances)).toEqual([[0], [1, 2]]);
+    expect(kept?.rewards.map((r) => r.instance)).toEqual([3]);
   });
 });
 
