@@ -21,7 +21,7 @@ let scratch: string;
 beforeAll(() => {
   scratch = mkdtempSync(path.join(os.tmpdir(), 'br-dockerd-outage-'));
 });
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
 
 /** Container start events of a run on one daemon; `docker events` ends with its daemon, so it is re-armed after a restart. */
 function startsOn(daemon: PrivateDockerDaemon, runId: string) {

@@ -98,12 +98,17 @@ export function privateDockerDaemon(root: string, { liveRestore }: { liveRestore
     async destroy() {
       if (child && child.exitCode === null && child.signalCode === null) {
         const ids = docker(['ps', '-aq']).split('\n').filter(Boolean);
-        if (ids.length) docker(['rm', '-f', ...ids]);
+        try {
+          if (ids.length) docker(['rm', '-f', ...ids]);
+        } catch {
+          // "failed to remove root filesystem ... device or resource busy": a mount of the container's
+          // still held for a moment. Its files go with the data root below, after the lazy unmounts.
+        }
         await this.stop();
       }
       // The daemon makes its data root and its namespace file mount points; they go before the files.
       for (const mount of mountsUnder(root)) execFileSync('umount', ['-l', mount], { stdio: 'ignore' });
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
       if (existsSync(`/run/netns/${netns}`)) execFileSync('ip', ['netns', 'delete', netns]);
     },
   };
