@@ -98,8 +98,11 @@ export function followRecords(
   let failures = 0;
   let busy: Promise<void> = Promise.resolve();
 
-  /** Delivers the lines written since the last step; with `keepLast`, returns the last page instead of sending it. */
-  const step = async (atEnd: boolean, keepLast = false): Promise<RewardBatch | undefined> => {
+  /**
+   * Delivers the whole lines written since the last step. `atEnd` (the task has exited, finish()): a last
+   * line without `\n` counts, and the last page is returned instead of sent.
+   */
+  const step = async (atEnd: boolean): Promise<RewardBatch | undefined> => {
     const { rewards, position } = await reader.next(atEnd);
     // Bad lines alone are not signalled: the next batch's throughLine covers them.
     for (let at = 0; at < rewards.length; at += REWARDS_PAGE_MAX) {
@@ -107,7 +110,7 @@ export function followRecords(
       const last = at + REWARDS_PAGE_MAX >= rewards.length;
       const batch = { rewards: page, throughLine: last ? position.line : page[page.length - 1]!.line };
       // Kept: `delivered` stays put, so a later attempt reads this step's lines again (the job drops the ones it holds).
-      if (last && keepLast) return batch;
+      if (last && atEnd) return batch;
       await deliver(batch);
       lastDeliveryMs = Date.now();
     }
@@ -140,7 +143,7 @@ export function followRecords(
       let kept: RewardBatch | undefined;
       for (let attempt = 1; ; attempt++) {
         try {
-          kept = await step(true, true);
+          kept = await step(true);
           break;
         } catch (error) {
           reader.rewind(delivered);
