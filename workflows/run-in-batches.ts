@@ -149,14 +149,8 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   }
 
   const nextJob = first + batch.length;
-  // The whole run in this execution, nothing carried, nothing left unstarted, one page's worth: inline.
-  const inline =
-    first === 0 &&
-    nextJob >= all.length &&
-    carried.length === 0 &&
-    ran.length === all.length &&
-    paginateResults(ran).length === 1 &&
-    patched(SMALL_RESULTS_INLINE);
+  // The whole run in this execution (its first, every job ran), nothing carried, one page's worth: inline.
+  const inline = first === 0 && carried.length === 0 && ran.length === all.length && paginateResults(ran).length === 1 && patched(SMALL_RESULTS_INLINE);
 
   // Pages only when every execution writes them: an execution of a run that began before them
   // (the first execution wrote none) leaves its readers to the memos, as its earlier batches did.
