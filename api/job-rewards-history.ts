@@ -7,6 +7,8 @@
 
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import type { JobOnHostOutput } from '../activities/run-job-on-host.js';
+import type { ContainerOutcome } from '../activities/run-task-container.js';
 import { fromStoredPayload } from '../client/runs.js';
 import { REWARDS_SIGNAL, takeNewRewards, type Reward, type RewardBatch, type RewardsTaken } from '../runs/rewards.js';
 
@@ -64,8 +66,9 @@ export class JobRewardsHistory {
       const completed = event.activityTaskCompletedEventAttributes;
       const payload = completed?.result?.payloads?.[0];
       if (payload && this.containerActivities.has(String(completed!.scheduledEventId))) {
-        const output = await fromStoredPayload<{ rewards?: RewardBatch; outcome?: { rewards?: RewardBatch } }>(payload);
-        const batch = output.outcome?.rewards ?? output.rewards;
+        // runJobOnHost's output holds the outcome; runTaskContainer's is the outcome.
+        const output = await fromStoredPayload<JobOnHostOutput | ContainerOutcome>(payload);
+        const batch = 'outcome' in output ? output.outcome.rewards : output.rewards;
         if (batch) rewards.push(...takeNewRewards(this.taken, batch));
       }
       if (
