@@ -103,19 +103,31 @@ describe('the host a running job is on', () => {
   });
 });
 
+type Listed = { id: string; name: string; labels: Record<string, string>; state: string };
+
+/** An engine that lists `listed(filters)` and removes every container but `stuckId`, whose removal throws `error`. */
+function engineWithStuckContainer(listed: (filters: string[]) => Listed[], stuckId: string, error: string) {
+  const removedIds: string[] = [];
+  const docker = {
+    listContainers: async (filters: string[]) => listed(filters),
+    remove: async (id: string) => {
+      if (id === stuckId) throw new Error(error);
+      removedIds.push(id);
+    },
+  } as unknown as DockerEngine;
+  return { docker, removedIds };
+}
+
 describe('the orphan sweep at a worker start', () => {
   it('keeps going past a container Docker will not remove now, says so, and removes the rest', async () => {
-    const removedIds: string[] = [];
-    const docker = {
-      listContainers: async () => [
+    const { docker, removedIds } = engineWithStuckContainer(
+      () => [
         { id: 'c1', name: 'stuck', labels: {}, state: 'exited' },
         { id: 'c2', name: 'plain', labels: {}, state: 'exited' },
       ],
-      remove: async (id: string) => {
-        if (id === 'c1') throw new Error('container remove: 409 removal of container c1 is already in progress');
-        removedIds.push(id);
-      },
-    } as unknown as DockerEngine;
+      'c1',
+      'container remove: 409 removal of container c1 is already in progress',
+    );
     const said: string[] = [];
     const removed = await sweepOrphans({
       docker,
@@ -134,20 +146,17 @@ describe('the orphan sweep at a worker start', () => {
   });
 
   it('starts past a namespace holder Docker will not remove now, naming it, and removes the others', async () => {
-    const removedIds: string[] = [];
-    const docker = {
-      listContainers: async (filters: string[]) =>
+    const { docker, removedIds } = engineWithStuckContainer(
+      (filters) =>
         filters.some((f) => f.startsWith(NETNS_HOLDER_LABEL))
           ? [
               { id: 'h1', name: 'br-netns-h-0', labels: {}, state: 'running' },
               { id: 'h2', name: 'br-netns-h-1', labels: {}, state: 'exited' },
             ]
           : [],
-      remove: async (id: string) => {
-        if (id === 'h1') throw new Error('container remove: timed out after 30 s');
-        removedIds.push(id);
-      },
-    } as unknown as DockerEngine;
+      'h1',
+      'container remove: timed out after 30 s',
+    );
     const pool = new NetnsPool(docker, 'h', path.join(os.tmpdir(), `br-netns-none-${process.pid}`), 'img');
     expect(await pool.adoptExisting()).toEqual([
       'could not remove the unused namespace holder br-netns-h-0 (the next start tries again): container remove: timed out after 30 s',
