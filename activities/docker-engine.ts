@@ -288,12 +288,16 @@ export class DockerEngine {
    * on, as newline-delimited JSON. Stays open until the signal aborts.
    */
   async containerEvents(name: string, events: string[], sinceSeconds: number, signal: AbortSignal): Promise<Readable> {
+    return this.events({ container: [name], event: events }, sinceSeconds, signal);
+  }
+
+  /**
+   * The daemon's events matching `filters` (the Engine API's), from `sinceSeconds` (Unix time; past
+   * events are replayed) or from now, as newline-delimited JSON. Stays open until the signal aborts.
+   */
+  async events(filters: Record<string, string[]>, sinceSeconds: number | undefined, signal: AbortSignal): Promise<Readable> {
     try {
-      return (await this.client.getEvents({
-        since: sinceSeconds,
-        filters: { container: [name], event: events },
-        abortSignal: signal,
-      } as Docker.GetEventsOptions)) as Readable;
+      return (await this.client.getEvents({ ...(sinceSeconds !== undefined ? { since: sinceSeconds } : {}), filters, abortSignal: signal } as Docker.GetEventsOptions)) as Readable;
     } catch (error) {
       throw dockerError('events', error);
     }

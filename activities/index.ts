@@ -29,6 +29,7 @@ export interface HostActivityDeps {
   firewall?: ContainerDeps['firewall'];
   netns?: ContainerDeps['netns'];
   containerSlots?: ContainerDeps['containerSlots'];
+  oomEvents?: ContainerDeps['oomEvents'];
 }
 
 /** A host's folders and limits as its settings give them: what every host worker hands createHostActivities. */

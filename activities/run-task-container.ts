@@ -24,7 +24,7 @@ import { dindStorageBytes, provideDindStorage, removeDindStorage, type PreloadPa
 import { detectDindRuntime } from './dind-runtime.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
-import { watchOomEvents } from './oom-events.js';
+import { OomEventHub, watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { followTaskRecords } from './records-follower.js';
 import type { RewardBatch } from '../runs/rewards.js';
@@ -113,6 +113,8 @@ export interface ContainerDeps {
   netns?: NetnsPool;
   /** The host's bound on containers at once (container-slots.ts); none: unbounded here. */
   containerSlots?: ContainerSlots;
+  /** The worker's one stream of containers' OOM events (oom-events.ts); without it each container gets a stream of its own. */
+  oomEvents?: OomEventHub;
 }
 
 const HEARTBEAT_MS = 2000;
@@ -174,9 +176,13 @@ async function runContainer(
   const reattached = state !== undefined;
   let runtime = state?.labels[LABELS.runtime] ?? 'simple';
   let preload = state?.labels[PRELOAD_LABEL] as PreloadPath | undefined;
-  // From before a fresh container starts, or from a reattached one's start (the daemon replays past
-  // events): no out-of-memory kill slips by unseen.
-  const oomWatch = await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
+  // From before a fresh container starts (the worker's stream, open before the create), or from a
+  // reattached one's start (a stream of its own: the daemon replays past events): no out-of-memory kill
+  // slips by unseen.
+  const oomWatch =
+    !state && deps.oomEvents
+      ? await deps.oomEvents.watch(name)
+      : await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
   if (!state) {
     try {
       slot.release = await takeContainerSlot(deps.containerSlots, ctx, heartbeat, name).catch((error: unknown) => {

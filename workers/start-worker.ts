@@ -20,6 +20,7 @@ import { connectPatiently } from './connect-patiently.js';
 import { workflowBundleFor } from './workflow-bundle-cache.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 import { installTaskFirewall, type TaskFirewall } from '../activities/task-firewall.js';
+import { OomEventHub } from '../activities/oom-events.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
 import { NetnsPool } from '../activities/netns-pool.js';
 import { BASE_IMAGE } from '../client/host-ca-trust.js';
@@ -89,7 +90,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   let firewall: TaskFirewall | undefined;
   let client: Client | undefined;
   let netns: NetnsPool | undefined;
+  const oomEvents = new OomEventHub(docker, say);
   const closeResources = async () => {
+    oomEvents.close();
     await netns?.close().catch(() => undefined);
     await gateway.close().catch(() => undefined);
     await firewall?.close().catch(() => undefined);
@@ -139,6 +142,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       firewall,
       netns,
       containerSlots: new ContainerSlots(maxContainers),
+      oomEvents,
     });
     shared = await Worker.create({
       connection,

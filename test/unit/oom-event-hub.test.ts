@@ -1,0 +1,98 @@
+// The worker's one stream of containers' OOM events (activities/oom-events.ts OomEventHub), against a
+// fake daemon whose event streams the test writes: counts per container, the wait for `die`, and a
+// stream the daemon closed reopened from the last event, with nothing counted twice.
+
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { DockerEngine } from '../../activities/docker-engine.js';
+import { OomEventHub } from '../../activities/oom-events.js';
+
+/** A daemon whose `events` calls are recorded and answered with streams the test writes to. */
+function fakeDaemon() {
+  const opened: { filters: Record<string, string[]>; since: number | undefined; stream: PassThrough }[] = [];
+  const docker = {
+    events: async (filters: Record<string, string[]>, since: number | undefined) => {
+      const stream = new PassThrough();
+      opened.push({ filters, since, stream });
+      return stream;
+    },
+  } as unknown as DockerEngine;
+  const emit = (name: string, action: string, timeNano: number, stream = opened.at(-1)!.stream) =>
+    stream.write(`${JSON.stringify({ Type: 'container', Action: action, timeNano, Actor: { Attributes: { name } } })}\n`);
+  return { docker, opened, emit };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+const SECOND = 1_000_000_000;
+
+describe('OomEventHub', () => {
+  it('follows every watched container on one stream, counting each one its own kills', async () => {
+    const daemon = fakeDaemon();
+    const hub = new OomEventHub(daemon.docker);
+    const a = await hub.watch('task-a');
+    const b = await hub.watch('task-b');
+    expect(daemon.opened).toHaveLength(1);
+    expect(daemon.opened[0]!.filters).toEqual({ type: ['container'], event: ['oom', 'die'], label: ['benchrouter.managed=true'] });
+    expect(daemon.opened[0]!.since).toBeUndefined();
+
+    const now = Date.now() * 1e6;
+    daemon.emit('task-a', 'oom', now + 1);
+    daemon.emit('task-b', 'oom', now + 2);
+    daemon.emit('task-a', 'oom', now + 3);
+    daemon.emit('someone-else', 'oom', now + 4);
+    daemon.emit('task-a', 'die', now + 5);
+    daemon.emit('task-b', 'die', now + 6);
+    await tick();
+    expect(await a.stop()).toBe(2);
+    expect(await b.stop()).toBe(1);
+    hub.close();
+  });
+
+  it('waits for the container to die before it counts, so a kill reported just before it is not lost', async () => {
+    const daemon = fakeDaemon();
+    const hub = new OomEventHub(daemon.docker);
+    const watch = await hub.watch('task-a');
+    const counted = watch.stop(true);
+    const now = Date.now() * 1e6;
+    daemon.emit('task-a', 'oom', now + 1);
+    daemon.emit('task-a', 'die', now + 2);
+    expect(await counted).toBe(1);
+    hub.close();
+  });
+
+  it('reopens a stream the daemon closed from its last event, counting nothing twice', async () => {
+    const daemon = fakeDaemon();
+    const hub = new OomEventHub(daemon.docker);
+    const watch = await hub.watch('task-a');
+    const last = (Math.floor(Date.now() / 1000) + 1) * SECOND + 500;
+    daemon.emit('task-a', 'oom', last);
+    await tick();
+    daemon.opened[0]!.stream.end();
+    await tick();
+    await tick();
+
+    expect(daemon.opened).toHaveLength(2);
+    expect(daemon.opened[1]!.since).toBe(Math.floor(last / SECOND));
+    // The daemon replays the whole second: the kill already counted comes again, then a new one.
+    daemon.emit('task-a', 'oom', last);
+    daemon.emit('task-a', 'oom', last + SECOND);
+    daemon.emit('task-a', 'die', last + SECOND + 1);
+    await tick();
+    expect(await watch.stop()).toBe(2);
+    hub.close();
+  });
+
+  it('leaves a closed stream closed while nothing is watched, and opens it again for the next watch', async () => {
+    const daemon = fakeDaemon();
+    const hub = new OomEventHub(daemon.docker);
+    const watch = await hub.watch('task-a');
+    daemon.emit('task-a', 'die', Date.now() * 1e6 + 1);
+    expect(await watch.stop()).toBe(0);
+    daemon.opened[0]!.stream.end();
+    await tick();
+    expect(daemon.opened).toHaveLength(1);
+    await hub.watch('task-b');
+    expect(daemon.opened).toHaveLength(2);
+    hub.close();
+  });
+});
