@@ -61,7 +61,9 @@ async function runOnThisHost(deps: JobOnHostDeps, { job, earlier }: JobOnHostInp
   // Attempts of one job workflow share its run id; an activity started outside one has only its own id.
   const workflowRunId = ctx.info.workflowExecution?.runId ?? ctx.info.activityId;
 
-  let ran = readSavedOutcome(jobDir, workflowRunId);
+  // A job's first attempt has no earlier one that could have saved an outcome: no read (and no
+  // missing-file error, with its stack, for every job).
+  let ran = jobAttempt(ctx, earlier) === 1 ? undefined : readSavedOutcome(jobDir, workflowRunId);
   if (!ran) {
     // Image builds heartbeat by themselves; waiting for another job's build of the same image does not.
     const beat = hostHeartbeat(ctx, deps.hostId);
