@@ -10,7 +10,6 @@ import type { InstanceRecord } from '../../analysis/instance-record.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
 import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
 import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
-import { renderPng } from '../../analysis/plot-png.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
@@ -208,6 +207,8 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
 
   if (flags.plot) {
     const svg = renderAccuracyCostSvg(report);
+    // Loaded here, not with the command: resvg's native binding costs every other `br` command ~12 ms at start.
+    const { renderPng } = await import('../../analysis/plot-png.js');
     for (const [file, content] of [
       [flags.plot, svg],
       [flags.plot.replace(/\.svg$/i, '.png'), renderPng(svg)],
