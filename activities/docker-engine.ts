@@ -297,7 +297,11 @@ export class DockerEngine {
    */
   async events(filters: Record<string, string[]>, sinceSeconds: number | undefined, signal: AbortSignal): Promise<Readable> {
     try {
-      return (await this.client.getEvents({ ...(sinceSeconds !== undefined ? { since: sinceSeconds } : {}), filters, abortSignal: signal } as Docker.GetEventsOptions)) as Readable;
+      return (await this.client.getEvents({
+        ...(sinceSeconds !== undefined ? { since: sinceSeconds } : {}),
+        filters,
+        abortSignal: signal,
+      } as Docker.GetEventsOptions)) as Readable;
     } catch (error) {
       throw dockerError('events', error);
     }

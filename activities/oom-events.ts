@@ -139,7 +139,11 @@ export class OomEventHub {
     const resumeAfterNano = this.seenUntilNano;
     const sinceSeconds = resumeAfterNano > 0 ? Math.floor(resumeAfterNano / 1e9) : undefined;
     if (resumeAfterNano === 0) this.seenUntilNano = Date.now() * 1e6;
-    const stream = await this.docker.events({ type: ['container'], event: ['oom', 'die'], label: [`${LABELS.managed}=true`] }, sinceSeconds, this.closing.signal);
+    const stream = await this.docker.events(
+      { type: ['container'], event: ['oom', 'die'], label: [`${LABELS.managed}=true`] },
+      sinceSeconds,
+      this.closing.signal,
+    );
     this.stream = stream;
     onEvents(stream, (event) => {
       const nano = event.timeNano ?? 0;
