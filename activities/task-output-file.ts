@@ -34,12 +34,14 @@ export function openTaskOutputFile(resultsDir: string, name: string): OpenedTask
     if (!stat.isDirectory()) return { kind: 'refused', problem: `${path.basename(dir)}/ is ${kindOf(stat)}, not a directory` };
   }
   const file = path.join(resultsDir, name);
-  let before: Stats;
+  let before: Stats | undefined;
   try {
-    before = lstatSync(file);
+    // No error (and its stack) for the usual miss: most tasks write no records.jsonl.
+    before = lstatSync(file, { throwIfNoEntry: false });
   } catch {
     return { kind: 'missing' };
   }
+  if (!before) return { kind: 'missing' };
   // Checked before opening, so a device node is never opened at all; checked again on the fd below,
   // since the task may swap the entry in between.
   if (!before.isFile()) return { kind: 'refused', problem: refusal(name, before) };
