@@ -253,7 +253,7 @@ export async function whilePolling<T, P>(result: Promise<T>, poll: () => Promise
 }
 
 /** Waits for the run's result, calling onProgress as counts change (polling the progress query). */
-export async function followRun(handle: RunHandle, onProgress?: (p: RunProgress) => void, intervalMs = 500): Promise<RunResult> {
+export async function followRun(handle: RunHandle, onProgress?: (p: RunProgress) => void, intervalMs = 1000): Promise<RunResult> {
   return whilePolling(
     handle.result().then((result) => withJobs(handle.client, result)),
     () => queryProgress(handle),
