@@ -1,11 +1,12 @@
 // A run's per-job results, for runs that keep them out of the run workflow's result (any run started
 // since jobs run in batches): read from the pages its executions wrote (runs/result-pages.ts), one
 // history call each, or, for a run started before pages, listed from the job workflows' memos, a
-// visibility page of 1,000 at a time.
+// visibility page of 1,000 at a time (and, for a run not completed, its finished jobs' own histories).
 
 import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
-import type { JobResult, RunResult, RunSpec } from '../runs/run-spec.js';
+import type { JobResult, JobSpec, RunResult, RunSpec } from '../runs/run-spec.js';
+import type { jobWorkflow } from '../workflows/job-workflow.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
 import { runInputOf, startInputOf } from './runs.js';
 import { tasksByName } from '../runs/task-definition-pages.js';
@@ -17,11 +18,25 @@ export function runJobsQuery(runId: string): string {
   return `WorkflowType = 'jobWorkflow' AND WorkflowId STARTS_WITH ${quote(`${runId}.`)}`;
 }
 
-/** A job workflow with no result in its memo ended before it could write one: what its execution says. */
-function resultOfExecution(info: WorkflowExecutionInfo): JobResult | undefined {
+/** How many job workflows' histories `listedJobs` reads at once, for jobs with no result in their memo. */
+const HISTORY_READS_AT_ONCE = 16;
+
+/**
+ * A job workflow's result when its memo has none: a completed job of a run that keeps results out of
+ * memos (the run's pages hold them) is read from its own history, with the repeat fields its run adds;
+ * one that ended otherwise never had a result: what its execution says.
+ */
+async function resultOfExecution(workflows: WorkflowClient, info: WorkflowExecutionInfo): Promise<JobResult | undefined> {
   const memo = info.memo?.result as JobResult | undefined;
   if (memo) return memo;
   if (info.status.name === 'RUNNING') return undefined;
+  if (info.status.name === 'COMPLETED') {
+    const [job, result] = await Promise.all([
+      startInputOf<JobSpec>(workflows, info.workflowId, 'job workflow'),
+      workflows.getHandle<typeof jobWorkflow>(info.workflowId, info.runId).result(),
+    ]);
+    return { ...result, ...repeatFields(job) };
+  }
   const [, task = ''] = /^\d+-(.*?)(\.r\d+)?$/.exec(info.workflowId.slice(info.workflowId.indexOf('.') + 1)) ?? [];
   return {
     jobId: info.workflowId,
@@ -33,13 +48,26 @@ function resultOfExecution(info: WorkflowExecutionInfo): JobResult | undefined {
   };
 }
 
-/** The jobs of a run whose job workflows have a result so far (all of them once the run is over), by job id. */
+/**
+ * The jobs of a run whose job workflows have a result so far (all of them once the run is over), by job
+ * id: from their memos (runs begun before result pages), else from their own histories.
+ */
 export async function listedJobs(workflows: WorkflowClient, runId: string): Promise<Map<string, JobResult>> {
+  const infos: WorkflowExecutionInfo[] = [];
+  for await (const info of workflows.list({ query: runJobsQuery(runId), pageSize: 1000 })) infos.push(info);
+  const results: Array<JobResult | undefined> = new Array(infos.length);
+  let next = 0;
+  const reader = async () => {
+    while (next < infos.length) {
+      const index = next++;
+      results[index] = await resultOfExecution(workflows, infos[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(HISTORY_READS_AT_ONCE, infos.length) }, reader));
   const jobs = new Map<string, JobResult>();
-  for await (const info of workflows.list({ query: runJobsQuery(runId), pageSize: 1000 })) {
-    const result = resultOfExecution(info);
-    if (result) jobs.set(info.workflowId, result);
-  }
+  infos.forEach((info, i) => {
+    if (results[i]) jobs.set(info.workflowId, results[i]);
+  });
   return jobs;
 }
 

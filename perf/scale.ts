@@ -1,7 +1,7 @@
 // perf/scale: one run of 3,000 no-op jobs (30 tasks × 100 repeats) at concurrency 16, through a real
 // `br worker`. Prints wall time, jobs/s, the run workflow's largest history (events, bytes) over its
 // continue-as-new chain, the largest payload in it, and how long `br results` takes for the run (and
-// reading its jobs' results from its result pages, beside listing its job workflows' memos).
+// reading its jobs' results from its result pages).
 // Targets: completes; no history over 10,240 events; no payload over 256 KB; `br results` under 2 s.
 //
 //   npm run perf:scale -- [jobs] [concurrency] [jobs per execution]
@@ -13,7 +13,7 @@ import proto from '@temporalio/proto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { listedJobs, withJobs } from '../client/run-jobs.js';
+import { withJobs } from '../client/run-jobs.js';
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
@@ -78,8 +78,7 @@ async function main(): Promise<void> {
     );
     console.log(`largest payload in the run's histories: ${(largestPayload / 1024).toFixed(1)} KB (target ≤ 256 KB)`);
 
-    // Where a read's time goes: the pages the run wrote (what `br results` reads), beside listing every
-    // job workflow's memo (what it read before pages, and still reads for older runs), each best of 3.
+    // How long a read of every job's result takes from the pages the run wrote (what `br results` reads), best of 3.
     const best = async (read: () => Promise<unknown>): Promise<number> => {
       const seconds: number[] = [];
       for (let i = 0; i < 3; i++) {
@@ -91,15 +90,8 @@ async function main(): Promise<void> {
     };
     const read = await withJobs(client.workflow, result);
     if (read.jobs.length !== jobs) throw new Error(`read ${read.jobs.length} of ${jobs} jobs back`);
-    const memos = await listedJobs(client.workflow, spec.runId);
-    if (memos.size !== jobs) throw new Error(`listed ${memos.size} of ${jobs} job memos`);
-    if (read.jobs.some((job) => JSON.stringify(job) !== JSON.stringify(memos.get(job.jobId))))
-      console.log(`note: the pages and the memos differ for some jobs`);
     const readSeconds = await best(() => withJobs(client.workflow, result));
-    const memoSeconds = await best(() => listedJobs(client.workflow, spec.runId));
-    console.log(
-      `reading the ${jobs} jobs' results: ${readSeconds.toFixed(2)} s from ${result.resultPages?.length ?? 0} result pages; listing the job workflows' memos instead: ${memoSeconds.toFixed(2)} s (best of 3 each)`,
-    );
+    console.log(`reading the ${jobs} jobs' results: ${readSeconds.toFixed(2)} s from ${result.resultPages?.length ?? 0} result pages (best of 3)`);
     // `br results` as a user waits for it (whole process), three times each: the `br` launcher's cached
     // bundle, and the same CLI transpiled by tsx at start (what `br` ran before the bundle), as the baseline.
     const bundled = path.join(repoRoot, 'br');

@@ -128,7 +128,7 @@ export interface JobSpec {
   repeat: { index: number; seed?: number };
   /** Absent: every instance. */
   selection?: InstanceSelection;
-  /** Set by runs that continue as new: the job puts its result in its memo, where readers list it. */
+  /** Set by executions of runs begun before result pages: the job puts its result in its memo, where readers list it. */
   resultInMemo?: boolean;
   /**
    * Set by runs since jobs claim their host with their first attempt: that attempt runs on the shared

@@ -112,15 +112,18 @@ describe('a run of 200 jobs in batches of 50', () => {
     expect(listed).toEqual([expect.objectContaining({ status: 'COMPLETED', score: 1, model: 'noop' })]);
 
     // The jobs came from the result pages each execution wrote, one page per batch of 50 here; they
-    // equal, field for field, what the job workflows' memos (how runs before pages are read) hold.
+    // equal, field for field, what the job workflows themselves returned (listed, as runs before pages
+    // are read: their jobs kept no memo, so each job's own history is read).
     const raw = await handle.result();
     expect(raw.jobs).toEqual([]);
     expect(raw.resultPages).toEqual([0, 50, 100, 150].map((first) => `${spec.runId}.results-${first}-0`));
     const paged = await pagedJobs(h.client.workflow, raw.resultPages!);
     expect([...paged.values()]).toEqual(run.jobs);
-    const memos = await listedJobs(h.client.workflow, spec.runId);
-    expect(memos.size).toBe(200);
-    expect(run.jobs.map((j) => memos.get(j.jobId))).toEqual(run.jobs);
+    const fromJobs = await listedJobs(h.client.workflow, spec.runId);
+    expect(fromJobs.size).toBe(200);
+    expect(run.jobs.map((j) => fromJobs.get(j.jobId))).toEqual(run.jobs);
+    // No job wrote its result into its memo: the pages hold it (one visibility write a job fewer).
+    expect((await h.client.workflow.getHandle(run.jobs[0]!.jobId).describe()).memo?.result).toBeUndefined();
     // A run read the old way (a result without pages, as runs started before them) gives the same jobs.
     const { resultPages: _pages, ...withoutPages } = raw;
     expect((await withJobs(h.client.workflow, withoutPages)).jobs).toEqual(run.jobs);
@@ -148,10 +151,11 @@ describe('a small run in one execution', () => {
     expect(raw.jobsIn).toBeUndefined();
     expect(raw.resultPages).toBeUndefined();
     expect(raw.jobs.map((j) => [j.task, j.status, j.result?.overall])).toEqual(tasks.map((t) => [t, 'SUCCEEDED', 1]));
-    // What readers get is the result as it is, and the same as the job workflows' memos hold.
+    // What readers get is the result as it is, and the same as the job workflows themselves returned.
     expect((await withJobs(h.client.workflow, raw)).jobs).toEqual(raw.jobs);
-    const memos = await listedJobs(h.client.workflow, spec.runId);
-    expect(raw.jobs.map((j) => memos.get(j.jobId))).toEqual(raw.jobs);
+    const listed = await listedJobs(h.client.workflow, spec.runId);
+    expect(raw.jobs.map((j) => listed.get(j.jobId))).toEqual(raw.jobs);
+    for (const job of raw.jobs) expect((await h.client.workflow.getHandle(job.jobId).describe()).memo?.result).toBeUndefined();
     await expect(h.client.workflow.getHandle(`${spec.runId}.results-0-0`).describe()).rejects.toThrow(/not found/i);
   }, 300_000);
 });
