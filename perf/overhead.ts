@@ -28,8 +28,8 @@ const N = Number(process.argv[2] ?? 100);
 const CONCURRENCY = 8;
 const LATENCY_JOBS = 5;
 const WARM_UP_JOBS = 4 * CONCURRENCY;
-/** `npm run perf:overhead -- [N] [rounds]`: rounds of raw and br timings (default 3). */
-const ROUNDS = Number(process.argv[3] ?? 3);
+/** `npm run perf:overhead -- [N] [rounds]`: rounds of raw and br timings (default 5). */
+const ROUNDS = Number(process.argv[3] ?? 5);
 
 async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-overhead-'));
