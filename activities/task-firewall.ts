@@ -1,9 +1,11 @@
 // The host firewall around the task network: traffic from its bridge to the worker host itself is
 // dropped except for the model gateway's port (and replies to connections the host opened), both
 // to ports the host listens on (INPUT) and to ports Docker publishes on it (DNAT, seen in FORWARD).
-// Traffic to the outside is untouched. Rules are added idempotently: several workers share a host.
+// Traffic to the outside is untouched. Rules are added idempotently: several workers share a host; a
+// worker starting removes the openings of workers killed before they could close them.
 
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** Traffic from the task bridge addressed to the host itself. */
 const INPUT_CHAIN = 'BENCHROUTER-TASKS-IN';
@@ -47,20 +49,79 @@ async function ensureChain(cmd: Iptables, chain: string): Promise<void> {
   if (!created.ok && !/exists/i.test(created.output)) throw new Error(`iptables -N ${chain}: ${created.output}`);
 }
 
-const acceptPort = (port: number) => ({
-  input: ['-p', 'tcp', '--dport', String(port), '-j', 'ACCEPT'],
-  published: ['-p', 'tcp', '-m', 'conntrack', '--ctorigdstport', String(port), '-j', 'RETURN'],
-});
+/** Each opening names the worker process that made it, so that a later worker can tell a dead one's. */
+const OWNER_PREFIX = 'benchrouter-worker-';
+
+const acceptPort = (port: number, owner: number) => {
+  const comment = ['-m', 'comment', '--comment', `${OWNER_PREFIX}${owner}`];
+  return {
+    input: ['-p', 'tcp', '--dport', String(port), ...comment, '-j', 'ACCEPT'],
+    published: ['-p', 'tcp', '-m', 'conntrack', '--ctorigdstport', String(port), ...comment, '-j', 'RETURN'],
+  };
+};
+
+/** What the pruning of stale openings asks of this host. */
+export interface HostProcesses {
+  /** Whether the process `pid` still runs. */
+  alive(pid: number): boolean;
+  /** Whether anything listens on TCP `port` (IPv4 or IPv6). */
+  listening(port: number): boolean;
+}
+
+/** TCP ports something listens on, from /proc/net/tcp{,6} (state 0A is LISTEN). */
+function listeningPorts(): Set<number> {
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state === '0A' && local) ports.add(parseInt(local.split(':').pop()!, 16));
+    }
+  }
+  return ports;
+}
+
+const thisHost: HostProcesses = { alive: (pid) => existsSync(`/proc/${pid}`), listening: (port) => listeningPorts().has(port) };
+
+/**
+ * Removes the openings of workers gone without closing them (killed): a port one opened must not stay
+ * open to tasks for whatever listens on it next. An opening names its worker process; one made before
+ * openings did (no name) goes when nothing listens on its port.
+ */
+async function pruneStaleOpenings(cmd: Iptables, host: HostProcesses): Promise<void> {
+  for (const chain of [INPUT_CHAIN, PUBLISHED_CHAIN]) {
+    const listed = await cmd(['-S', chain]);
+    if (!listed.ok) continue;
+    const prefix = `-A ${chain} `;
+    for (const line of listed.output.split('\n')) {
+      const port = /--(?:dport|ctorigdstport) (\d+)/.exec(line)?.[1];
+      if (!port || !line.startsWith(prefix)) continue;
+      const owner = new RegExp(`--comment "?${OWNER_PREFIX}(\\d+)`).exec(line)?.[1];
+      const stale = owner !== undefined ? !host.alive(Number(owner)) : !host.listening(Number(port));
+      if (stale) await cmd(['-D', chain, ...line.slice(prefix.length).split(' ')]);
+    }
+  }
+}
 
 /**
  * Installs the rules for `bridgeInterface`, opening `gatewayPort`. Never throws: a host without
  * iptables (or a worker without the right to change it) still runs tasks, and says so.
  */
-export async function installTaskFirewall(bridgeInterface: string, gatewayPort: number, cmd: Iptables = iptables): Promise<TaskFirewall> {
+export async function installTaskFirewall(
+  bridgeInterface: string,
+  gatewayPort: number,
+  cmd: Iptables = iptables,
+  host: HostProcesses = thisHost,
+): Promise<TaskFirewall> {
   const opened = new Set<number>();
   const allow = async (port: number) => {
     if (opened.has(port)) return;
-    const rules = acceptPort(port);
+    const rules = acceptPort(port, process.pid);
     await ensureRule(cmd, INPUT_CHAIN, rules.input, 'first');
     await ensureRule(cmd, PUBLISHED_CHAIN, rules.published, 'first');
     opened.add(port);
@@ -72,6 +133,7 @@ export async function installTaskFirewall(bridgeInterface: string, gatewayPort: 
       await ensureChain(cmd, chain);
       await ensureRule(cmd, chain, ['-j', 'DROP'], 'last');
     }
+    await pruneStaleOpenings(cmd, host);
     await ensureRule(cmd, INPUT_CHAIN, ['-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT'], 'first');
     await allow(gatewayPort);
     await ensureRule(cmd, 'INPUT', ['-i', bridgeInterface, '-j', INPUT_CHAIN], 'first');
@@ -87,7 +149,7 @@ export async function installTaskFirewall(bridgeInterface: string, gatewayPort: 
     allowHostPort: allow,
     async close() {
       for (const port of opened) {
-        const rules = acceptPort(port);
+        const rules = acceptPort(port, process.pid);
         await cmd(['-D', INPUT_CHAIN, ...rules.input]);
         await cmd(['-D', PUBLISHED_CHAIN, ...rules.published]);
       }

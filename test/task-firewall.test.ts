@@ -4,7 +4,12 @@
 // iptables. (test/task-isolation.test.ts proves the real rules against real packets.)
 
 import { describe, expect, it } from 'vitest';
-import { installTaskFirewall } from '../activities/task-firewall.js';
+import { installTaskFirewall, type HostProcesses } from '../activities/task-firewall.js';
+
+/** The rules that open `port` to tasks, as this worker process writes them. */
+const opening = (port: number, owner = process.pid) => `-p tcp --dport ${port} -m comment --comment benchrouter-worker-${owner} -j ACCEPT`;
+const published = (port: number, owner = process.pid) =>
+  `-p tcp -m conntrack --ctorigdstport ${port} -m comment --comment benchrouter-worker-${owner} -j RETURN`;
 
 /** A minimal iptables: chains of rules as strings, with the answers the real command gives. */
 function fakeIptables(builtin = ['INPUT', 'DOCKER-USER']) {
@@ -21,7 +26,7 @@ function fakeIptables(builtin = ['INPUT', 'DOCKER-USER']) {
       return { ok: true, output: '' };
     }
     if (!rules) return { ok: false, output: `iptables: No chain/target/match by that name (${chain}).` };
-    if (op === '-S') return { ok: true, output: rules.join('\n') };
+    if (op === '-S') return { ok: true, output: [`-N ${chain}`, ...rules.map((r) => `-A ${chain} ${r}`)].join('\n') };
     if (op === '-C') return { ok: rules.includes(rule), output: '' };
     if (op === '-A') return (rules.push(rule), { ok: true, output: '' });
     if (op === '-I') return (rules.splice(Number(rest[0]) - 1, 0, rest.slice(1).join(' ')), { ok: true, output: '' });
@@ -42,9 +47,9 @@ describe('the task firewall', () => {
     const firewall = await installTaskFirewall('br-benchrouter', 8390, cmd);
     expect(firewall.active).toBe(true);
     expect(chains.get('INPUT')).toEqual(['-i br-benchrouter -j BENCHROUTER-TASKS-IN']);
-    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual(['-p tcp --dport 8390 -j ACCEPT', '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
+    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual([opening(8390), '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
     expect(chains.get('DOCKER-USER')).toEqual(['-i br-benchrouter -m conntrack --ctstate DNAT -j BENCHROUTER-TASKS-PUB']);
-    expect(chains.get('BENCHROUTER-TASKS-PUB')).toEqual(['-p tcp -m conntrack --ctorigdstport 8390 -j RETURN', '-j DROP']);
+    expect(chains.get('BENCHROUTER-TASKS-PUB')).toEqual([published(8390), '-j DROP']);
   });
 
   it('adds nothing twice when a second worker on the host installs it, and keeps both gateway ports open', async () => {
@@ -53,12 +58,7 @@ describe('the task firewall', () => {
     await installTaskFirewall('br-benchrouter', 8391, cmd);
     await installTaskFirewall('br-benchrouter', 8390, cmd);
     expect(chains.get('INPUT')).toEqual(['-i br-benchrouter -j BENCHROUTER-TASKS-IN']);
-    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual([
-      '-p tcp --dport 8391 -j ACCEPT',
-      '-p tcp --dport 8390 -j ACCEPT',
-      '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
-      '-j DROP',
-    ]);
+    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual([opening(8391), opening(8390), '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
   });
 
   it('opens a loopback model port on request and closes only the ports this worker opened', async () => {
@@ -66,16 +66,31 @@ describe('the task firewall', () => {
     const other = await installTaskFirewall('br-benchrouter', 8391, cmd);
     const firewall = await installTaskFirewall('br-benchrouter', 8390, cmd);
     await firewall.allowHostPort(18080);
-    expect(chains.get('BENCHROUTER-TASKS-IN')!.slice(0, 3)).toEqual([
-      '-p tcp --dport 18080 -j ACCEPT',
-      '-p tcp --dport 8390 -j ACCEPT',
-      '-p tcp --dport 8391 -j ACCEPT',
-    ]);
+    expect(chains.get('BENCHROUTER-TASKS-IN')!.slice(0, 3)).toEqual([opening(18080), opening(8390), opening(8391)]);
     await firewall.close();
-    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual(['-p tcp --dport 8391 -j ACCEPT', '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
-    expect(chains.get('BENCHROUTER-TASKS-PUB')).toEqual(['-p tcp -m conntrack --ctorigdstport 8391 -j RETURN', '-j DROP']);
+    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual([opening(8391), '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
+    expect(chains.get('BENCHROUTER-TASKS-PUB')).toEqual([published(8391), '-j DROP']);
     await other.close();
     expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual(['-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT', '-j DROP']);
+  });
+
+  it("removes the openings of workers killed before they closed them, and keeps live workers' and listened-on ones", async () => {
+    const { cmd, chains } = fakeIptables();
+    const dead = 999_999;
+    const host: HostProcesses = { alive: (pid) => pid !== dead, listening: (port) => port === 7000 };
+    await installTaskFirewall('br-benchrouter', 8391, cmd, host);
+    // Left behind: a killed worker's gateway port, and two openings from before they named their worker.
+    chains.get('BENCHROUTER-TASKS-IN')!.unshift(opening(40001, dead), '-p tcp --dport 7000 -j ACCEPT', '-p tcp --dport 40002 -j ACCEPT');
+    chains.get('BENCHROUTER-TASKS-PUB')!.unshift(published(40001, dead));
+    await installTaskFirewall('br-benchrouter', 8390, cmd, host);
+    expect(chains.get('BENCHROUTER-TASKS-IN')).toEqual([
+      opening(8390),
+      '-p tcp --dport 7000 -j ACCEPT',
+      opening(8391),
+      '-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+      '-j DROP',
+    ]);
+    expect(chains.get('BENCHROUTER-TASKS-PUB')).toEqual([published(8390), published(8391), '-j DROP']);
   });
 
   it('skips the published-port rule where Docker has no DOCKER-USER chain', async () => {
