@@ -162,7 +162,9 @@ describe('the recorded histories cover every kind of run', () => {
 
   it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch, a page of results each', () => {
     expect(activityTypes('batches/inline.run-0.json')).toEqual(['repeatCounts']);
-    expect(patchIds('batches/inline.run-0.json')).toEqual(['run-in-batches', 'run-results-in-pages']);
+    expect(patchIds('batches/inline.run-0.json')).toEqual(['run-in-batches', 'job-results-by-run', 'run-results-in-pages']);
+    // Its jobs keep no result memo: the pages hold the results.
+    for (const file of ['batches/inline.run-0.json', 'batches/inline.run-1.json']) expect(jobInputs(file).map((job) => job.resultInMemo)).toEqual([undefined]);
     expect(lastEventType('batches/inline.run-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
     const run = resultOf<RunResult>('batches/inline.run-1.json');
     expect([run.status, run.jobsIn, run.jobCount, run.jobs, run.resultPages]).toEqual([
@@ -177,7 +179,8 @@ describe('the recorded histories cover every kind of run', () => {
   it('a run in batches with its definitions by reference: each execution loads its page and writes a page of results, the last releases the holder', () => {
     for (const file of ['batches/by-reference.run-0.json', 'batches/by-reference.run-1.json']) {
       expect(activityTypes(file)).toEqual(['loadTaskDefinitions', 'repeatCounts']);
-      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference', 'run-results-in-pages']);
+      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference', 'job-results-by-run', 'run-results-in-pages']);
+      expect(jobInputs(file).map((job) => job.resultInMemo)).toEqual([undefined]);
     }
     const input = startedInput<RunSpec>('batches/by-reference.run-0.json');
     expect([input.tasks, input.definitions?.names, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([[], ['scores-half'], [[0, 1]]]);
@@ -188,11 +191,23 @@ describe('the recorded histories cover every kind of run', () => {
     const run = resultOf<RunResult>('batches/by-reference.run-1.json');
     expect([run.status, run.resultPages]).toEqual(['COMPLETED', [`${input.runId}.results-0-0`, `${input.runId}.results-1-0`]]);
     expect(lastEventType('batches/by-reference.definitions-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
-    // Each page holds its execution's job result, as the job's memo does.
+    // Each page holds its execution's job result.
     for (const [i, file] of ['batches/by-reference.results-0.json', 'batches/by-reference.results-1.json'].entries()) {
       expect(startedInput<RunResult['jobs']>(file).map((j) => [j.task, j.repeat, j.status])).toEqual([['scores-half', i, 'SUCCEEDED']]);
       expect(lastEventType(file)).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     }
+  });
+});
+
+describe('the histories from before the job-results-by-run patch still cover the runs in batches', () => {
+  const before = (file: string) => `before-job-results-by-run/${file}`;
+  it('runs in batches whose jobs put their results in their memos too, with their definitions inline and by reference', () => {
+    expect(patchIds(before('batches/inline.run-0.json'))).toEqual(['run-in-batches', 'run-results-in-pages']);
+    expect(patchIds(before('batches/by-reference.run-1.json'))).toEqual(['run-in-batches', 'task-definitions-by-reference', 'run-results-in-pages']);
+    for (const file of ['batches/inline.run-0.json', 'batches/inline.run-1.json', 'batches/by-reference.run-0.json', 'batches/by-reference.run-1.json'])
+      expect(jobInputs(before(file)).map((job) => job.resultInMemo)).toEqual([true]);
+    const run = resultOf<RunResult>(before('batches/inline.run-1.json'));
+    expect([run.status, run.resultPages?.length]).toEqual(['COMPLETED', 2]);
   });
 });
 
@@ -322,6 +337,15 @@ function startedInput<T>(file: string): T {
   const data = history(file).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
   if (!data) throw new Error(`${file}: expected a started event with an input`);
   return JSON.parse(Buffer.from(data).toString('utf8')) as T;
+}
+
+/** The inputs of the job workflows a history started, in order (plain JSON payloads: no codec). */
+function jobInputs(file: string): JobSpec[] {
+  return (history(file).events ?? []).flatMap((e) => {
+    const started = e.startChildWorkflowExecutionInitiatedEventAttributes;
+    const data = started?.workflowType?.name === 'jobWorkflow' ? started.input?.payloads?.[0]?.data : undefined;
+    return data ? [JSON.parse(Buffer.from(data).toString('utf8')) as JobSpec] : [];
+  });
 }
 
 function signalledWorkflowIds(file: string): string[] {
