@@ -1,6 +1,7 @@
 // Query embeddings from an OpenAI-compatible `/v1/embeddings` endpoint, used only when the user names
 // one. The network lives in this file alone; the rest of analysis/ is pure computation.
 
+import pMap from 'p-map';
 import type { EmbeddingMatrix, Embedder } from './embedding-matrix.js';
 
 export interface OpenAiEmbeddingsOptions {
@@ -29,17 +30,16 @@ export async function embedViaEndpoint(texts: readonly string[], options: OpenAi
   const batches: number[] = [];
   for (let from = 0; from < texts.length; from += batchSize) batches.push(from);
   const vectors: number[][] = new Array(texts.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < batches.length) {
-      const from = batches[next++]!;
+  await pMap(
+    batches,
+    async (from) => {
       // Empty strings are rejected by some servers; a single space embeds as "no content".
       const input = texts.slice(from, from + batchSize).map((t) => t || ' ');
       const got = await requestBatch(url, input, options);
       got.forEach((v, i) => (vectors[from + i] = v));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, batches.length) }, worker));
+    },
+    { concurrency: options.concurrency ?? 4 },
+  );
 
   const dim = vectors[0]?.length ?? 0;
   const data = new Float32Array(texts.length * dim);

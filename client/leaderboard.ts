@@ -2,6 +2,7 @@
 // score are search attributes), full results for a comparison of chosen runs.
 
 import type { Client } from '@temporalio/client';
+import pMap from 'p-map';
 import type { RunEntry } from '../runs/leaderboard.js';
 import type { RunResult } from '../runs/run-spec.js';
 import { withJobs } from './run-jobs.js';
@@ -16,16 +17,12 @@ export async function finishedRuns(client: Client, filter: { benchmark?: string;
  * (a comparison reads per-task scores only, and a 10,000-job run's jobs take a listing to read).
  */
 export async function runResults(client: Client, runIds: string[], concurrency = 16, withJobList = true): Promise<RunResult[]> {
-  const results: RunResult[] = new Array(runIds.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, runIds.length) }, async () => {
-      while (next < runIds.length) {
-        const i = next++;
-        const result = await runHandle(client, runIds[i]!).result();
-        results[i] = withJobList ? await withJobs(client.workflow, result) : result;
-      }
-    }),
+  return pMap(
+    runIds,
+    async (runId) => {
+      const result = await runHandle(client, runId).result();
+      return withJobList ? withJobs(client.workflow, result) : result;
+    },
+    { concurrency },
   );
-  return results;
 }

@@ -4,6 +4,7 @@
 // visibility page of 1,000 at a time (and, for a run not completed, its finished jobs' own histories).
 
 import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
+import pMap from 'p-map';
 import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
 import type { JobResult, JobSpec, RunResult, RunSpec } from '../runs/run-spec.js';
 import type { jobWorkflow } from '../workflows/job-workflow.js';
@@ -55,15 +56,7 @@ async function resultOfExecution(workflows: WorkflowClient, info: WorkflowExecut
 export async function listedJobs(workflows: WorkflowClient, runId: string): Promise<Map<string, JobResult>> {
   const infos: WorkflowExecutionInfo[] = [];
   for await (const info of workflows.list({ query: runJobsQuery(runId), pageSize: 1000 })) infos.push(info);
-  const results: Array<JobResult | undefined> = new Array(infos.length);
-  let next = 0;
-  const reader = async () => {
-    while (next < infos.length) {
-      const index = next++;
-      results[index] = await resultOfExecution(workflows, infos[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(HISTORY_READS_AT_ONCE, infos.length) }, reader));
+  const results = await pMap(infos, (info) => resultOfExecution(workflows, info), { concurrency: HISTORY_READS_AT_ONCE });
   const jobs = new Map<string, JobResult>();
   infos.forEach((info, i) => {
     if (results[i]) jobs.set(info.workflowId, results[i]);
