@@ -131,8 +131,10 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
 
   // The last batch may be short: no page is loaded for tasks past the run's last job.
   const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, total - first)) : spec.tasks;
-  // An execution of a run begun before pages (none carried) keeps its jobs' results in their memos, as before.
-  const resultsByRun = (first === 0 || spec.continuation?.resultPages !== undefined) && patched(JOB_RESULTS_BY_RUN);
+  // Pages only when every execution writes them: an execution of a run that began before them (the first
+  // execution wrote none) leaves its readers to the memos, as its earlier batches did.
+  const pagedRun = first === 0 || spec.continuation?.resultPages !== undefined;
+  const resultsByRun = pagedRun && patched(JOB_RESULTS_BY_RUN);
   const all = jobSpecsOf({ ...spec, tasks }).map((job): JobSpec => (resultsByRun ? job : { ...job, resultInMemo: true }));
   const batch = all.slice(first, first + batchSize);
 
@@ -162,11 +164,8 @@ export async function runInBatches(spec: RunSpec): Promise<RunResult> {
   // The whole run in this execution (its first, every job ran), nothing carried, one page's worth: inline.
   const inline = first === 0 && carried.length === 0 && ran.length === all.length && paginateResults(ran).length === 1 && patched(SMALL_RESULTS_INLINE);
 
-  // Pages only when every execution writes them: an execution of a run that began before them
-  // (the first execution wrote none) leaves its readers to the memos, as its earlier batches did.
   let resultPages = spec.continuation?.resultPages;
-  if (!inline && (first === 0 || resultPages !== undefined) && patched(RESULTS_IN_PAGES))
-    resultPages = [...(resultPages ?? []), ...(await writeResultPages(spec.runId, first, ran))];
+  if (!inline && pagedRun && patched(RESULTS_IN_PAGES)) resultPages = [...(resultPages ?? []), ...(await writeResultPages(spec.runId, first, ran))];
 
   if (!cancelled() && nextJob < all.length) {
     // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
