@@ -64,8 +64,8 @@ const acceptPort = (port: number, owner: number) => {
 export interface HostProcesses {
   /** Whether the process `pid` still runs. */
   alive(pid: number): boolean;
-  /** Whether anything listens on TCP `port` (IPv4 or IPv6). */
-  listening(port: number): boolean;
+  /** The TCP ports something listens on (IPv4 or IPv6). */
+  listeningPorts(): Set<number>;
 }
 
 /** TCP ports something listens on, from /proc/net/tcp{,6} (state 0A is LISTEN). */
@@ -86,7 +86,7 @@ function listeningPorts(): Set<number> {
   return ports;
 }
 
-const thisHost: HostProcesses = { alive: (pid) => existsSync(`/proc/${pid}`), listening: (port) => listeningPorts().has(port) };
+const thisHost: HostProcesses = { alive: (pid) => existsSync(`/proc/${pid}`), listeningPorts };
 
 /**
  * Removes the openings of workers gone without closing them (killed): a port one opened must not stay
@@ -94,6 +94,7 @@ const thisHost: HostProcesses = { alive: (pid) => existsSync(`/proc/${pid}`), li
  * openings did (no name) goes when nothing listens on its port.
  */
 async function pruneStaleOpenings(cmd: Iptables, host: HostProcesses): Promise<void> {
+  const listening = host.listeningPorts();
   for (const chain of [INPUT_CHAIN, PUBLISHED_CHAIN]) {
     const listed = await cmd(['-S', chain]);
     if (!listed.ok) continue;
@@ -102,7 +103,7 @@ async function pruneStaleOpenings(cmd: Iptables, host: HostProcesses): Promise<v
       const port = /--(?:dport|ctorigdstport) (\d+)/.exec(line)?.[1];
       if (!port || !line.startsWith(prefix)) continue;
       const owner = new RegExp(`--comment "?${OWNER_PREFIX}(\\d+)`).exec(line)?.[1];
-      const stale = owner !== undefined ? !host.alive(Number(owner)) : !host.listening(Number(port));
+      const stale = owner !== undefined ? !host.alive(Number(owner)) : !listening.has(Number(port));
       if (stale) await cmd(['-D', chain, ...line.slice(prefix.length).split(' ')]);
     }
   }

@@ -77,7 +77,7 @@ describe('the task firewall', () => {
   it("removes the openings of workers killed before they closed them, and keeps live workers' and listened-on ones", async () => {
     const { cmd, chains } = fakeIptables();
     const dead = 999_999;
-    const host: HostProcesses = { alive: (pid) => pid !== dead, listening: (port) => port === 7000 };
+    const host: HostProcesses = { alive: (pid) => pid !== dead, listeningPorts: () => new Set([7000]) };
     await installTaskFirewall('br-benchrouter', 8391, cmd, host);
     // Left behind: a killed worker's gateway port, and two openings from before they named their worker.
     chains.get('BENCHROUTER-TASKS-IN')!.unshift(opening(40001, dead), '-p tcp --dport 7000 -j ACCEPT', '-p tcp --dport 40002 -j ACCEPT');
