@@ -57,12 +57,12 @@ export const EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActi
  * same work, resident memory ~230 -> ~400 MB), capped by a soft memory limit of 1 GiB. Half the cores
  * (at least one) keeps a bigger machine's server parallel.
  */
-export function devServerEnv(environment: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function devServerEnv(): NodeJS.ProcessEnv {
   return {
     GOMAXPROCS: String(Math.max(1, Math.floor(os.availableParallelism() / 2))),
     GOGC: '400',
     GOMEMLIMIT: '1GiB',
-    ...environment,
+    ...process.env,
   };
 }
 
