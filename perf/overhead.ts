@@ -55,19 +55,16 @@ async function main(): Promise<void> {
     // Rounds of both, the order alternating (raw first, then br first, ...): on a shared 2-core machine
     // one pair of timings moves by 5-10% with what else runs; the median of the rounds' ratios is the figure.
     const rounds: { raw: number; br: number; rawCpu: string; brCpu: string; temporalMs: string; workerMs: string }[] = [];
+    const timed = async (which: 'raw' | 'br') => {
+      const before = cpu();
+      const seconds =
+        which === 'raw' ? await timeRawDockerRuns(image, benchmarkDir, scratch, N, CONCURRENCY) : await timeBrRun(stack.env, benchmarkDir, N, CONCURRENCY);
+      return { seconds, before, after: cpu() };
+    };
     for (let round = 0; round < ROUNDS; round++) {
-      const timed = async (which: 'raw' | 'br') => {
-        const before = cpu();
-        const seconds =
-          which === 'raw' ? await timeRawDockerRuns(image, benchmarkDir, scratch, N, CONCURRENCY) : await timeBrRun(stack.env, benchmarkDir, N, CONCURRENCY);
-        const after = cpu();
-        return { seconds, before, after };
-      };
-      const [first, second] = round % 2 === 0 ? (['raw', 'br'] as const) : (['br', 'raw'] as const);
-      const a = await timed(first);
-      const b = await timed(second);
-      const raw = first === 'raw' ? a : b;
-      const br = first === 'br' ? a : b;
+      const taken: Partial<Record<'raw' | 'br', Awaited<ReturnType<typeof timed>>>> = {};
+      for (const which of round % 2 === 0 ? (['raw', 'br'] as const) : (['br', 'raw'] as const)) taken[which] = await timed(which);
+      const { raw, br } = taken as Required<typeof taken>;
       rounds.push({
         raw: raw.seconds,
         br: br.seconds,
