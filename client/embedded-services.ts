@@ -18,6 +18,7 @@ import { workerIdentity } from '../runs/worker-identity.js';
 import { logTailSince, pidInFile, processRuns, stopProcess } from './background-process.js';
 import { queueState } from './run-health.js';
 import { connectClient } from './runs.js';
+import { prepareDevServerDatabase } from './dev-server-store.js';
 
 /**
  * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
@@ -46,6 +47,17 @@ export const QUEUE_READ_RATE_ARGS = [
  * config turns it on too.
  */
 export const EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+
+/**
+ * The search attributes' definitions cached in each of the server's services (re-read each minute),
+ * not read from the database at every use: the dev server turns that cache off by default, and a job
+ * then cost ~6.6 reads of the cluster's metadata (one per search-attribute lookup: starting a child,
+ * writing each visibility record), ~2 ms of server CPU a job (perf/overhead). The attributes
+ * `--search-attribute` registers are written with the database, before any service reads them; one
+ * registered later (ensureSearchAttributes) is not seen until the cache expires, so the server is
+ * restarted after that (startEmbeddedServer).
+ */
+export const SEARCH_ATTRIBUTE_CACHE_ARGS = ['--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false'];
 
 /**
  * The Go runtime's settings for the embedded dev server, unless the environment sets them already.
@@ -135,13 +147,13 @@ function startDetached(
  * Registers BenchRouter's search attributes where they are missing. `start-dev --search-attribute`
  * registers them only when it creates the database, so an older embedded database needs this.
  */
-export async function ensureSearchAttributes(settings: Settings): Promise<void> {
+export async function ensureSearchAttributes(settings: Settings): Promise<string[]> {
   const connection = await Connection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls));
   try {
     const namespace = settings.temporalNamespace;
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => !(key.name in (customAttributes ?? {})));
-    if (missing.length === 0) return;
+    if (missing.length === 0) return [];
     const { IndexedValueType } = proto.temporal.api.enums.v1;
     const indexedType = (key: (typeof missing)[number]) =>
       key.type === 'DOUBLE' ? IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
@@ -149,6 +161,7 @@ export async function ensureSearchAttributes(settings: Settings): Promise<void> 
       namespace,
       searchAttributes: Object.fromEntries(missing.map((key) => [key.name, indexedType(key)])),
     });
+    return missing.map((key) => key.name);
   } finally {
     await connection.close();
   }
@@ -175,6 +188,7 @@ export function devServerArgs(port: number, dbFile: string, options: { uiPort?: 
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
     ...QUEUE_READ_RATE_ARGS,
     ...EAGER_ACTIVITY_ARGS,
+    ...SEARCH_ATTRIBUTE_CACHE_ARGS,
   ];
 }
 
@@ -188,6 +202,14 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
   return true;
 }
 
+/**
+ * Readies the database file of a dev server started with devServerArgs (client/dev-server-store.ts):
+ * creates a missing one and trims its visibility indexes. No server may have the file open.
+ */
+export function prepareEmbeddedDatabase(dbFile: string, say?: (line: string) => void): Promise<void> {
+  return prepareDevServerDatabase(dbFile, { args: (port) => devServerArgs(port, dbFile), env: devServerEnv(), freePort, reachable: waitUntilReachable }, say);
+}
+
 /** How long a starting dev server may take to answer: it opens (and may migrate) its database first, slow on a loaded machine. */
 const DEV_SERVER_START_TIMEOUT_MS = 60_000;
 
@@ -198,13 +220,22 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
   say(`starting Temporal dev server on ${settings.temporalAddress} (database ${db}, Web UI ${settings.webUiUrl})`);
   const port = Number(settings.temporalAddress.split(':')[1]) || EMBEDDED_TEMPORAL_PORT;
   const uiPort = Number(new URL(settings.webUiUrl).port) || EMBEDDED_UI_PORT;
-  startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say, devServerEnv());
-  if (!(await waitUntilReachable(settings.temporalAddress, DEV_SERVER_START_TIMEOUT_MS))) {
-    throw new Error(
-      `the Temporal dev server did not answer on ${settings.temporalAddress} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; see ${path.join(settings.home, 'temporal.log')}`,
-    );
-  }
-  await ensureSearchAttributes(settings);
+  const start = async () => {
+    startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say, devServerEnv());
+    if (!(await waitUntilReachable(settings.temporalAddress, DEV_SERVER_START_TIMEOUT_MS))) {
+      throw new Error(
+        `the Temporal dev server did not answer on ${settings.temporalAddress} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; see ${path.join(settings.home, 'temporal.log')}`,
+      );
+    }
+  };
+  await prepareEmbeddedDatabase(db, say);
+  await start();
+  const added = await ensureSearchAttributes(settings);
+  if (added.length === 0) return;
+  // The services cache the attributes' definitions (SEARCH_ATTRIBUTE_CACHE_ARGS): a restart has them all read the new ones now.
+  say(`registered search attributes ${added.join(', ')}; restarting the dev server so that every service sees them`);
+  await stopProcess('temporal', pidFileOf(settings, 'temporal'), say, { commandMarker: COMMAND_MARKERS.temporal });
+  await start();
 }
 
 export function backgroundWorkerPid(settings: Settings): number | undefined {

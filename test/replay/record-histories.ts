@@ -21,7 +21,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { loadDefinitionsPage } from '../../client/task-definitions.js';
-import { devServerArgs, devServerEnv, freePort, waitUntilReachable } from '../../client/embedded-services.js';
+import { devServerArgs, devServerEnv, freePort, prepareEmbeddedDatabase, waitUntilReachable } from '../../client/embedded-services.js';
 import { settingsFrom } from '../../config/settings.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { gatewaySecret, ModelGateway } from '../../gateway/model-gateway.js';
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-record-histories-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
+  await prepareEmbeddedDatabase(path.join(scratch, 'temporal.db'));
   const server = spawn('temporal', devServerArgs(port, path.join(scratch, 'temporal.db')), { stdio: 'ignore', env: devServerEnv() });
   try {
     if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);

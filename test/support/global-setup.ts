@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { devServerArgs, devServerEnv, freePort, waitUntilReachable } from '../../client/embedded-services.js';
+import { devServerArgs, devServerEnv, freePort, prepareEmbeddedDatabase, waitUntilReachable } from '../../client/embedded-services.js';
 import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
@@ -25,6 +25,7 @@ export async function setup(project: TestProject): Promise<void> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
+  await prepareEmbeddedDatabase(path.join(dir, 'temporal.db'));
   server = spawn('temporal', devServerArgs(port, path.join(dir, 'temporal.db')), { stdio: 'ignore', env: devServerEnv() });
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
