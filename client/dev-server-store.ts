@@ -89,14 +89,24 @@ export async function prepareDevServerDatabase(
   if (!existsSync(dbFile)) {
     const port = await server.freePort();
     const child = spawn('temporal', server.args(port), { stdio: 'ignore', env: server.env });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // Settles when the process is gone, or never started (no `temporal` on PATH): with why, then.
+    const ended = new Promise<Error | undefined>((resolve) => {
+      child.once('exit', () => resolve(undefined));
+      child.once('error', (error) => resolve(error));
+    });
+    let gone: Error | 'exited' | undefined;
+    void ended.then((error) => (gone = error ?? 'exited'));
+    const failure = (why: string) => new Error(`creating ${dbFile}: the Temporal dev server ${why}`);
     try {
-      if (!(await server.reachable(`127.0.0.1:${port}`, 60_000)))
-        throw new Error(`creating ${dbFile}: the Temporal dev server did not answer on 127.0.0.1:${port} within 60 s`);
+      const deadline = Date.now() + 60_000;
+      while (!(await server.reachable(`127.0.0.1:${port}`, 1_000))) {
+        if (gone) throw failure(gone === 'exited' ? 'exited before it answered' : `could not be started (${gone.message})`);
+        if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within 60 s`);
+      }
     } finally {
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
+      await ended;
       clearTimeout(killer);
     }
   }

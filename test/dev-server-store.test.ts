@@ -4,7 +4,7 @@
 // BenchRouter makes is exercised on them; this checks the preparation itself.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,6 +40,22 @@ describe('preparing the dev server database', () => {
     await prepareEmbeddedDatabase(db, (line) => again.push(line));
     expect(again).toEqual([]);
     expect(visibilityIndexes(db)).toEqual(left);
+  });
+
+  it('without a temporal CLI, fails at once saying so, and leaves no database behind', async () => {
+    const path0 = process.env.PATH;
+    process.env.PATH = dir; // no temporal here
+    const missing = path.join(dir, 'never.db');
+    try {
+      const started = Date.now();
+      await expect(prepareEmbeddedDatabase(missing)).rejects.toThrow(
+        `creating ${missing}: the Temporal dev server could not be started (spawn temporal ENOENT)`,
+      );
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(existsSync(missing)).toBe(false);
+    } finally {
+      process.env.PATH = path0;
+    }
   });
 
   it('without a sqlite3 shell, says why and leaves the database as it is', () => {
