@@ -5,8 +5,9 @@ import { WorkflowExecutionAlreadyStartedError, type WorkflowClient } from '@temp
 import { createHash } from 'node:crypto';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import type { RunSpec } from '../runs/run-spec.js';
-import { definitionsPageId, paginateDefinitions, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
-import { taskDefinitionsQuery, type taskDefinitionsWorkflow } from '../workflows/task-definitions-workflow.js';
+import { definitionsPageId, paginateDefinitions, TASK_DEFINITIONS_QUERY, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
+// Types only: the workflow module brings the workflow SDK, which no client process needs to load.
+import type { taskDefinitionsWorkflow } from '../workflows/task-definitions-workflow.js';
 
 /** sha256 (hex) of task definitions as submitted (their JSON). */
 export function definitionsDigest(tasks: readonly TaskDefinition[]): string {
@@ -65,7 +66,7 @@ export async function storePages(workflows: WorkflowClient, taskQueue: string, r
 /** One page of a run's definitions, checked against the digest the run pinned. */
 export async function loadDefinitionsPage(workflows: WorkflowClient, runId: string, page: number, digest: string): Promise<TaskDefinition[]> {
   const workflowId = definitionsPageId(runId, page);
-  const tasks = await workflows.getHandle(workflowId).query(taskDefinitionsQuery);
+  const tasks = await workflows.getHandle(workflowId).query<TaskDefinition[]>(TASK_DEFINITIONS_QUERY);
   const found = definitionsDigest(tasks);
   if (found !== digest) throw new Error(`task definitions ${workflowId}: expected sha256 ${digest} as the run pinned, got ${found}`);
   return tasks;

@@ -7,6 +7,9 @@
 import type { TaskDefinition } from '../contract/benchmark.js';
 import { paginateByBytes } from './result-pages.js';
 
+/** The page holder's query, by name: the client asks it without loading the workflow's module. */
+export const TASK_DEFINITIONS_QUERY = 'taskDefinitions';
+
 /** Largest page: well under Temporal's 2 MB per payload, and under the 256 KB perf/scale holds every payload to. */
 export const PAGE_LIMIT_BYTES = 192 * 1024;
 

@@ -6,8 +6,9 @@
 
 import { condition, defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
 import type { TaskDefinition } from '../contract/benchmark.js';
+import { TASK_DEFINITIONS_QUERY } from '../runs/task-definition-pages.js';
 
-export const taskDefinitionsQuery = defineQuery<TaskDefinition[]>('taskDefinitions');
+export const taskDefinitionsQuery = defineQuery<TaskDefinition[]>(TASK_DEFINITIONS_QUERY);
 export const releaseDefinitionsSignal = defineSignal('releaseDefinitions');
 
 /** A page whose run never releases it (a terminated run) closes on its own after this long. */
