@@ -16,8 +16,7 @@
 // lock from under a running server. The `sqlite3` command-line shell does it (scripts/bootstrap.sh
 // installs it); without one the database keeps every index and works as before.
 
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 
 /** Custom slots BenchRouter's attributes take, in registration order: Keyword01.., Double01.. */
@@ -47,7 +46,7 @@ export const KEPT_VISIBILITY_INDEXES: readonly string[] = [
 ];
 
 /** SQL naming the visibility indexes to drop: every one not kept, and not SQLite's own (the primary key). */
-export function droppableIndexesQuery(): string {
+function droppableIndexesQuery(): string {
   const kept = KEPT_VISIBILITY_INDEXES.map((name) => `'${name}'`).join(', ');
   return `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions_visibility' AND name NOT LIKE 'sqlite_autoindex_%' AND name NOT IN (${kept});`;
 }
@@ -69,48 +68,4 @@ export function trimVisibilityIndexes(dbFile: string): TrimOutcome {
   const dropped = sqlite(`BEGIN; ${names.map((name) => `DROP INDEX IF EXISTS ${name};`).join(' ')} COMMIT;`);
   if (dropped.error || dropped.status !== 0) return { skipped: `sqlite3 ${dbFile}: ${dropped.error?.message ?? dropped.stderr.trim()}` };
   return { dropped: names };
-}
-
-/**
- * Makes `dbFile` ready for a dev server started with `args(port)`: a missing database is created by
- * a first start of that server (Temporal creates its schema and BenchRouter's search attributes),
- * stopped once it answers; then the visibility indexes are trimmed. Call it with no server on the file.
- */
-export async function prepareDevServerDatabase(
-  dbFile: string,
-  server: {
-    args: (port: number) => string[];
-    env: NodeJS.ProcessEnv;
-    freePort: () => Promise<number>;
-    reachable: (address: string, timeoutMs: number) => Promise<boolean>;
-  },
-  say: (line: string) => void = () => undefined,
-): Promise<void> {
-  if (!existsSync(dbFile)) {
-    const port = await server.freePort();
-    const child = spawn('temporal', server.args(port), { stdio: 'ignore', env: server.env });
-    // Settles when the process is gone, or never started (no `temporal` on PATH): with why, then.
-    const ended = new Promise<Error | undefined>((resolve) => {
-      child.once('exit', () => resolve(undefined));
-      child.once('error', (error) => resolve(error));
-    });
-    let gone: Error | 'exited' | undefined;
-    void ended.then((error) => (gone = error ?? 'exited'));
-    const failure = (why: string) => new Error(`creating ${dbFile}: the Temporal dev server ${why}`);
-    try {
-      const deadline = Date.now() + 60_000;
-      while (!(await server.reachable(`127.0.0.1:${port}`, 1_000))) {
-        if (gone) throw failure(gone === 'exited' ? 'exited before it answered' : `could not be started (${gone.message})`);
-        if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within 60 s`);
-      }
-    } finally {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await ended;
-      clearTimeout(killer);
-    }
-  }
-  const outcome = trimVisibilityIndexes(dbFile);
-  if ('skipped' in outcome) say(`${dbFile}: keeping all of Temporal's visibility indexes (${outcome.skipped}); each job costs the server more to record`);
-  else if (outcome.dropped.length > 0) say(`${dbFile}: dropped ${outcome.dropped.length} visibility indexes no query uses (docs/operations.md)`);
 }

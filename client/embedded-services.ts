@@ -3,7 +3,7 @@
 // worker and (from `br up`) the API server. All are detached processes tracked by pid files
 // (client/background-process.ts).
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -18,7 +18,7 @@ import { workerIdentity } from '../runs/worker-identity.js';
 import { logTailSince, pidInFile, processRuns, stopProcess } from './background-process.js';
 import { queueState } from './run-health.js';
 import { connectClient } from './runs.js';
-import { prepareDevServerDatabase } from './dev-server-store.js';
+import { trimVisibilityIndexes } from './dev-server-store.js';
 
 /**
  * SQLite settings for the embedded dev server: write-ahead logging with normal sync survives a
@@ -202,12 +202,56 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
   return true;
 }
 
+/** A headless dev server on `port` persisted to `dbFile`, as it is: see spawnDevServer. */
+function spawnTemporal(port: number, dbFile: string): ChildProcess {
+  return spawn('temporal', devServerArgs(port, dbFile), { stdio: 'ignore', env: devServerEnv() });
+}
+
 /**
- * Readies the database file of a dev server started with devServerArgs (client/dev-server-store.ts):
- * creates a missing one and trims its visibility indexes. No server may have the file open.
+ * Readies the database file of a dev server started with devServerArgs: a missing one is created by a
+ * first start of that server (Temporal writes its schema and BenchRouter's search attributes), stopped
+ * once it answers; then its visibility indexes are trimmed (client/dev-server-store.ts). No server may
+ * have the file open.
  */
-export function prepareEmbeddedDatabase(dbFile: string, say?: (line: string) => void): Promise<void> {
-  return prepareDevServerDatabase(dbFile, { args: (port) => devServerArgs(port, dbFile), env: devServerEnv(), freePort, reachable: waitUntilReachable }, say);
+export async function prepareEmbeddedDatabase(dbFile: string, say: (line: string) => void = () => undefined): Promise<void> {
+  if (!existsSync(dbFile)) await createDatabase(dbFile);
+  const outcome = trimVisibilityIndexes(dbFile);
+  if ('skipped' in outcome) say(`${dbFile}: keeping all of Temporal's visibility indexes (${outcome.skipped}); each job costs the server more to record`);
+  else if (outcome.dropped.length > 0) say(`${dbFile}: dropped ${outcome.dropped.length} visibility indexes no query uses (docs/operations.md)`);
+}
+
+async function createDatabase(dbFile: string): Promise<void> {
+  const port = await freePort();
+  const child = spawnTemporal(port, dbFile);
+  // What ended the process, once it has: its exit, or the spawn's error (no `temporal` on PATH).
+  let ended: Error | 'exited' | undefined;
+  const gone = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve(void (ended ??= 'exited')));
+    child.once('error', (error) => resolve(void (ended = error)));
+  });
+  const failure = (why: string) => new Error(`creating ${dbFile}: the Temporal dev server ${why}`);
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!(await waitUntilReachable(`127.0.0.1:${port}`, 1_000))) {
+      if (ended) throw failure(ended === 'exited' ? 'exited before it answered' : `could not be started (${ended.message})`);
+      if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within 60 s`);
+    }
+  } finally {
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await gone;
+    clearTimeout(killer);
+  }
+}
+
+/**
+ * A headless dev server of BenchRouter's settings on `port`, its database readied first as `br up`
+ * readies it (prepareEmbeddedDatabase): the test suite's, perf stacks' and the history recorder's.
+ * Resolves once it is spawned, not once it answers (waitUntilReachable).
+ */
+export async function spawnDevServer(port: number, dbFile: string): Promise<ChildProcess> {
+  await prepareEmbeddedDatabase(dbFile);
+  return spawnTemporal(port, dbFile);
 }
 
 /** How long a starting dev server may take to answer: it opens (and may migrate) its database first, slow on a loaded machine. */

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { devServerArgs, devServerEnv, freePort, prepareEmbeddedDatabase, waitUntilReachable } from '../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../client/embedded-services.js';
 import { unmountStore } from '../activities/reflink-fs.js';
 
 export { freePort };
@@ -33,9 +33,7 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const startServer = async () => {
-    // As `br up` does: the database created and its visibility indexes trimmed before the server opens it.
-    await prepareEmbeddedDatabase(path.join(home, 'temporal.db'));
-    const child = spawn('temporal', devServerArgs(port, path.join(home, 'temporal.db')), { stdio: 'ignore', env: devServerEnv() });
+    const child = await spawnDevServer(port, path.join(home, 'temporal.db'));
     if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
     return child;
   };

@@ -8,7 +8,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { loadDefinitionsPage } from '../../client/task-definitions.js';
-import { devServerArgs, devServerEnv, freePort, prepareEmbeddedDatabase, waitUntilReachable } from '../../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
 import { settingsFrom } from '../../config/settings.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { gatewaySecret, ModelGateway } from '../../gateway/model-gateway.js';
@@ -44,8 +43,7 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-record-histories-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  await prepareEmbeddedDatabase(path.join(scratch, 'temporal.db'));
-  const server = spawn('temporal', devServerArgs(port, path.join(scratch, 'temporal.db')), { stdio: 'ignore', env: devServerEnv() });
+  const server = await spawnDevServer(port, path.join(scratch, 'temporal.db'));
   try {
     if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
     const settings = settingsFrom(

@@ -2,12 +2,12 @@
 // workflow bundle built once for every test worker.
 
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { devServerArgs, devServerEnv, freePort, prepareEmbeddedDatabase, waitUntilReachable } from '../../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
 import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
@@ -25,8 +25,7 @@ export async function setup(project: TestProject): Promise<void> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  await prepareEmbeddedDatabase(path.join(dir, 'temporal.db'));
-  server = spawn('temporal', devServerArgs(port, path.join(dir, 'temporal.db')), { stdio: 'ignore', env: devServerEnv() });
+  server = await spawnDevServer(port, path.join(dir, 'temporal.db'));
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);

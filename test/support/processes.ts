@@ -4,7 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { devServerArgs, devServerEnv, freePort, prepareEmbeddedDatabase, waitUntilReachable } from '../../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
 import { repoRoot } from './harness.js';
 
 export interface WorkerProcess {
@@ -91,8 +91,7 @@ export function devServer(port: number, dbFile: string): DevServer {
   return {
     address,
     async start() {
-      await prepareEmbeddedDatabase(dbFile);
-      child = spawn('temporal', devServerArgs(port, dbFile), { stdio: 'ignore', env: devServerEnv() });
+      child = await spawnDevServer(port, dbFile);
       if (!(await waitUntilReachable(address))) throw new Error(`dev server did not start on ${address}`);
     },
     async stop() {
