@@ -52,7 +52,7 @@ export const EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActi
  * The search attributes' definitions cached in each of the server's services (re-read each minute),
  * not read from the database at every use: the dev server turns that cache off by default, and a job
  * then cost ~6.6 reads of the cluster's metadata (one per search-attribute lookup: starting a child,
- * writing each visibility record), ~2 ms of server CPU a job (perf/overhead). The attributes
+ * writing each visibility record), ~1.5 ms of server CPU a job (the server restarted with and without it, in turn). The attributes
  * `--search-attribute` registers are written with the database, before any service reads them; one
  * registered later (ensureSearchAttributes) is not seen until the cache expires, so the server is
  * restarted after that (startEmbeddedServer).
