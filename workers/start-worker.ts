@@ -11,7 +11,7 @@ import { hostQueueName } from '../runs/host-queues.js';
 import { ContainerSlots } from '../activities/container-slots.js';
 import { workerIdentity } from '../runs/worker-identity.js';
 import type { Settings } from '../config/settings.js';
-import { temporalConnectionOptions } from '../config/temporal-connection.js';
+import { temporalConnectionOptions, WORKER_GRPC_COMPRESSION } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
 import { loadDefinitionsPage } from '../client/task-definitions.js';
@@ -69,7 +69,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const docker = options.docker ?? new DockerEngine();
   const say = options.say ?? (() => undefined);
   const connection = await connectPatiently(
-    () => NativeConnection.connect(temporalConnectionOptions(settings.temporalAddress, settings.temporalTls)),
+    () => NativeConnection.connect({ ...temporalConnectionOptions(settings.temporalAddress, settings.temporalTls), grpcCompression: WORKER_GRPC_COMPRESSION }),
     settings.temporalAddress,
     say,
   );
