@@ -34,8 +34,9 @@ const BUNDLED_PACKAGES = new Set(['zod', 'fastify-type-provider-zod']);
  */
 const REQUIRED_PACKAGES = new Set(['@temporalio/client', '@temporalio/common', '@temporalio/proto', '@temporalio/activity']);
 
-/** Namespace of the stubs that stand for REQUIRED_PACKAGES in the bundle. */
+/** Namespace of the stubs that stand for REQUIRED_PACKAGES in the bundle, and the function they load them with. */
 const REQUIRED = 'required-package';
+const REQUIRE = 'brRequire';
 
 /** `@scope/name` or `name` of a bare import like `zod/v4/core`. */
 function packageName(specifier) {
@@ -91,20 +92,19 @@ async function build(outDir) {
       target: 'node20',
       sourcemap: 'linked',
       logLevel: 'error',
-      // The `require` of each chunk, for REQUIRED_PACKAGES' stubs: packages resolve from the sources'
-      // folder (the repository's node_modules), wherever the bundle is kept.
-      banner: { js: `import { createRequire as brCreateRequire } from 'node:module'; const require = brCreateRequire(${JSON.stringify(entry)});` },
+      // The require of each chunk for REQUIRED_PACKAGES' stubs, under a name no source uses: packages
+      // resolve from the sources' folder (the repository's node_modules), wherever the bundle is kept.
+      banner: { js: `import { createRequire as brCreateRequire } from 'node:module'; const ${REQUIRE} = brCreateRequire(${JSON.stringify(entry)});` },
       plugins: [
         {
-          // `import ... from '@temporalio/client'` becomes a stub, `module.exports = require('@temporalio/client')`.
+          // `import ... from '@temporalio/client'` becomes a stub, `module.exports = brRequire('@temporalio/client')`.
           name: 'required-packages',
           setup(builder) {
-            builder.onResolve({ filter: /^[^./]/ }, (args) => {
-              if (args.namespace === REQUIRED) return { path: args.path, external: true };
-              return REQUIRED_PACKAGES.has(packageName(args.path)) ? { path: args.path, namespace: REQUIRED } : undefined;
-            });
+            builder.onResolve({ filter: /^[^./]/ }, (args) =>
+              REQUIRED_PACKAGES.has(packageName(args.path)) ? { path: args.path, namespace: REQUIRED } : undefined,
+            );
             builder.onLoad({ filter: /.*/, namespace: REQUIRED }, (args) => ({
-              contents: `module.exports = require(${JSON.stringify(args.path)});`,
+              contents: `module.exports = ${REQUIRE}(${JSON.stringify(args.path)});`,
               loader: 'js',
             }));
           },
