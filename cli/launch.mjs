@@ -97,23 +97,19 @@ async function build(outDir) {
       banner: { js: `import { createRequire as brCreateRequire } from 'node:module'; const ${REQUIRE} = brCreateRequire(${JSON.stringify(entry)});` },
       plugins: [
         {
-          // `import ... from '@temporalio/client'` becomes a stub, `module.exports = brRequire('@temporalio/client')`.
-          name: 'required-packages',
+          // Bare imports: BUNDLED_PACKAGES are built in; REQUIRED_PACKAGES become a stub,
+          // `module.exports = brRequire('@temporalio/client')`; every other package loads from node_modules.
+          name: 'packages',
           setup(builder) {
-            builder.onResolve({ filter: /^[^./]/ }, (args) =>
-              REQUIRED_PACKAGES.has(packageName(args.path)) ? { path: args.path, namespace: REQUIRED } : undefined,
-            );
+            builder.onResolve({ filter: /^[^./]/ }, (args) => {
+              const name = packageName(args.path);
+              if (BUNDLED_PACKAGES.has(name)) return undefined;
+              return REQUIRED_PACKAGES.has(name) ? { path: args.path, namespace: REQUIRED } : { path: args.path, external: true };
+            });
             builder.onLoad({ filter: /.*/, namespace: REQUIRED }, (args) => ({
               contents: `module.exports = ${REQUIRE}(${JSON.stringify(args.path)});`,
               loader: 'js',
             }));
-          },
-        },
-        {
-          // Packages load from node_modules, but for BUNDLED_PACKAGES (see there).
-          name: 'external-packages',
-          setup(builder) {
-            builder.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.has(packageName(args.path)) ? undefined : { path: args.path, external: true }));
           },
         },
         {
