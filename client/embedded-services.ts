@@ -27,6 +27,11 @@ import { trimVisibilityIndexes } from './dev-server-store.js';
  */
 export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 
+/** `--dynamic-config-value` arguments of the dev server, one per `key=JSON value` setting. */
+function dynamicConfigArgs(...settings: string[]): string[] {
+  return settings.flatMap((setting) => ['--dynamic-config-value', setting]);
+}
+
 /**
  * How often the history service may read its task queues (transfer: workflow and activity tasks, child
  * starts, signals; timer; visibility). The default, 20 reads a second, makes every hop wait for the
@@ -34,11 +39,11 @@ export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '-
  * hops); with this, 198 ms. The reads are still made only when there are tasks to read.
  * cluster/temporal/dynamic-config.yaml sets the same for the cluster.
  */
-export const QUEUE_READ_RATE_ARGS = [
+export const QUEUE_READ_RATE_ARGS = dynamicConfigArgs(
   'history.transferProcessorMaxPollRPS=10000',
   'history.timerProcessorMaxPollRPS=10000',
   'history.visibilityProcessorMaxPollRPS=10000',
-].flatMap((setting) => ['--dynamic-config-value', setting]);
+);
 
 /**
  * How often the history service checkpoints each of its task queues: drops the tasks done since the
@@ -52,11 +57,11 @@ export const QUEUE_READ_RATE_ARGS = [
  * record is still written only every 1,000 tasks or 5 minutes. cluster/temporal/dynamic-config.yaml
  * sets the same.
  */
-export const QUEUE_CHECKPOINT_ARGS = [
+export const QUEUE_CHECKPOINT_ARGS = dynamicConfigArgs(
   'history.transferProcessorUpdateAckInterval="1s"',
   'history.timerProcessorUpdateAckInterval="1s"',
   'history.visibilityProcessorUpdateAckInterval="1s"',
-].flatMap((setting) => ['--dynamic-config-value', setting]);
+);
 
 /**
  * Eager activity dispatch: a job's first attempt, scheduled on the workflow's own queue, comes back in
@@ -64,18 +69,18 @@ export const QUEUE_CHECKPOINT_ARGS = [
  * matching: ~20 ms and a poll less per job). Off in the server by default; the cluster's dynamic
  * config turns it on too.
  */
-export const EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+export const EAGER_ACTIVITY_ARGS = dynamicConfigArgs('system.enableActivityEagerExecution=true');
 
 /**
  * The search attributes' definitions cached in each of the server's services (re-read each minute),
  * not read from the database at every use: the dev server turns that cache off by default, and a job
  * then cost ~6.6 reads of the cluster's metadata (one per search-attribute lookup: starting a child,
- * writing each visibility record), ~1.5 ms of server CPU a job (the server restarted with and without it, in turn). The attributes
- * `--search-attribute` registers are written with the database, before any service reads them; one
+ * writing each visibility record), ~1.5 ms of server CPU a job (the server restarted with and without
+ * it, in turn). The attributes `--search-attribute` registers are written with the database, before any service reads them; one
  * registered later (ensureSearchAttributes) is not seen until the cache expires, so the server is
  * restarted after that (startEmbeddedServer).
  */
-export const SEARCH_ATTRIBUTE_CACHE_ARGS = ['--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false'];
+export const SEARCH_ATTRIBUTE_CACHE_ARGS = dynamicConfigArgs('system.forceSearchAttributesCacheRefreshOnRead=false');
 
 /**
  * The Go runtime's settings for the embedded dev server, unless the environment sets them already.
@@ -221,6 +226,9 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
   return true;
 }
 
+/** How long a starting dev server may take to answer: it opens (and may migrate) its database first, slow on a loaded machine. */
+const DEV_SERVER_START_TIMEOUT_MS = 60_000;
+
 /** A headless dev server on `port` persisted to `dbFile`, as it is: see spawnDevServer. */
 function spawnTemporal(port: number, dbFile: string): ChildProcess {
   return spawn('temporal', devServerArgs(port, dbFile), { stdio: 'ignore', env: devServerEnv() });
@@ -250,10 +258,10 @@ async function createDatabase(dbFile: string): Promise<void> {
   });
   const failure = (why: string) => new Error(`creating ${dbFile}: the Temporal dev server ${why}`);
   try {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + DEV_SERVER_START_TIMEOUT_MS;
     while (!(await waitUntilReachable(`127.0.0.1:${port}`, 1_000))) {
       if (ended) throw failure(ended === 'exited' ? 'exited before it answered' : `could not be started (${ended.message})`);
-      if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within 60 s`);
+      if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s`);
     }
   } finally {
     child.kill('SIGTERM');
@@ -272,9 +280,6 @@ export async function spawnDevServer(port: number, dbFile: string): Promise<Chil
   await prepareEmbeddedDatabase(dbFile);
   return spawnTemporal(port, dbFile);
 }
-
-/** How long a starting dev server may take to answer: it opens (and may migrate) its database first, slow on a loaded machine. */
-const DEV_SERVER_START_TIMEOUT_MS = 60_000;
 
 export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
   // A running server was started by `br` (below), which registered the search attributes then.
