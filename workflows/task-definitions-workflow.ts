@@ -8,7 +8,7 @@ import { condition, defineQuery, defineSignal, setHandler } from '@temporalio/wo
 import type { TaskDefinition } from '../contract/benchmark.js';
 import { TASK_DEFINITIONS_QUERY } from '../runs/task-definition-pages.js';
 
-export const taskDefinitionsQuery = defineQuery<TaskDefinition[]>(TASK_DEFINITIONS_QUERY);
+const taskDefinitionsQuery = defineQuery<TaskDefinition[]>(TASK_DEFINITIONS_QUERY);
 export const releaseDefinitionsSignal = defineSignal('releaseDefinitions');
 
 /** A page whose run never releases it (a terminated run) closes on its own after this long. */
