@@ -2,7 +2,8 @@
 // (with a local token made on first use), and run commands print a run's dashboard link when it answers.
 
 import { ensureLocalToken } from '../api/api-tokens.js';
-import { isReachable, startApiServer, waitUntilReachable } from '../client/embedded-services.js';
+import type { StartedProcess } from '../client/background-process.js';
+import { isReachable, startApiServer, waitForApiServer } from '../client/embedded-services.js';
 import type { CliDeps } from './cli-deps.js';
 
 /** `host:port` of a URL, with the scheme's default port spelled out. */
@@ -11,17 +12,34 @@ function hostPort(url: string): string {
   return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
 }
 
-/** Starts the API server in the background unless it runs; returns the file holding the local token. */
-export function startEmbeddedApi(deps: CliDeps): string {
-  const settings = deps.settings();
-  const token = ensureLocalToken(settings.home);
-  startApiServer(settings, deps.say);
-  return token.file;
+/** The embedded API server, started in the background unless it runs, and the file holding the local token. */
+export interface EmbeddedApi {
+  tokenFile: string;
+  /** Absent when a server was running already. */
+  started?: StartedProcess;
 }
 
-/** Says the run's dashboard link when the API server answers (waiting up to `waitMs` for one just started). */
-export async function sayDashboardLink(deps: CliDeps, runId: string, waitMs = 0): Promise<void> {
-  const { apiUrl } = deps.settings();
-  const up = waitMs > 0 ? await waitUntilReachable(hostPort(apiUrl), waitMs) : await isReachable(hostPort(apiUrl));
-  if (up) deps.say(`dashboard: ${apiUrl}/ui/runs/${encodeURIComponent(runId)}`);
+/** Starts the API server in the background unless it runs; returns the file holding the local token. */
+export function startEmbeddedApi(deps: CliDeps): EmbeddedApi {
+  const settings = deps.settings();
+  const token = ensureLocalToken(settings.home);
+  const started = startApiServer(settings, deps.say);
+  return { tokenFile: token.file, ...(started ? { started } : {}) };
+}
+
+/**
+ * Says the run's dashboard link when the API server answers: at once, or once the one `api` started listens.
+ * A server that dies while starting is said with its own last log lines; the run goes on without it.
+ */
+export async function sayDashboardLink(deps: CliDeps, runId: string, api?: EmbeddedApi): Promise<void> {
+  const settings = deps.settings();
+  if (api?.started) {
+    try {
+      await waitForApiServer(settings, api.started);
+    } catch (error) {
+      deps.say(`br: no dashboard for this run: ${(error as Error).message}`);
+      return;
+    }
+  } else if (!(await isReachable(hostPort(settings.apiUrl)))) return;
+  deps.say(`dashboard: ${settings.apiUrl}/ui/runs/${encodeURIComponent(runId)}`);
 }

@@ -2,7 +2,9 @@
 // tracked by pid files under the BenchRouter home: whether a pid file names a live process, the log a
 // start wrote, and a stop that escalates to SIGKILL and never reports a stop that did not happen.
 
-import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How long a process gets to stop after SIGTERM before SIGKILL. */
 export const STOP_GRACE_MS = 15_000;
@@ -34,10 +36,6 @@ export function processRuns(pid: number, commandMarker?: string): boolean {
     // no /proc (macOS): kill(pid, 0) is all there is
   }
   return true;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
@@ -100,4 +98,63 @@ export function logTailSince(file: string, from: number, lines = 20): string {
     .filter((l) => l.trim())
     .slice(-lines)
     .join('\n');
+}
+
+/**
+ * Creates the BenchRouter home (and its parents) when it is missing, readable by its owner only: it
+ * holds the API token, the Temporal database and the worker's host id. An existing one is left as it is.
+ */
+export function ensureHomeDir(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+}
+
+/** The last lines a child process wrote to one of its streams, kept as they come (the stream is drained). */
+export function keepOutputTail(stream: Readable | null, lines = 20): () => string {
+  let text = '';
+  stream?.setEncoding('utf8');
+  stream?.on('data', (chunk: string) => {
+    text = (text + chunk).slice(-16 * 1024);
+  });
+  return () =>
+    text
+      .split('\n')
+      .filter((line) => line.trim())
+      .slice(-lines)
+      .join('\n');
+}
+
+/** A detached process just started: its pid and where in its log its own lines begin. */
+export interface StartedProcess {
+  pid: number;
+  logFile: string;
+  logFrom: number;
+}
+
+/**
+ * Polls `ready` until it holds; throws with the process's own last log lines (and the log's path) when the
+ * process exits first or `timeoutMs` passes. `what` names the process in the error: "the Temporal dev server".
+ */
+export async function waitUntilReady(
+  started: StartedProcess,
+  what: string,
+  ready: () => Promise<boolean>,
+  options: { timeoutMs: number; waitingFor: string; stillRunning?: string; onExit?: () => void },
+): Promise<void> {
+  const failed = (why: string) => {
+    const tail = logTailSince(started.logFile, started.logFrom);
+    return new Error(`${what} (pid ${started.pid}) ${why}; the end of ${started.logFile}:\n${tail || '(nothing)'}`);
+  };
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    if (!processRuns(started.pid)) {
+      options.onExit?.();
+      throw failed(`exited before ${options.waitingFor}`);
+    }
+    if (await ready()) return;
+    if (Date.now() > deadline)
+      throw failed(
+        `did not get to ${options.waitingFor} within ${Math.round(options.timeoutMs / 1000)} s${options.stillRunning ? `; ${options.stillRunning}` : ''}`,
+      );
+    await sleep(250);
+  }
 }

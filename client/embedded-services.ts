@@ -5,6 +5,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/sea
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { workerIdentity } from '../runs/worker-identity.js';
-import { logTailSince, pidInFile, processRuns, stopProcess } from './background-process.js';
+import { ensureHomeDir, keepOutputTail, pidInFile, processRuns, stopProcess, waitUntilReady, type StartedProcess } from './background-process.js';
 import { queueState } from './run-health.js';
 import { connectClient } from './runs.js';
 import { trimVisibilityIndexes } from './dev-server-store.js';
@@ -151,8 +152,8 @@ function startDetached(
   args: string[],
   say: (line: string) => void,
   env: NodeJS.ProcessEnv = process.env,
-): { pid: number; logFile: string; logFrom: number } {
-  mkdirSync(settings.home, { recursive: true });
+): StartedProcess {
+  ensureHomeDir(settings.home);
   const pidFile = pidFileOf(settings, name);
   const stale = pidInFile(pidFile);
   if (stale !== undefined) say(`${pidFile} named pid ${stale}, which is not a running ${name} (stale): replacing it`);
@@ -221,7 +222,7 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
   const deadline = Date.now() + timeoutMs;
   while (!(await isReachable(address))) {
     if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
   return true;
 }
@@ -229,9 +230,13 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
 /** How long a starting dev server may take to answer: it opens (and may migrate) its database first, slow on a loaded machine. */
 const DEV_SERVER_START_TIMEOUT_MS = 60_000;
 
-/** A headless dev server on `port` persisted to `dbFile`, as it is: see spawnDevServer. */
-function spawnTemporal(port: number, dbFile: string): ChildProcess {
-  return spawn('temporal', devServerArgs(port, dbFile), { stdio: 'ignore', env: devServerEnv() });
+/**
+ * A headless dev server on `port` persisted to `dbFile`, as it is: see spawnDevServer. Its stderr, where
+ * Temporal says why it cannot start, is drained and its last lines kept for the caller's error.
+ */
+function spawnTemporal(port: number, dbFile: string): { child: ChildProcess; stderrTail: () => string } {
+  const child = spawn('temporal', devServerArgs(port, dbFile), { stdio: ['ignore', 'ignore', 'pipe'], env: devServerEnv() });
+  return { child, stderrTail: keepOutputTail(child.stderr) };
 }
 
 /**
@@ -241,7 +246,11 @@ function spawnTemporal(port: number, dbFile: string): ChildProcess {
  * have the file open.
  */
 export async function prepareEmbeddedDatabase(dbFile: string, say: (line: string) => void = () => undefined): Promise<void> {
-  if (!existsSync(dbFile)) await createDatabase(dbFile);
+  if (!existsSync(dbFile)) {
+    // The dev server does not create the database's folder: on a new machine ~/.benchrouter is not there yet.
+    ensureHomeDir(path.dirname(dbFile));
+    await createDatabase(dbFile);
+  }
   const outcome = trimVisibilityIndexes(dbFile);
   if ('skipped' in outcome) say(`${dbFile}: keeping all of Temporal's visibility indexes (${outcome.skipped}); each job costs the server more to record`);
   else if (outcome.dropped.length > 0) say(`${dbFile}: dropped ${outcome.dropped.length} visibility indexes no query uses (docs/operations.md)`);
@@ -249,18 +258,20 @@ export async function prepareEmbeddedDatabase(dbFile: string, say: (line: string
 
 async function createDatabase(dbFile: string): Promise<void> {
   const port = await freePort();
-  const child = spawnTemporal(port, dbFile);
-  // What ended the process, once it has: its exit, or the spawn's error (no `temporal` on PATH).
-  let ended: Error | 'exited' | undefined;
+  const { child, stderrTail } = spawnTemporal(port, dbFile);
+  // What ended the process, once it has and its stderr is read to the end: how it exited, or the
+  // spawn's error (no `temporal` on PATH).
+  let ended: Error | string | undefined;
   const gone = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve(void (ended ??= 'exited')));
+    child.once('close', (code, signal) => resolve(void (ended ??= signal ? `signal ${signal}` : `exit code ${code}`)));
     child.once('error', (error) => resolve(void (ended = error)));
   });
   const failure = (why: string) => new Error(`creating ${dbFile}: the Temporal dev server ${why}`);
   try {
     const deadline = Date.now() + DEV_SERVER_START_TIMEOUT_MS;
     while (!(await waitUntilReachable(`127.0.0.1:${port}`, 1_000))) {
-      if (ended) throw failure(ended === 'exited' ? 'exited before it answered' : `could not be started (${ended.message})`);
+      if (ended instanceof Error) throw failure(`could not be started (${ended.message})`);
+      if (ended) throw failure(`exited (${ended}) before it answered; it said:\n${stderrTail() || '(nothing)'}`);
       if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s`);
     }
   } finally {
@@ -278,7 +289,7 @@ async function createDatabase(dbFile: string): Promise<void> {
  */
 export async function spawnDevServer(port: number, dbFile: string): Promise<ChildProcess> {
   await prepareEmbeddedDatabase(dbFile);
-  return spawnTemporal(port, dbFile);
+  return spawnTemporal(port, dbFile).child;
 }
 
 export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {
@@ -289,12 +300,13 @@ export async function startEmbeddedServer(settings: Settings, say: (line: string
   const port = Number(settings.temporalAddress.split(':')[1]) || EMBEDDED_TEMPORAL_PORT;
   const uiPort = Number(new URL(settings.webUiUrl).port) || EMBEDDED_UI_PORT;
   const start = async () => {
-    startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say, devServerEnv());
-    if (!(await waitUntilReachable(settings.temporalAddress, DEV_SERVER_START_TIMEOUT_MS))) {
-      throw new Error(
-        `the Temporal dev server did not answer on ${settings.temporalAddress} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; see ${path.join(settings.home, 'temporal.log')}`,
-      );
-    }
+    const server = startDetached(settings, 'temporal', 'temporal', devServerArgs(port, db, { uiPort, logLevel: 'warn' }), say, devServerEnv());
+    await waitUntilReady(server, 'the Temporal dev server', () => isReachable(settings.temporalAddress), {
+      timeoutMs: DEV_SERVER_START_TIMEOUT_MS,
+      waitingFor: `it answered on ${settings.temporalAddress}`,
+      stillRunning: 'it keeps running, `br down` stops it',
+      onExit: () => rmSync(pidFileOf(settings, 'temporal'), { force: true }),
+    });
   };
   await prepareEmbeddedDatabase(db, say);
   await start();
@@ -314,9 +326,9 @@ export function apiServerPid(settings: Settings): number | undefined {
   return liveProcess(settings, 'api');
 }
 
-/** `br serve` on the fixed API port, detached like the worker, so the dashboard link stays the same. */
-export function startApiServer(settings: Settings, say: (line: string) => void): void {
-  if (apiServerPid(settings)) return;
+/** `br serve` on the fixed API port, detached like the worker, so the dashboard link stays the same; undefined when one runs. */
+export function startApiServer(settings: Settings, say: (line: string) => void): StartedProcess | undefined {
+  if (apiServerPid(settings)) return undefined;
   const api = startDetached(
     settings,
     'api',
@@ -325,6 +337,20 @@ export function startApiServer(settings: Settings, say: (line: string) => void):
     say,
   );
   say(`starting the API server and dashboard on port ${settings.apiPort}, pid ${api.pid} (log ${api.logFile})`);
+  return api;
+}
+
+/** How long a starting API server may take to listen: it loads the CLI's sources first. */
+export const API_START_TIMEOUT_MS = 60_000;
+
+/** Resolves once the API server just started listens on its port; throws with its own last log lines when it exits first. */
+export async function waitForApiServer(settings: Settings, api: StartedProcess): Promise<void> {
+  await waitUntilReady(api, 'the API server', () => isReachable(`127.0.0.1:${settings.apiPort}`), {
+    timeoutMs: API_START_TIMEOUT_MS,
+    waitingFor: `it listened on port ${settings.apiPort}`,
+    stillRunning: 'it keeps running, `br down` stops it',
+    onExit: () => rmSync(pidFileOf(settings, 'api'), { force: true }),
+  });
 }
 
 /**
@@ -371,25 +397,18 @@ export async function ensureBackgroundWorker(
   say(`starting a background worker, pid ${worker.pid} (log ${worker.logFile}); waiting until it polls`);
   const identity = workerIdentity(hostId, worker.pid);
   const client = await connectClient(settings);
-  const failed = (why: string) => {
-    const tail = logTailSince(worker.logFile, worker.logFrom);
-    return new Error(`the background worker ${why}; the end of ${worker.logFile}:\n${tail || '(nothing)'}`);
+  const polling = async () => {
+    const { pollers } = await queueState(client, settings.temporalNamespace, settings.sharedQueue, 'workflow');
+    return pollers.some((p) => p.identity === identity) && (await isReachable(`127.0.0.1:${settings.gatewayPort}`));
   };
   try {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (!processRuns(worker.pid)) {
-        rmSync(pidFileOf(settings, 'worker'), { force: true });
-        throw failed(`(pid ${worker.pid}) exited before it polled`);
-      }
-      const { pollers } = await queueState(client, settings.temporalNamespace, settings.sharedQueue, 'workflow');
-      if (pollers.some((p) => p.identity === identity) && (await isReachable(`127.0.0.1:${settings.gatewayPort}`))) return worker.pid;
-      if (Date.now() > deadline)
-        throw failed(
-          `(pid ${worker.pid}) is not polling ${settings.sharedQueue} after ${Math.round(timeoutMs / 1000)} s; it keeps running, \`br down\` stops it`,
-        );
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitUntilReady(worker, 'the background worker', polling, {
+      timeoutMs,
+      waitingFor: `it polled ${settings.sharedQueue}`,
+      stillRunning: 'it keeps running, `br down` stops it',
+      onExit: () => rmSync(pidFileOf(settings, 'worker'), { force: true }),
+    });
+    return worker.pid;
   } finally {
     await client.connection.close();
   }

@@ -31,12 +31,12 @@ export function registerDemoCommand(program: Command, deps: CliDeps): Command {
           repeats: 1,
         });
         const client = await connectTemporal(deps, true);
-        const tokenFile = deps.settings().embedded ? startEmbeddedApi(deps) : undefined;
+        const api = deps.settings().embedded ? startEmbeddedApi(deps) : undefined;
         const handle = await submitRun(client, deps.settings(), spec);
         deps.say(`run ${spec.runId}: ${spec.tasks.length} jobs of arith against reference-acc80 (the first run builds the image)`);
         // A just-started API server needs a few seconds to listen; the run takes longer than that anyway.
-        await sayDashboardLink(deps, spec.runId, tokenFile ? 15_000 : 0);
-        if (tokenFile) deps.say(`  sign in with the token in ${tokenFile}`);
+        await sayDashboardLink(deps, spec.runId, api);
+        if (api) deps.say(`  sign in with the token in ${api.tokenFile}`);
         await printRun(deps, await waitWithProgress(deps, handle), flags.json);
       } finally {
         await model.close();

@@ -3,7 +3,7 @@
 // (the worker's own log) and exit 1.
 
 import type { Command } from 'commander';
-import { ensureBackgroundWorker, refuseTakenGatewayPort, startEmbeddedServer } from '../../client/embedded-services.js';
+import { ensureBackgroundWorker, refuseTakenGatewayPort, startEmbeddedServer, waitForApiServer } from '../../client/embedded-services.js';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
 import { startEmbeddedApi } from '../dashboard-link.js';
@@ -25,7 +25,8 @@ export function registerUpCommand(program: Command, deps: CliDeps): Command {
       deps.say(
         `ready: Temporal ${settings.temporalAddress}, Web UI ${settings.webUiUrl}, worker pid ${pid} polling ${settings.sharedQueue}, gateway on port ${settings.gatewayPort}`,
       );
-      const tokenFile = startEmbeddedApi(deps);
-      deps.say(`dashboard: ${settings.apiUrl}/ (sign in with the token in ${tokenFile}; API docs ${settings.apiUrl}/docs)`);
+      const api = startEmbeddedApi(deps);
+      if (api.started) await waitForApiServer(settings, api.started);
+      deps.say(`dashboard: ${settings.apiUrl}/ (sign in with the token in ${api.tokenFile}; API docs ${settings.apiUrl}/docs)`);
     });
 }
