@@ -12,8 +12,9 @@ const bannedBuiltins = builtinModules.filter((name) => !name.startsWith('_') && 
 
 export default tseslint.config(
   {
-    // Generated, vendored or foreign code: bundles, dependencies, benchmark payloads and test fixtures.
-    ignores: ['node_modules/', '**/*.bundle.js', 'benchmarks/', 'test/fixtures/', 'runtime/', '.benchrouter/'],
+    // Generated, vendored or foreign code: bundles, dependencies, benchmark payloads, test fixtures and the
+    // cluster images' staged build context (scripts/cluster.sh).
+    ignores: ['node_modules/', '**/*.bundle.js', 'benchmarks/', 'test/fixtures/', 'runtime/', '.benchrouter/', 'cluster/.bin/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
