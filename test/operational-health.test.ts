@@ -2,7 +2,7 @@
 // background worker), the worker wedged with SIGSTOP, then what `br run`, `br doctor` and `br down`
 // say about it; and `br up` refusing a gateway port another process holds.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,7 +12,8 @@ import { inject } from 'vitest';
 import { processRuns } from '../client/background-process.js';
 import { freePort } from '../client/embedded-services.js';
 import { workerIdentity } from '../runs/worker-identity.js';
-import { fixturesDir, repoRoot } from './support/harness.js';
+import { LABELS } from '../activities/container-spec.js';
+import { dockerLines, fixturesDir, repoRoot } from './support/harness.js';
 import { waitFor } from './support/processes.js';
 
 interface Finished {
@@ -60,6 +61,9 @@ describe('operational health of an embedded setup', () => {
       // already gone
     }
     await br(env, ['down', '--grace', '2']).done;
+    // The wedged worker's run never ends: the containers its jobs started on this host are left to remove.
+    const left = dockerLines(['ps', '--all', '--quiet', '--filter', `label=${LABELS.host}=${hostId}`]);
+    if (left.length) execFileSync('docker', ['rm', '--force', ...left], { stdio: 'ignore' });
     rmSync(home, { recursive: true, force: true });
   });
 

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
+import { LABELS } from '../../activities/container-spec.js';
 import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
@@ -20,8 +21,11 @@ declare module 'vitest' {
 
 let server: ChildProcess | undefined;
 let dir: string | undefined;
+/** Task containers on the engine before the session: a developer's own runs, not the suite's. */
+let containersBefore = new Set<string>();
 
 export async function setup(project: TestProject): Promise<void> {
+  containersBefore = new Set(taskContainers().map((c) => c.id));
   dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
@@ -39,6 +43,30 @@ export async function teardown(): Promise<void> {
   server?.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 300));
   if (dir) rmSync(dir, { recursive: true, force: true });
+  // Every test removes what its runs started: a task container left over is a test (or a cleanup path) to fix.
+  const left = taskContainers().filter((c) => !containersBefore.has(c.id));
+  if (left.length) {
+    execFileSync('docker', ['rm', '--force', ...left.map((c) => c.id)], { stdio: 'ignore' });
+    // vitest reports an error thrown here but exits 0 all the same: the exit code says it too.
+    process.exitCode = 1;
+    throw new Error(`the suite left ${left.length} task container(s) on the engine (removed now): ${left.map((c) => c.name).join(', ')}`);
+  }
+}
+
+/** BenchRouter's task containers on the engine, running or not; none without a Docker engine. */
+function taskContainers(): Array<{ id: string; name: string }> {
+  try {
+    const lines = execFileSync('docker', ['ps', '--all', '--filter', `label=${LABELS.managed}`, '--format', '{{.ID}} {{.Names}}'], { encoding: 'utf8' });
+    return lines
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [id = '', name = ''] = line.split(' ');
+        return { id, name };
+      });
+  } catch {
+    return [];
+  }
 }
 
 /**
