@@ -103,9 +103,43 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   return () => (made ??= make());
 }
 
+/**
+ * The first word of `args` that names no command where one is expected (`br transcripts`, `br schedule
+ * bogus`, `br help bogus`), with the command it was given to; undefined when every word is known.
+ * Checked before parsing: commander prints the top-level help and exits 0 for `br bogus --help`.
+ */
+export function unknownCommand(program: Command, args: readonly string[]): { word: string; parent: string } | undefined {
+  let command = program;
+  let helpFor = false;
+  for (const word of args) {
+    if (word.startsWith('-')) continue;
+    if (command.commands.length === 0) return undefined;
+    if (word === 'help' && !helpFor) {
+      helpFor = true;
+      continue;
+    }
+    const next = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!next) return { word, parent: command === program ? 'br' : commandPath(command) };
+    command = next;
+  }
+  return undefined;
+}
+
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
 /** Runs `br` on the given arguments (`process.argv` shape); every failure becomes a message and an exit code. */
 export async function main(argv: readonly string[], deps: CliDeps = processDeps()): Promise<void> {
   const program = buildProgram(deps);
+  const unknown = unknownCommand(program, argv.slice(2));
+  if (unknown) {
+    deps.say(`br: unknown command '${unknown.word}' for ${unknown.parent} (\`${unknown.parent} --help\` lists its commands)`);
+    deps.setExitCode(EXIT_CODES.BAD_INPUT);
+    return;
+  }
   try {
     await program.parseAsync(argv);
   } catch (error) {

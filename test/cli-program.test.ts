@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settingsFrom, type Settings } from '../config/settings.js';
 import { InputError } from '../contract/problems.js';
 import type { CliDeps } from '../cli/cli-deps.js';
-import { buildProgram, main } from '../cli/main.js';
+import { buildProgram, main, unknownCommand } from '../cli/main.js';
 import { fixturesDir, startHarness, type Harness } from './support/harness.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-cli-program-'));
@@ -97,6 +97,19 @@ describe('the br program', () => {
     expect((error as CommanderError).message).toContain("argument 'xml' is invalid. Allowed choices are table, json, csv, md, xlsx");
     await main(['node', 'br', 'list', '--format', 'xml'], captured.deps);
     expect(captured.exitCode()).toBe(2);
+  });
+
+  it('an unknown command exits 2 naming it, with or without --help, and at any level', async () => {
+    for (const args of [['transcripts'], ['transcripts', '--help'], ['help', 'transcripts'], ['schedule', 'bogus', '--help']]) {
+      const captured = capture({});
+      await main(['node', 'br', ...args], captured.deps);
+      expect(captured.exitCode(), args.join(' ')).toBe(2);
+      const word = args.includes('bogus') ? "'bogus' for br schedule" : "'transcripts' for br";
+      expect(captured.notes).toEqual([`br: unknown command ${word} (\`${args.includes('bogus') ? 'br schedule' : 'br'} --help\` lists its commands)`]);
+    }
+    const program = buildProgram(capture({}).deps);
+    for (const known of [['run', '--help'], ['help', 'run'], ['schedule', 'list', '--help'], ['--help'], ['records', 'br-x', 'job']])
+      expect(unknownCommand(program, known), known.join(' ')).toBeUndefined();
   });
 
   it('exits 1 naming the address when the configured Temporal does not answer', async () => {
