@@ -5,6 +5,7 @@ import type { RunSummary } from '../client/runs.js';
 import type { Leaderboard, View } from '../runs/leaderboard.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
+import { rejectedRecordsNote } from '../contract/records.js';
 import { html, type SafeHtml } from './html-text.js';
 
 export function page(title: string, body: SafeHtml): string {
@@ -147,6 +148,7 @@ export function runPage(
         <strong id="overall">${score(result.overall)}</strong
         >${result.overallStd !== undefined && result.overallStd !== null ? ` ± ${result.overallStd.toFixed(4)}` : ''}
       </p>
+      ${rejectedRecords(result)}
       ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
       ${table(
         ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Log'],
@@ -154,6 +156,15 @@ export function runPage(
         'jobs',
       )}`,
   );
+}
+
+/** A warning per job whose records.jsonl had lines that could not be read, with the first reason. */
+function rejectedRecords(result: RunResult): SafeHtml | string {
+  const notes = result.jobs.flatMap((job) => {
+    const note = rejectedRecordsNote(job.records);
+    return note ? [html`<li>${job.task}${(job.repeat ?? 0) > 0 ? ` #${job.repeat}` : ''}: ${note}</li>`] : [];
+  });
+  return notes.length ? html`<div class="warning" id="rejected-records"><p>Per-instance records rejected:</p><ul>${notes}</ul></div>` : '';
 }
 
 export function leaderboardPage(board: Leaderboard, pick: string): string {

@@ -1,5 +1,6 @@
 // How `br` shows runs to a person: a run's and a suite's results as text, and the live progress line.
 
+import { rejectedRecordsNote } from '../contract/records.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
@@ -55,10 +56,21 @@ export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidt
   lines.push(
     `overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`,
   );
+  const rejected = rejectedRecordsLines(run);
+  if (rejected.length) lines.push(...rejected, `records: \`br records ${run.runId}\` names every rejected line (docs/benchmark-contract.md has the fields)`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
   if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
   return lines.join('\n');
+}
+
+/** A line per job whose records.jsonl had lines that could not be read: a benchmark author's mistake to see at once. */
+export function rejectedRecordsLines(run: RunResult): string[] {
+  const repeated = run.jobs.some((j) => (j.repeat ?? 0) > 0);
+  return run.jobs.flatMap((job) => {
+    const note = rejectedRecordsNote(job.records);
+    return note ? [`records: ${repeated ? `${job.task} #${job.repeat ?? 0}` : job.task}: ${note}`] : [];
+  });
 }
 
 /** Milliseconds for people: "3.2ms" under a second, "1.25s" above. */

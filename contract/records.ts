@@ -187,3 +187,14 @@ function add(total: RecordsTotal, value: number | null): void {
   if (value === null) total.missing += 1;
   else total.total += value;
 }
+
+/**
+ * What a benchmark author must hear when their records.jsonl had lines BenchRouter could not read: how
+ * many of how many, and the first reason. Undefined when every line was read.
+ */
+export function rejectedRecordsNote(summary: RecordsSummary | undefined): string | undefined {
+  if (!summary || summary.badLines === 0) return undefined;
+  const lines = summary.count + summary.badLines;
+  const first = summary.badLineExamples[0];
+  return `records.jsonl: ${summary.badLines} of ${lines} line${lines === 1 ? '' : 's'} rejected${first ? `; first: ${first}` : ''}`;
+}

@@ -191,6 +191,13 @@ describe('per-instance records', () => {
         .map((line) => JSON.parse(line).index),
     ).toEqual([0, 1, 3, 5, 6]);
     expect(streamed.stderr).toContain('line 5: not valid JSON');
+    // The author hears of it where they look first, beside the score: how many lines, and the first reason.
+    const shown = await br(['results', run.runId], h.env);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(
+      /^records: writes-records: records\.jsonl: 2 of 7 lines rejected; first: line 3: score: expected a number in \[0, 1\] or a boolean, got "high"$/m,
+    );
+    expect(shown.stdout).toContain(`records: \`br records ${run.runId}\` names every rejected line`);
     const listed = await br(['artifacts', run.runId, '--json'], h.env);
     expect(listed.stdout).toContain('records.jsonl');
     expect(listed.stdout).toContain('container.log');

@@ -42,6 +42,44 @@ describe('dashboard HTML', () => {
     expect(page).not.toContain('<img src=x');
     expect(page).toContain('&lt;/td&gt;&lt;script&gt;steal()&lt;/script&gt;');
   });
+
+  it('the run page warns of each job whose records.jsonl had rejected lines, with how many and the first reason (escaped)', () => {
+    const records = {
+      count: 1,
+      badLines: 4,
+      badLineExamples: ['line 1: index: expected a number or a non-empty string, got undefined', 'line 2: <b>'],
+      meanScore: 1,
+      promptTokens: { total: 0, missing: 1 },
+      completionTokens: { total: 0, missing: 1 },
+      cost: { total: 0, missing: 1 },
+    };
+    const job = (task: string, withRecords: boolean): RunResult['jobs'][number] => ({
+      jobId: `br-1.${task}`,
+      task,
+      status: 'SUCCEEDED',
+      result: { overall: 1, raw_metrics: {} },
+      ...(withRecords ? { records } : {}),
+      timings: { queuedAt: '', finishedAt: '', containerSeconds: 0 },
+    });
+    const result: RunResult = {
+      runId: 'br-1',
+      benchmark: 'b',
+      model: 'm',
+      status: 'COMPLETED',
+      overall: 1,
+      jobs: [job('a', true), job('b', false)],
+      startedAt: '',
+      finishedAt: '',
+    };
+    const page = runPage({ runId: 'br-1', status: 'COMPLETED', benchmark: 'b', model: 'm', progress: null, webUi: 'http://ui' }, result);
+    expect(page).toContain('<li>a: records.jsonl: 4 of 5 lines rejected; first: line 1: index: expected a number or a non-empty string, got undefined</li>');
+    expect(page.match(/<li>/g)).toHaveLength(1);
+    const clean = runPage(
+      { runId: 'br-1', status: 'COMPLETED', benchmark: 'b', model: 'm', progress: null, webUi: 'http://ui' },
+      { ...result, jobs: [job('b', false)] },
+    );
+    expect(clean).not.toContain('rejected-records');
+  });
 });
 
 describe('the tokens file', () => {
