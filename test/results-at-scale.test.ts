@@ -203,6 +203,21 @@ describe('per-instance records', () => {
     expect(listed.stdout).toContain('container.log');
   });
 
+  it('br validate --run-once runs one task for real and fails naming the rejected lines; a good task passes', async () => {
+    const bad = await br(['validate', path.join(fixturesDir, 'benchmarks', 'records-check'), '--run-once', '--limit', '2', '--json'], h.env);
+    expect(bad.code, bad.stderr).toBe(2);
+    const report = JSON.parse(bad.stdout) as { valid: boolean; runOnce: { job: { status: string }; findings: string[] } };
+    expect(report.valid).toBe(false);
+    expect(report.runOnce.job.status).toBe('SUCCEEDED');
+    expect(report.runOnce.findings).toContain('records.jsonl: 5 read, 2 rejected');
+    expect(report.runOnce.findings).toContain('  line 5: not valid JSON');
+
+    const good = await br(['validate', 'arith', '--run-once', '--task', 'multiplication', '--endpoint', h.model.url, '--model', 'reference-acc80'], h.env);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout).toContain('records.jsonl: 3 read, 0 rejected');
+    expect(good.stdout).toContain('ok: the task ran as the contract asks');
+  });
+
   it('of the arith demo: one per problem, whose mean score is the job score', async () => {
     const run = await h.run(path.join(repoRoot, 'benchmarks', 'arith'), { model: 'reference-acc80' });
     for (const job of run.jobs) expect(job.records).toMatchObject({ count: 20, badLines: 0, meanScore: job.result!.overall });
