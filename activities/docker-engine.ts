@@ -343,6 +343,14 @@ export class DockerEngine {
     });
   }
 
+  /** Gives `image` (a name or id) the further name `reference` (`repo[:tag]`, tag `latest` when absent), moving it from any image that had it. */
+  async tagImage(image: string, reference: string): Promise<void> {
+    const slash = reference.lastIndexOf('/');
+    const colon = reference.lastIndexOf(':');
+    const [repo, tag] = colon > slash ? [reference.slice(0, colon), reference.slice(colon + 1)] : [reference, 'latest'];
+    await this.call('image tag', TIMEOUT_MS.inspect, () => this.client.getImage(image).tag({ repo, tag }));
+  }
+
   /** Writes `docker image save` of one image to `file`, streamed: no image is held in memory. */
   async saveImage(image: string, file: string): Promise<void> {
     try {

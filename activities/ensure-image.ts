@@ -19,8 +19,11 @@ export interface EnsureImageInput {
   benchmarkName: string;
   benchmarkDir: string;
   environment: string;
-  /** For `docker: true` tasks: the images to preload into the task's own daemon. */
-  dind?: { images: string[] };
+  /**
+   * For `docker: true` tasks: the images to preload into the task's own daemon, and of those the ones the
+   * benchmark builds itself (image reference -> build context relative to the benchmark directory).
+   */
+  dind?: { images: string[]; builds?: Record<string, string> };
 }
 
 export interface EnsureImageOutput {
@@ -44,6 +47,12 @@ export function imageTagFor(benchmarkName: string, environment: string, contextD
   return `benchrouter-env/${repo}:${contextDigest.slice(0, 16)}`;
 }
 
+/** The content-hash tag of a preload image a benchmark builds; the image also carries the name tasks preload it by. */
+export function preloadImageTagFor(benchmarkName: string, image: string, contextDigest: string): string {
+  const repo = `${benchmarkName}-${image}`.toLowerCase().replace(/[^a-z0-9._-]/g, '-');
+  return `benchrouter-preload/${repo}:${contextDigest.slice(0, 16)}`;
+}
+
 /** A failure no retry can fix: the job fails with reason IMAGE_BUILD at once. */
 function imageProblem(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: FAILURE_TYPES.imageProblem, nonRetryable: true, message });
@@ -53,7 +62,9 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
   const started = Date.now();
   const contextDir = path.join(input.benchmarkDir, 'environments', input.environment);
   const image = imageTagFor(input.benchmarkName, input.environment, directoryDigest(contextDir));
-  const built = (await deps.docker.imageExists(image)) ? false : await buildOnce(deps, input, image, contextDir);
+  const built = (await deps.docker.imageExists(image))
+    ? false
+    : await buildOnce(deps, { contextDir, tag: image, what: `environments/${input.environment}`, labels: envLabels(input) });
 
   let archives: string[] = [];
   if (input.dind) {
@@ -68,6 +79,7 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
     const images = input.dind.images;
     const heartbeat = setInterval(() => ctx.heartbeat({ archiving: images }), 2000);
     try {
+      for (const [name, build] of Object.entries(input.dind.builds ?? {})) await ensurePreloadImage(deps, input, name, build);
       archives = await ensureImageArchives(deps, deps.hostId, images);
     } catch (error) {
       if (error instanceof MissingPreloadImage) throw imageProblem(error.message);
@@ -93,8 +105,40 @@ export function isDockerfileFault(failure: BuildEvent | DockerError): boolean {
   );
 }
 
+function envLabels(input: EnsureImageInput): Record<string, string> {
+  return { 'benchrouter.benchmark': input.benchmarkName, 'benchrouter.environment': input.environment };
+}
+
+/**
+ * A preload image the benchmark builds itself (benchmark.yaml `preload_images`): built from its context
+ * under the same lock and content-hash cache as environment images, then given the name tasks preload it
+ * by. A changed context builds anew and moves the name to the new image (its archive follows the image id).
+ */
+async function ensurePreloadImage(deps: ImageDeps, input: EnsureImageInput, name: string, build: string): Promise<void> {
+  const contextDir = path.join(input.benchmarkDir, build);
+  const tag = preloadImageTagFor(input.benchmarkName, name, directoryDigest(contextDir));
+  if (!(await deps.docker.imageExists(tag))) {
+    await buildOnce(deps, {
+      contextDir,
+      tag,
+      what: `preload_images ${name} (${build})`,
+      labels: { 'benchrouter.benchmark': input.benchmarkName, 'benchrouter.preload-image': name },
+    });
+  }
+  const [built, named] = await Promise.all([deps.docker.inspectImage(tag), deps.docker.inspectImage(name)]);
+  if (built && built.id !== named?.id) await deps.docker.tagImage(tag, name);
+}
+
+interface BuildRequest {
+  contextDir: string;
+  tag: string;
+  /** What is built, as an author finds it: `environments/<env>` or `preload_images <name> (<dir>)`. */
+  what: string;
+  labels: Record<string, string>;
+}
+
 /** Builds under the host lock; returns false when another job built it while we waited. */
-async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string, contextDir: string): Promise<boolean> {
+async function buildOnce(deps: ImageDeps, { contextDir, tag: image, what, labels }: BuildRequest): Promise<boolean> {
   return withHostLock(deps.locksDir, `image-${image}`, async () => {
     if (await deps.docker.imageExists(image)) return false;
     mkdirSync(deps.buildLogsDir, { recursive: true });
@@ -110,15 +154,11 @@ async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string
     const heartbeat = setInterval(() => ctx.heartbeat({ building: image, step }), 2000);
     let failure: BuildEvent | DockerError | undefined;
     try {
-      failure = await deps.docker.buildImage(
-        context,
-        { tag: image, labels: { 'benchrouter.benchmark': input.benchmarkName, 'benchrouter.environment': input.environment }, signal: ctx.cancellationSignal },
-        (event) => {
-          const text = event.stream ?? event.status ?? (event.error ? `${event.error}\n` : '');
-          if (text) log.write(text.endsWith('\n') ? text : `${text}\n`);
-          if (event.stream?.startsWith('Step ')) step = event.stream.trim();
-        },
-      );
+      failure = await deps.docker.buildImage(context, { tag: image, labels, signal: ctx.cancellationSignal }, (event) => {
+        const text = event.stream ?? event.status ?? (event.error ? `${event.error}\n` : '');
+        if (text) log.write(text.endsWith('\n') ? text : `${text}\n`);
+        if (event.stream?.startsWith('Step ')) step = event.stream.trim();
+      });
     } catch (error) {
       if (!(error instanceof DockerError)) throw error;
       log.write(`${error.message}\n`);
@@ -130,7 +170,7 @@ async function buildOnce(deps: ImageDeps, input: EnsureImageInput, image: string
     }
     if (failure) {
       const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-15).join('\n');
-      const message = `building image for environments/${input.environment} failed; build log ${logFile}:\n${tail}`;
+      const message = `building image for ${what} failed; build log ${logFile}:\n${tail}`;
       // The Dockerfile's own fault fails the job at once; a daemon or network fault is retried.
       if (isDockerfileFault(failure)) throw imageProblem(message);
       throw ApplicationFailure.create({ type: FAILURE_TYPES.imageBuild, message });

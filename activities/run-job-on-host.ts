@@ -74,7 +74,7 @@ async function runOnThisHost(deps: JobOnHostDeps, { job, earlier }: JobOnHostInp
         benchmarkName: job.benchmark.name,
         benchmarkDir: job.benchmark.dir,
         environment: job.task.environment,
-        ...(job.task.docker ? { dind: { images: job.task.dockerImages } } : {}),
+        ...(job.task.docker ? { dind: { images: job.task.dockerImages, ...(job.task.preloadBuilds ? { builds: job.task.preloadBuilds } : {}) } } : {}),
       });
     } catch (error) {
       if (

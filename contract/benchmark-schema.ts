@@ -25,12 +25,30 @@ export const TaskEntrySchema = z.strictObject(
   expecting('{name, environment}'),
 );
 
-/** Task entries are checked one by one (TaskEntrySchema), so one bad entry hides no other problem. */
+/** An image reference as `docker build -t` takes it: lower-case repository path, an optional tag. */
+const IMAGE_REFERENCE = /^[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
+
+/**
+ * An image the benchmark's DinD tasks preload (`docker_images`) and that BenchRouter builds on demand from a
+ * build context inside the benchmark directory: no `docker build` by hand before a first run.
+ */
+export const PreloadImageEntrySchema = z.strictObject(
+  {
+    name: z.string(expecting('an image reference like "bench-postgres:15"')).regex(IMAGE_REFERENCE, expecting('an image reference like "bench-postgres:15"')),
+    build: z
+      .string(expecting('a build context directory inside the benchmark, like "images/postgres"'))
+      .min(1, expecting('a build context directory inside the benchmark, like "images/postgres"')),
+  },
+  expecting('{name, build}'),
+);
+
+/** Task and preload-image entries are checked one by one (TaskEntrySchema, PreloadImageEntrySchema), so one bad entry hides no other problem. */
 export const BenchmarkYamlSchema = z.strictObject(
   {
     name: z.string(expecting('a benchmark name')).regex(/^[a-z0-9][a-z0-9._-]*$/, expecting('a lower-case name of letters, digits, ".", "_" or "-"')),
     description: z.string(expecting('a string')).optional(),
     tasks: z.array(z.unknown(), expecting('a list of {name, environment}')).min(1, expecting('at least one task')),
+    preload_images: z.array(z.unknown(), expecting('a list of {name, build}')).default([]),
   },
   expecting('a mapping with name and tasks'),
 );
@@ -112,4 +130,5 @@ export const TaskYamlSchema = z
 
 export type BenchmarkYaml = z.infer<typeof BenchmarkYamlSchema>;
 export type TaskEntry = z.infer<typeof TaskEntrySchema>;
+export type PreloadImageEntry = z.infer<typeof PreloadImageEntrySchema>;
 export type TaskYaml = z.infer<typeof TaskYamlSchema>;

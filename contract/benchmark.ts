@@ -17,6 +17,11 @@ export interface TaskDefinition {
   resultMapping: Record<string, string>;
   docker: boolean;
   dockerImages: string[];
+  /**
+   * Of `dockerImages`, those the benchmark builds itself (benchmark.yaml `preload_images`): image reference ->
+   * build context, a path relative to the benchmark directory. Absent when the task preloads none of them.
+   */
+  preloadBuilds?: Record<string, string>;
   extraEnv: Record<string, string>;
   resources: TaskResources;
   /** `isolated` (default): a bridge that reaches the model gateway and the outside only. `host`: the worker host's network. */

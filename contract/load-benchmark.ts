@@ -4,7 +4,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { BenchmarkYamlSchema, DEFAULT_DIND_PIDS, DEFAULT_RESOURCES, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
+import { BenchmarkYamlSchema, DEFAULT_DIND_PIDS, DEFAULT_RESOURCES, PreloadImageEntrySchema, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
 import type { Benchmark, TaskDefinition } from './benchmark.js';
 import { fieldPath, InputError, type Problem } from './problems.js';
 import { submittedSizeProblems } from './submitted-size.js';
@@ -34,6 +34,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
   const benchmarkYaml = readYaml(benchmarkFile, BenchmarkYamlSchema, problems);
   if (!benchmarkYaml) return { problems };
 
+  const preloadBuilds = preloadImageBuilds(root, benchmarkFile, benchmarkYaml.preload_images, problems);
   const tasks: TaskDefinition[] = [];
   const firstIndexOf = new Map<string, number>();
   benchmarkYaml.tasks.forEach((rawEntry, index) => {
@@ -85,6 +86,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       problems.push({ file: taskFile, field: 'name', message: `expected "${entry.name}" (the name benchmark.yaml gives this task), got "${taskYaml.name}"` });
       return;
     }
+    const builds = Object.fromEntries(taskYaml.docker_images.filter((image) => preloadBuilds.has(image)).map((image) => [image, preloadBuilds.get(image)!]));
     tasks.push({
       name: taskYaml.name,
       environment: entry.environment,
@@ -93,6 +95,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       resultMapping: taskYaml.result_mapping,
       docker: taskYaml.docker,
       dockerImages: taskYaml.docker_images,
+      ...(Object.keys(builds).length ? { preloadBuilds: builds } : {}),
       extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
       resources: { ...taskYaml.resources, pids: taskYaml.resources.pids ?? (taskYaml.docker ? DEFAULT_DIND_PIDS : DEFAULT_RESOURCES.pids) },
       network: taskYaml.network,
@@ -105,6 +108,51 @@ export function inspectBenchmark(dir: string): LoadOutcome {
     benchmark: { name: benchmarkYaml.name, description: benchmarkYaml.description ?? '', dir: root, tasks },
     problems,
   };
+}
+
+/**
+ * benchmark.yaml's `preload_images`, checked entry by entry: each a distinct image whose build context is a
+ * directory inside the benchmark holding a Dockerfile. Image reference -> context, relative to the benchmark.
+ */
+function preloadImageBuilds(root: string, benchmarkFile: string, entries: unknown[], problems: Problem[]): Map<string, string> {
+  const builds = new Map<string, string>();
+  const firstIndexOf = new Map<string, number>();
+  entries.forEach((raw, index) => {
+    const entry = checkSchema(benchmarkFile, raw, PreloadImageEntrySchema, problems, ['preload_images', index]);
+    if (!entry) return;
+    const field = `preload_images[${index}]`;
+    const seen = firstIndexOf.get(entry.name);
+    if (seen !== undefined) {
+      problems.push({
+        file: benchmarkFile,
+        field: `${field}.name`,
+        message: `duplicate image "${entry.name}" (also at preload_images[${seen}]): one build context per image`,
+      });
+      return;
+    }
+    firstIndexOf.set(entry.name, index);
+    const context = path.resolve(root, entry.build);
+    const lexical = path.relative(root, context);
+    const escapes = path.isAbsolute(entry.build) || lexical === '' || lexical === '..' || lexical.startsWith(`..${path.sep}`);
+    const place = escapes ? 'outside' : placeOfDirectory(root, context);
+    if (place !== 'inside') {
+      problems.push({
+        file: benchmarkFile,
+        field: `${field}.build`,
+        message:
+          place === 'outside'
+            ? `"${entry.build}" leads outside the benchmark: expected a directory inside it, relative to benchmark.yaml`
+            : `"${entry.build}" not found: expected a build context directory inside the benchmark, relative to benchmark.yaml`,
+      });
+      return;
+    }
+    if (!existsSync(path.join(context, 'Dockerfile'))) {
+      problems.push({ file: benchmarkFile, field: `${field}.build`, message: `expected a Dockerfile in "${entry.build}", found none` });
+      return;
+    }
+    builds.set(entry.name, path.relative(root, realpathSync(context)));
+  });
+  return builds;
 }
 
 /**

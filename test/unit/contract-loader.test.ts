@@ -127,6 +127,45 @@ describe('benchmark.yaml and the directories it names', () => {
   });
 });
 
+describe('preload_images: images a benchmark builds for its DinD tasks', () => {
+  const DIND_TASK = 'name: a\ncommand: "true"\ndocker: true\ndocker_images: [bench-db:1, other:2]\n';
+  const withImages = (images: string, files: Record<string, string | null> = {}) =>
+    tinyBenchmark({
+      'benchmark.yaml': `name: tiny\ntasks:\n  - {name: a, environment: shell}\npreload_images:\n${images}`,
+      'tasks/a/task.yaml': DIND_TASK,
+      ...files,
+    });
+
+  it('gives each task the build context of the preloaded images the benchmark declares, and none of the others', () => {
+    const dir = withImages('  - {name: bench-db:1, build: images/db}\n', { 'images/db/Dockerfile': 'FROM scratch\n' });
+    expect(loadBenchmark(dir).tasks[0]).toMatchObject({ dockerImages: ['bench-db:1', 'other:2'], preloadBuilds: { 'bench-db:1': 'images/db' } });
+    expect(loadBenchmark(tinyBenchmark()).tasks[0]!.preloadBuilds).toBeUndefined();
+  });
+
+  it('reports a build context that is missing, holds no Dockerfile, or leads outside the benchmark, and a name declared twice', () => {
+    const dir = withImages(
+      [
+        '  - {name: bench-db:1, build: images/none}',
+        '  - {name: other:2, build: images/empty}',
+        '  - {name: third, build: ../elsewhere}',
+        '  - {name: bench-db:1, build: images/empty}',
+        '  - {name: "Not An Image", build: images/empty}',
+        '  - {name: fourth}',
+        '',
+      ].join('\n'),
+      { 'images/empty/': '' },
+    );
+    expect(problemsOf(dir).map((line) => line.replace(`${dir}/benchmark.yaml: `, ''))).toEqual([
+      'preload_images[0].build: "images/none" not found: expected a build context directory inside the benchmark, relative to benchmark.yaml',
+      'preload_images[1].build: expected a Dockerfile in "images/empty", found none',
+      'preload_images[2].build: "../elsewhere" leads outside the benchmark: expected a directory inside it, relative to benchmark.yaml',
+      'preload_images[3].name: duplicate image "bench-db:1" (also at preload_images[0]): one build context per image',
+      'preload_images[4].name: expected an image reference like "bench-postgres:15", got "Not An Image"',
+      'preload_images[5].build: expected a build context directory inside the benchmark, like "images/postgres", got nothing',
+    ]);
+  });
+});
+
 describe('task.yaml', () => {
   it('reports a timeout that is not a number, quoting what was written', () => {
     const dir = invalidFixture('timeout-not-a-number');
