@@ -5,12 +5,9 @@ import type { Settings } from '../config/settings.js';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
-import { ensureImage, type EnsureImageInput } from './ensure-image.js';
-import { harvestResult, type HarvestInput } from './harvest-result.js';
-import { jobSecrets } from './redact-secrets.js';
-import { runTaskContainer, type ContainerDeps, type RunContainerInput } from './run-task-container.js';
+import type { ContainerDeps } from './run-task-container.js';
 import { runJobOnHost, type JobOnHostInput } from './run-job-on-host.js';
-import { passAtKByTask, repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
+import { repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
 import { servedCheckpoint, type ServedCheckpointInput } from './served-checkpoint.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
@@ -49,14 +46,10 @@ export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'doc
 /** Activities that run on one host's own task queue: image, container and files stay together. */
 export function createHostActivities(deps: HostActivityDeps) {
   return {
-    // A job's image, container and harvest as one activity (docs/architecture.md); the three below stay
-    // registered for jobs started before it (the job-on-one-host-activity patch).
+    // A job's image, container and harvest as one activity (docs/architecture.md).
     runJobOnHost: (input: JobOnHostInput) => runJobOnHost(deps, input),
-    ensureImage: (input: EnsureImageInput) => ensureImage(deps, input),
-    runTaskContainer: (input: RunContainerInput) => runTaskContainer(deps, input),
     // pass@k's counts are read where the records are: the job's own host.
     repeatCounts: async (input: PassAtKInput) => repeatCountsByTask(deps.artifactsRoot, input),
-    harvestResult: (input: HarvestInput) => harvestResult(deps.artifactsRoot, input, jobSecrets(input.job, deps.gateway?.instance)),
     // Artifacts leave the host through Temporal: the submitting machine shares no disk with it.
     listJobArtifacts: async (ref: JobArtifactRef) => listJobArtifacts(deps.artifactsRoot, ref),
     readJobArtifact: async (request: ArtifactPageRequest) => readJobArtifact(deps.artifactsRoot, request),
@@ -74,10 +67,10 @@ export interface DefinitionsPageRef {
 export type DefinitionsPageLoader = (ref: DefinitionsPageRef) => Promise<TaskDefinition[]>;
 
 /** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
-export function createSharedActivities(host: ClaimedHost, artifactsRoot: string, loadDefinitionsPage?: DefinitionsPageLoader) {
+export function createSharedActivities(host: ClaimedHost, loadDefinitionsPage?: DefinitionsPageLoader) {
   return {
+    // A local activity: the worker running the job's workflow task names its own host.
     claimHost: async (): Promise<ClaimedHost> => host,
-    passAtK: (input: PassAtKInput) => passAtKByTask(artifactsRoot, input),
     // Definitions cross hosts through Temporal, as artifacts do: no host holds them on disk.
     loadTaskDefinitions: async (ref: DefinitionsPageRef): Promise<TaskDefinition[]> => {
       if (!loadDefinitionsPage)

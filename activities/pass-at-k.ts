@@ -1,10 +1,9 @@
 // pass@k of a repeated run, from its jobs' records.jsonl. Records stay on the host that ran each
 // job, so each host counts what it holds (repeatCountsByTask, on that host's queue) and the run
-// workflow adds the counts up. passAtKByTask is the earlier whole-run read on one machine, kept for
-// runs that were already under way when the per-host counting came in.
+// workflow adds the counts up.
 
 import { jobResultsDir } from '../runs/job-artifacts.js';
-import { passAtKOfRepeats, type RepeatCounts } from '../runs/run-outcome.js';
+import type { RepeatCounts } from '../runs/run-outcome.js';
 import { readRecordsFile } from './records-file.js';
 
 export interface PassAtKInput {
@@ -37,21 +36,6 @@ export async function repeatCountsByTask(artifactsRoot: string, { runId, jobs }:
       into[0] += 1;
       if (score >= 1) into[1] += 1;
     }
-  }
-  return out;
-}
-
-export async function passAtKByTask(artifactsRoot: string, { runId, jobs }: PassAtKInput): Promise<Record<string, Record<string, number>>> {
-  const out: Record<string, Record<string, number>> = {};
-  for (const task of new Set(jobs.map((j) => j.task))) {
-    const repeats: Array<Map<string, number>> = [];
-    for (const job of jobs.filter((j) => j.task === task).sort((a, b) => a.repeat - b.repeat)) {
-      const scores = await scoresOf(artifactsRoot, runId, job);
-      if (!scores) break;
-      repeats.push(scores);
-    }
-    const estimate = repeats.length === jobs.filter((j) => j.task === task).length ? passAtKOfRepeats(repeats) : undefined;
-    if (estimate) out[task] = estimate;
   }
   return out;
 }

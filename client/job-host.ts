@@ -7,13 +7,11 @@ import { hostOfQueue } from '../runs/host-queues.js';
 import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
 
 /**
- * The memo of jobs that claimed a host before their first attempt (they wrote it there); else the host
- * whose queue the job's pending host activity is pinned to; else, for a first attempt (on the shared
- * queue), the host of the worker that took it. Undefined while no host is known (the first attempt not
- * taken yet, or the job between attempts).
+ * The host whose queue the job's pending host activity is pinned to; else, for a first attempt (on the
+ * shared queue), the host of the worker that took it. Undefined while no host is known (the first attempt
+ * not taken yet, or the job between attempts).
  */
-export function currentHostOf(described: Pick<WorkflowExecutionDescription, 'memo' | 'raw'>, sharedQueue: string): string | undefined {
-  if (typeof described.memo?.host === 'string') return described.memo.host;
+export function currentHostOf(described: Pick<WorkflowExecutionDescription, 'raw'>, sharedQueue: string): string | undefined {
   for (const activity of described.raw.pendingActivities ?? []) {
     if (activity.activityType?.name !== 'runJobOnHost') continue;
     const host =

@@ -1,7 +1,6 @@
-// A run's per-job results, for runs that keep them out of the run workflow's result (any run started
-// since jobs run in batches): read from the pages its executions wrote (runs/result-pages.ts), one
-// history call each, or, for a run started before pages, listed from the job workflows' memos, a
-// visibility page of 1,000 at a time (and, for a run not completed, its finished jobs' own histories).
+// A run's per-job results. A finished run holds them itself when they fit one page, else in the result
+// pages its executions wrote (runs/result-pages.ts), one history call each; a run still going has its
+// finished jobs' results in their own workflows' histories.
 
 import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
 import pMap from 'p-map';
@@ -19,17 +18,14 @@ export function runJobsQuery(runId: string): string {
   return `WorkflowType = 'jobWorkflow' AND WorkflowId STARTS_WITH ${quote(`${runId}.`)}`;
 }
 
-/** How many job workflows' histories `listedJobs` reads at once, for jobs with no result in their memo. */
+/** How many job workflows' histories `listedJobs` reads at once. */
 const HISTORY_READS_AT_ONCE = 16;
 
 /**
- * A job workflow's result when its memo has none: a completed job of a run that keeps results out of
- * memos (the run's pages hold them) is read from its own history, with the repeat fields its run adds;
- * one that ended otherwise never had a result: what its execution says.
+ * A finished job workflow's result: a completed one's from its own history, with the repeat fields its
+ * run adds; one that ended otherwise never had a result: what its execution says. Undefined while it runs.
  */
 async function resultOfExecution(workflows: WorkflowClient, info: WorkflowExecutionInfo): Promise<JobResult | undefined> {
-  const memo = info.memo?.result as JobResult | undefined;
-  if (memo) return memo;
   if (info.status.name === 'RUNNING') return undefined;
   if (info.status.name === 'COMPLETED') {
     const [job, result] = await Promise.all([
@@ -49,10 +45,7 @@ async function resultOfExecution(workflows: WorkflowClient, info: WorkflowExecut
   };
 }
 
-/**
- * The jobs of a run whose job workflows have a result so far (all of them once the run is over), by job
- * id: from their memos (runs begun before result pages), else from their own histories.
- */
+/** The jobs of a run still going that have finished so far, by job id, read from their own workflows. */
 export async function listedJobs(workflows: WorkflowClient, runId: string): Promise<Map<string, JobResult>> {
   const infos: WorkflowExecutionInfo[] = [];
   for await (const info of workflows.list({ query: runJobsQuery(runId), pageSize: 1000 })) infos.push(info);
@@ -76,28 +69,14 @@ export async function pagedJobs(workflows: WorkflowClient, pageIds: readonly str
  * comes back as it is.
  */
 export async function withJobs(workflows: WorkflowClient, result: RunResult): Promise<RunResult> {
-  if (result.jobsIn !== 'job-workflows') return result;
-  if (result.resultPages) {
-    // The pages hold every job the run started, in order; only carried and never-started jobs are not in them.
-    const paged = await pagedJobs(workflows, result.resultPages);
-    if (!result.retryOf && paged.size === result.jobCount) return { ...result, jobs: [...paged.values()] };
-    return withUnlistedJobs(workflows, result, paged);
-  }
-  let listed = await listedJobs(workflows, result.runId);
-  // Visibility may trail the run's close by a moment on a cluster (Elasticsearch refreshes each second).
-  for (let attempt = 0; attempt < 10 && listed.size < (result.jobCount ?? 0) && result.status !== 'CANCELLED' && !result.retryOf; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    listed = await listedJobs(workflows, result.runId);
-  }
-  if (!result.retryOf && listed.size === result.jobCount) {
-    const order = (jobId: string) => Number(jobId.slice(result.runId.length + 1).split('-')[0]);
-    const jobs = [...listed.values()].sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0) || order(a.jobId) - order(b.jobId));
-    return { ...result, jobs };
-  }
-  return withUnlistedJobs(workflows, result, listed);
+  if (result.jobsIn !== 'result-pages') return result;
+  // The pages hold every job the run started, in order; only carried and never-started jobs are not in them.
+  const paged = await pagedJobs(workflows, result.resultPages ?? []);
+  if (!result.retryOf && paged.size === result.jobCount) return { ...result, jobs: [...paged.values()] };
+  return withUnlistedJobs(workflows, result, paged);
 }
 
-/** `result` with its jobs: `listed` in the run's job order, and the ones not listed known from its definition. */
+/** `result` with its jobs: `listed` in the run's job order, and the ones not listed (carried, never started) known from its definition. */
 async function withUnlistedJobs(workflows: WorkflowClient, result: RunResult, listed: Map<string, JobResult>): Promise<RunResult> {
   // A retry's carried jobs, and the jobs a cancelled run never started, are known from its definition.
   // Task names are all it takes: the definitions themselves are not read.

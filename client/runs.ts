@@ -349,16 +349,6 @@ function doubleOf(fields: Record<string, proto.temporal.api.common.v1.IPayload> 
   return payload?.data ? Number(defaultPayloadConverter.fromPayload<unknown>(payload)) : undefined;
 }
 
-/** A memo field of a run from before search attributes, when it is plain JSON (not encrypted). */
-function plainMemo(
-  fields: Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined,
-  name: string,
-): string | undefined {
-  const field = fields?.[name];
-  if (!field?.data || Buffer.from(field.metadata?.encoding ?? []).toString() !== 'json/plain') return undefined;
-  return String(JSON.parse(Buffer.from(field.data).toString('utf8')));
-}
-
 /**
  * Lists runs from visibility, newest first. It reads search attributes, not memos: memos may be
  * encrypted by a payload codec, and one run whose memo this process cannot decode must not hide
@@ -390,12 +380,11 @@ export async function listRunsPage(
   });
   const runs = (page.executions ?? []).map((execution): RunSummary => {
     const fields = execution.searchAttributes?.indexedFields;
-    const memo = execution.memo?.fields as Record<string, { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }> | undefined;
     return {
       runId: execution.execution?.workflowId ?? '',
       status: shownRunStatus(executionStatusName(execution.status), keywordOf(fields, SEARCH_ATTRIBUTES.status.name)),
-      benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? plainMemo(memo, 'benchmark') ?? '',
-      model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? plainMemo(memo, 'model') ?? '',
+      benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? '',
+      model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? '',
       ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),
       startTime: optionalTsToDate(execution.startTime)?.toISOString() ?? '',
       closeTime: optionalTsToDate(execution.closeTime)?.toISOString(),

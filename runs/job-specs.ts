@@ -40,7 +40,6 @@ export function jobSpecsOf(spec: RunSpec): JobSpec[] {
             },
           }
         : {}),
-      hostByFirstAttempt: true,
     })),
   ).flat();
 }

@@ -105,12 +105,8 @@ export interface RunContinuation {
   nextJob: number;
   startedAt: string;
   tally: RunTally;
-  /**
-   * The workflow ids of the pages of job results the executions so far wrote (runs/result-pages.ts),
-   * in job order. Absent when the first execution wrote none (a run started before pages): then no
-   * later one writes any either, and readers list the jobs' memos.
-   */
-  resultPages?: string[];
+  /** The workflow ids of the pages of job results the executions so far wrote (runs/result-pages.ts), in job order. */
+  resultPages: string[];
 }
 
 export interface JobSpec {
@@ -128,15 +124,6 @@ export interface JobSpec {
   repeat: { index: number; seed?: number };
   /** Absent: every instance. */
   selection?: InstanceSelection;
-  /** Set by executions of runs begun before result pages: the job puts its result in its memo, where readers list it. */
-  resultInMemo?: boolean;
-  /**
-   * Set by runs since jobs claim their host with their first attempt: that attempt runs on the shared
-   * queue, handed by the server straight to the worker that ran the job's first workflow task (eager
-   * dispatch), and its host is the one later attempts are pinned to. Decided by the input, so job
-   * histories recorded before it replay unchanged (docs/architecture.md).
-   */
-  hostByFirstAttempt?: boolean;
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */
@@ -230,16 +217,15 @@ export interface RunResult {
   tasks?: TaskScore[];
   /**
    * Every job's result. Empty in the workflow's own result when `jobsIn` is set: the client fills it
-   * from the job workflows (client/run-jobs.ts) so the result payload stays small at any size.
+   * from the result pages (client/run-jobs.ts) so the result payload stays small at any size.
    */
   jobs: JobResult[];
-  /** `job-workflows`: the jobs' results live in their job workflows' memos, `jobCount` of them (carried ones included). */
-  jobsIn?: 'job-workflows';
+  /** `result-pages`: the jobs' results live in the pages `resultPages` names, `jobCount` jobs in all (carried ones included). */
+  jobsIn?: 'result-pages';
   jobCount?: number;
   /**
    * With `jobsIn`: the workflow ids of the pages that hold the results of every job the run started
-   * (its carried ones excepted), in job order. Absent for runs started before pages: their readers
-   * list the jobs' memos.
+   * (its carried ones excepted), in job order.
    */
   resultPages?: string[];
   /** Model usage over all jobs (absent with --no-gateway). */

@@ -153,9 +153,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       workflowBundle,
       ...WITHOUT_SANDBOX_WATCHDOG,
       activities: {
-        ...createSharedActivities({ hostId, taskQueue: hostQueue }, settings.artifactsRoot, (ref) =>
-          loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest),
-        ),
+        ...createSharedActivities({ hostId, taskQueue: hostQueue }, (ref) => loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest)),
         // A job's first attempt: handed by the server to the worker that completed the job's first
         // workflow task (eager dispatch), or to any worker with a slot free. Its host is the job's.
         runJobOnHost: hostActivities.runJobOnHost,

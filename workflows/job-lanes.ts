@@ -1,6 +1,5 @@
 // Runs jobs as child JobWorkflows in `concurrency` lanes, in order, until they are done or the run is
-// cancelled; a child that fails or is cancelled becomes a JobResult like any other. Shared by the
-// run workflow's two bodies (all jobs at once, and in batches), so both start children the same way.
+// cancelled; a child that fails or is cancelled becomes a JobResult like any other.
 
 import { CancellationScope, executeChild, isCancellation } from '@temporalio/workflow';
 import { repeatFields } from '../runs/job-specs.js';

@@ -1,118 +1,179 @@
-// RunWorkflow: one evaluation run. Starts a child JobWorkflow per task, at most `concurrency` at
-// once, and aggregates every job's result; partial results are reported, never dropped.
+// RunWorkflow: one evaluation run. Starts a child JobWorkflow per job (a task, or a task's repeat), at
+// most `concurrency` at once, and aggregates their results; partial results are reported, never dropped.
+// One execution starts at most `jobsPerExecution` jobs, adds their results to a tally and continues as new
+// with it, so a run of any size keeps a bounded history (docs/architecture.md). The jobs' results leave
+// the run in its own result when they fit one page, else in page workflows its result names.
 
-import { CancellationScope, defineQuery, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { HostActivities, SharedActivities } from '../activities/index.js';
-import { hostQueueName } from '../runs/host-queues.js';
-import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import {
-  meanOverall,
-  mergeRepeatCounts,
-  passAtKOfCounts,
-  repeatStd,
-  runStatus,
-  runUsage,
-  stateOfStatus,
-  summarizeProgress,
-  taskScores,
-} from '../runs/run-outcome.js';
-import { jobSpecsOf, repeatFields } from '../runs/job-specs.js';
+  CancellationScope,
+  ParentClosePolicy,
+  defineQuery,
+  getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
+  proxyActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { HostActivities, SharedActivities } from '../activities/index.js';
+import type { TaskDefinition } from '../contract/benchmark.js';
+import { hostQueueName } from '../runs/host-queues.js';
+import { jobSpecsOf } from '../runs/job-specs.js';
+import { paginateResults, resultsPageId } from '../runs/result-pages.js';
+import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
+import { addJobs, addRepeatCounts, addUnstarted, emptyTally, tallyOutcome, type RunTally } from '../runs/run-tally.js';
+import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { definitionsPageId, pagesForJobs, tasksByName, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
 import { runJobsInLanes } from './job-lanes.js';
-import { runInBatches } from './run-in-batches.js';
+import { runResultsPageWorkflow } from './run-results-page-workflow.js';
+import { releaseDefinitionsSignal } from './task-definitions-workflow.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
-
-const { passAtK } = proxyActivities<SharedActivities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
-
-/** Patch id: pass@k counted on each job's own host instead of read whole on whichever host took it. */
-const PASS_AT_K_ON_JOB_HOSTS = 'pass-at-k-on-job-hosts';
-/** Patch id: jobs run in batches, one execution per batch (continue-as-new); results stay in the job workflows. */
-const RUN_IN_BATCHES = 'run-in-batches';
 
 /** Jobs per execution: measured about 8 history events and 3.5 KB per job (perf/scale), so one execution stays near 8,000 events and 4 MB. */
 export const JOBS_PER_EXECUTION = 1000;
 
-export const repeatCountsOn = (taskQueue: string) =>
+const repeatCountsOn = (taskQueue: string) =>
   proxyActivities<HostActivities>({ taskQueue, scheduleToStartTimeout: '60s', startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } }).repeatCounts;
 
-export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
-  // Runs of any size: batches of jobs, each execution continuing as new (run-in-batches.ts).
-  if (patched(RUN_IN_BATCHES)) return runInBatches(spec);
-  return runAllAtOnce(spec);
+const { loadTaskDefinitions } = proxyActivities<SharedActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
+
+/** Every task, those of jobs `first`..`first + count - 1` loaded from their pages, the rest by name only. */
+async function definitionsForBatch(runId: string, pinned: PinnedTaskDefinitions, first: number, count: number): Promise<TaskDefinition[]> {
+  // Tasks outside this execution's batch are known by name only: none of their jobs starts here.
+  const tasks = tasksByName(pinned.names);
+  const pages = pagesForJobs(pinned, first, count);
+  const loaded = await Promise.all(pages.map((page) => loadTaskDefinitions({ runId, page, digest: pinned.pages[page]!.digest })));
+  pages.forEach((page, i) => loaded[i]!.forEach((task, k) => (tasks[pinned.pages[page]!.first + k] = task)));
+  return tasks;
 }
 
-/** The run as one execution holding every job's result: how runs started before RUN_IN_BATCHES replay. */
-async function runAllAtOnce(spec: RunSpec): Promise<RunResult> {
-  const startedAt = new Date().toISOString();
+/** The holders close once the run is done with them; one already gone is no matter. Runs on through a cancel. */
+async function releaseDefinitions(runId: string, pinned: PinnedTaskDefinitions): Promise<void> {
+  await CancellationScope.nonCancellable(() =>
+    Promise.all(
+      pinned.pages.map((_, page) =>
+        getExternalWorkflowHandle(definitionsPageId(runId, page))
+          .signal(releaseDefinitionsSignal)
+          .catch(() => undefined),
+      ),
+    ),
+  );
+}
+
+/**
+ * This batch's results written as pages, each the input of a workflow of its own; their ids. Waits
+ * only for each page's workflow to start, and runs on through a cancel, so a cancelled run's pages
+ * hold every job it started. The pages outlive the run (abandoned, not children to close with it).
+ */
+async function writeResultPages(runId: string, first: number, results: JobResult[]): Promise<string[]> {
+  const pages = paginateResults(results);
+  return CancellationScope.nonCancellable(() =>
+    Promise.all(
+      pages.map(async (page, index) => {
+        const workflowId = resultsPageId(runId, first, index);
+        await startChild(runResultsPageWorkflow, { workflowId, args: [page], parentClosePolicy: ParentClosePolicy.ABANDON });
+        return workflowId;
+      }),
+    ),
+  );
+}
+
+export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
+  const startedAt = spec.continuation?.startedAt ?? new Date().toISOString();
   const repeats = spec.options.repeats ?? 1;
-  const jobs = jobSpecsOf(spec);
-  const progress: RunProgress['jobs'] = jobs.map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
-  const carriedProgress: RunProgress['jobs'] = (spec.retryOf?.carried ?? []).map((job) => ({ jobId: job.jobId, task: job.task, state: 'succeeded' }));
-  setHandler(progressQuery, () => summarizeProgress([...carriedProgress, ...progress]));
+  const carried = spec.retryOf?.carried ?? [];
+  const first = spec.continuation?.nextJob ?? 0;
+  const batchSize = Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION);
+  // Definitions of a big run live in page holders, loaded batch by batch; a small run's travel in its input.
+  const byReference = spec.definitions !== undefined;
+  // A retry's carried jobs count once, in the first execution.
+  let tally: RunTally = spec.continuation?.tally ?? addJobs(emptyTally(), carried);
+
+  // Progress: earlier executions' jobs as counts (the tally as this execution found it: this batch's
+  // jobs are added to `tally` before the end, and must not count twice), this batch's jobs by name,
+  // later ones as pending. Job ids need task names only, so the query answers from the first workflow
+  // task on, before any page of definitions is loaded.
+  const earlier = tally;
+  const named = jobSpecsOf({ ...spec, tasks: byReference ? tasksByName(spec.definitions!.names) : spec.tasks });
+  const progress: RunProgress['jobs'] = named.slice(first, first + batchSize).map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
+  const total = named.length;
+  setHandler(progressQuery, () => {
+    const own = summarizeProgress(progress);
+    const later = total - first - progress.length;
+    return {
+      ...own,
+      total: earlier.jobs + own.total + later,
+      pending: own.pending + later,
+      succeeded: own.succeeded + earlier.statuses.SUCCEEDED,
+      failed: own.failed + earlier.statuses.FAILED,
+      timedOut: own.timedOut + earlier.statuses.TIMED_OUT,
+      cancelled: own.cancelled + earlier.statuses.CANCELLED,
+    };
+  });
+
+  // The last batch may be short: no page is loaded for tasks past the run's last job.
+  const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, total - first)) : spec.tasks;
+  const all = jobSpecsOf({ ...spec, tasks });
+  const batch = all.slice(first, first + batchSize);
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
-  const results = await runJobsInLanes(jobs, spec.options.concurrency, startedAt, progress);
+  const results = await runJobsInLanes(batch, spec.options.concurrency, startedAt, progress);
 
-  const finishedAt = new Date().toISOString();
-  const ran = results.map(
-    (result, index): JobResult =>
-      result ?? {
-        jobId: jobs[index]!.jobId,
-        task: jobs[index]!.task.name,
-        status: 'CANCELLED',
-        message: 'run cancelled before this job started',
-        timings: { queuedAt: startedAt, finishedAt, containerSeconds: 0 },
-        ...repeatFields(jobs[index]!),
-      },
-  );
-  ran.forEach((r, i) => (progress[i]!.state = stateOfStatus(r.status)));
-  // A retry carries the original run's succeeded jobs over: they count as this run's results.
-  const all = [...(spec.retryOf?.carried ?? []), ...ran];
-  const status = runStatus(all, cancelled());
-  const usage = runUsage(all);
-  const tasks = taskScores(all);
+  // Added in job order, so sums come out as in a run that held every result at once.
+  const ran = results.filter((r): r is JobResult => r !== undefined);
+  tally = addJobs(tally, ran);
   if (repeats > 1 && !cancelled()) {
-    // Best effort: pass@k needs every repeat's records; a failure here costs the run nothing else.
+    // pass@k counts of this batch, each host counting the records it holds (the first batch adds the carried jobs').
+    const counted = first === 0 ? [...carried, ...ran] : ran;
+    const byHost = new Map<string, JobResult[]>();
+    for (const job of counted) if (job.host) byHost.set(job.host, [...(byHost.get(job.host) ?? []), job]);
     const refs = (jobs: JobResult[]) =>
       jobs.map((j) => ({ jobId: j.jobId, task: j.task, repeat: j.repeat ?? 0, ...(j.carriedFrom ? { carriedFrom: j.carriedFrom } : {}) }));
-    if (patched(PASS_AT_K_ON_JOB_HOSTS)) {
-      // Each host counts the records it holds; hosts share no disk. A host that is gone leaves its
-      // tasks without pass@k rather than holding the run up.
-      const byHost = new Map<string, JobResult[]>();
-      for (const job of all) if (job.host) byHost.set(job.host, [...(byHost.get(job.host) ?? []), job]);
-      const perHost = await Promise.all(
-        [...byHost].map(([host, jobs]) =>
-          repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined),
-        ),
-      );
-      for (const task of tasks) {
-        const estimate = passAtKOfCounts(mergeRepeatCounts(perHost.map((counts) => counts?.[task.task])), all.filter((j) => j.task === task.task).length);
-        if (estimate) task.passAtK = estimate;
-      }
-    } else {
-      try {
-        const byTask = await passAtK({ runId: spec.runId, jobs: refs(all) });
-        for (const task of tasks) if (byTask[task.task]) task.passAtK = byTask[task.task];
-      } catch {
-        // reported as absent
-      }
-    }
+    const perHost = await Promise.all(
+      [...byHost].map(([host, jobs]) =>
+        repeatCountsOn(hostQueueName(workflowInfo().taskQueue, host))({ runId: spec.runId, jobs: refs(jobs) }).catch(() => undefined),
+      ),
+    );
+    // A host that could not answer leaves its tasks short of repeats: they get no pass@k.
+    tally = addRepeatCounts(tally, perHost);
   }
-  const overall = meanOverall(all);
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }, ...(overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: overall }] : [])]);
+
+  const nextJob = first + batch.length;
+  // The whole run in this execution (its first, every job ran), nothing carried, one page's worth: inline.
+  const inline = first === 0 && carried.length === 0 && ran.length === all.length && paginateResults(ran).length === 1;
+  const resultPages = inline ? [] : [...(spec.continuation?.resultPages ?? []), ...(await writeResultPages(spec.runId, first, ran))];
+
+  if (!cancelled() && nextJob < all.length) {
+    // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
+    const carryOver = makeContinueAsNewFunc<typeof runWorkflow>({
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      ...(workflowInfo().memo ? { memo: workflowInfo().memo } : {}),
+    });
+    await carryOver({ ...spec, continuation: { nextJob, startedAt, tally, resultPages } });
+  }
+
+  if (byReference) await releaseDefinitions(spec.runId, spec.definitions!);
+  tally = addUnstarted(tally, all.length - first - ran.length);
+  const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
+  upsertSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.status, value: outcome.status },
+    ...(outcome.overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: outcome.overall }] : []),
+  ]);
   return {
     runId: spec.runId,
     ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
     benchmark: spec.benchmark.name,
     model: spec.model.name,
-    status,
-    overall,
-    ...(repeats > 1 ? { overallStd: repeatStd(all) } : {}),
-    tasks,
-    jobs: all,
-    ...(usage ? { usage } : {}),
+    status: outcome.status,
+    overall: outcome.overall,
+    ...(repeats > 1 ? { overallStd: outcome.overallStd } : {}),
+    tasks: outcome.tasks,
+    ...(inline ? { jobs: ran } : { jobs: [], jobsIn: 'result-pages' as const, jobCount: tally.jobs, resultPages }),
+    ...(outcome.usage ? { usage: outcome.usage } : {}),
     startedAt,
-    finishedAt,
+    finishedAt: new Date().toISOString(),
   };
 }

@@ -70,7 +70,7 @@ async function main(): Promise<void> {
       taskQueue: settings.sharedQueue,
       workflowsPath,
       activities: {
-        ...createSharedActivities(host, settings.artifactsRoot, (ref) => loadDefinitionsPage(client.workflow, ref.runId, ref.page, ref.digest)),
+        ...createSharedActivities(host, (ref) => loadDefinitionsPage(client.workflow, ref.runId, ref.page, ref.digest)),
         // Jobs' first attempts, as a worker's shared queue runs them (workers/start-worker.ts).
         runJobOnHost: async (input: JobOnHostInput) => {
           if (silentFirstAttemptsLeft-- > 0)

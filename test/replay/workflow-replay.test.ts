@@ -16,7 +16,7 @@ import { workflowsPath } from '../../workers/start-worker.js';
 type History = temporal.api.history.v1.IHistory;
 
 const historiesDir = fileURLToPath(new URL('../fixtures/workflow-histories', import.meta.url));
-// Subfolders hold histories kept from before a patch() (docs/workflow-versioning.md): they replay too.
+// batches/ holds the runs that continue as new (every execution of each chain).
 const fixtures = readdirSync(historiesDir, { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.json'))
   .sort();
@@ -56,14 +56,6 @@ function activityTypes(file: string): string[] {
   );
 }
 
-/** The result a job workflow of a batched run put in its memo (with its repeat index), from its last memo upsert. */
-function memoResultOf(file: string): RunResult['jobs'][number] {
-  const upserts = (history(file).events ?? []).filter((e) => e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.result);
-  const data = upserts.at(-1)?.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.result?.data;
-  if (!data) throw new Error(`${file}: expected a job that put its result in its memo, found none`);
-  return JSON.parse(Buffer.from(data).toString('utf8')) as RunResult['jobs'][number];
-}
-
 /** The input a workflow was started with. */
 function inputOf<T>(file: string): T {
   const data = history(file).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
@@ -98,25 +90,32 @@ describe('recorded workflow histories', () => {
   });
 });
 
-describe('the recorded histories cover every kind of run', () => {
-  it('a COMPLETED run with two repeats: its two jobs, each one host activity that claimed its host, and the per-host repeat counts', () => {
+describe('the recorded histories cover every kind of run, each in the one current shape', () => {
+  it('no history records a patch: before a release, every workflow has one shape (docs/workflow-versioning.md)', () => {
+    for (const file of fixtures) expect(patchIds(file), file).toEqual([]);
+  });
+
+  it('a COMPLETED run with two repeats: its jobs inline in its result, each one host activity on the shared queue, and the per-host repeat counts', () => {
     const run = resultOf<RunResult>('completed.run.json');
-    expect([run.status, run.jobsIn, run.jobCount]).toEqual(['COMPLETED', 'job-workflows', 2]);
-    expect(['completed.job-0.json', 'completed.job-1.json'].map((file) => [memoResultOf(file).status, memoResultOf(file).repeat])).toEqual([
-      ['SUCCEEDED', 0],
-      ['SUCCEEDED', 1],
+    expect([run.status, run.jobsIn, run.jobs.map((j) => [j.status, j.repeat])]).toEqual([
+      'COMPLETED',
+      undefined,
+      [
+        ['SUCCEEDED', 0],
+        ['SUCCEEDED', 1],
+      ],
     ]);
     expect(activityTypes('completed.run.json')).toEqual(['repeatCounts']);
-    // hostByFirstAttempt: no claim, no patch marker, no memo of the host; the one attempt on the shared queue.
-    expect(inputOf<JobSpec>('completed.job-0.json').hostByFirstAttempt).toBe(true);
+    // The first attempt claims the host: no claim, no marker, no memo; the one attempt on the shared queue.
     expect(markerNames('completed.job-0.json')).toEqual([]);
     expect(activityTypes('completed.job-0.json')).toEqual(['runJobOnHost']);
     expect(scheduledQueues('completed.job-0.json')).toEqual(['record']);
+    expect(history('completed.job-0.json').events?.some((e) => e.workflowPropertiesModifiedEventAttributes)).toBe(false);
   });
 
   it('a PARTIAL run: one job succeeded, one failed with a non-zero exit', () => {
     const run = resultOf<RunResult>('partial.run.json');
-    expect([run.status, run.jobCount]).toEqual(['PARTIAL', 2]);
+    expect(run.status).toBe('PARTIAL');
     expect(
       ['partial.job-0.json', 'partial.job-1.json'].map((file) => resultOf<RunResult['jobs'][number]>(file)).map((j) => [j.task, j.status, j.reason]),
     ).toEqual([
@@ -162,14 +161,11 @@ describe('the recorded histories cover every kind of run', () => {
 
   it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch, a page of results each', () => {
     expect(activityTypes('batches/inline.run-0.json')).toEqual(['repeatCounts']);
-    expect(patchIds('batches/inline.run-0.json')).toEqual(['run-in-batches', 'job-results-by-run', 'run-results-in-pages']);
-    // Its jobs keep no result memo: the pages hold the results.
-    for (const file of ['batches/inline.run-0.json', 'batches/inline.run-1.json']) expect(jobInputs(file).map((job) => job.resultInMemo)).toEqual([undefined]);
     expect(lastEventType('batches/inline.run-0.json')).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
     const run = resultOf<RunResult>('batches/inline.run-1.json');
     expect([run.status, run.jobsIn, run.jobCount, run.jobs, run.resultPages]).toEqual([
       'COMPLETED',
-      'job-workflows',
+      'result-pages',
       2,
       [],
       [`${run.runId}.results-0-0`, `${run.runId}.results-1-0`],
@@ -177,13 +173,11 @@ describe('the recorded histories cover every kind of run', () => {
   });
 
   it('a run in batches with its definitions by reference: each execution loads its page and writes a page of results, the last releases the holder', () => {
-    for (const file of ['batches/by-reference.run-0.json', 'batches/by-reference.run-1.json']) {
+    for (const file of ['batches/by-reference.run-0.json', 'batches/by-reference.run-1.json'])
       expect(activityTypes(file)).toEqual(['loadTaskDefinitions', 'repeatCounts']);
-      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference', 'job-results-by-run', 'run-results-in-pages']);
-      expect(jobInputs(file).map((job) => job.resultInMemo)).toEqual([undefined]);
-    }
     const input = startedInput<RunSpec>('batches/by-reference.run-0.json');
     expect([input.tasks, input.definitions?.names, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([[], ['scores-half'], [[0, 1]]]);
+    expect(jobInputs('batches/by-reference.run-0.json').map((job) => job.task.name)).toEqual(['scores-half']);
     expect(signalledWorkflowIds('batches/by-reference.run-0.json')).toEqual([]);
     expect(signalledWorkflowIds('batches/by-reference.run-1.json')).toEqual([`${input.runId}.definitions-0`]);
     // The second execution carries the first one's page on and names both in the result.
@@ -196,126 +190,6 @@ describe('the recorded histories cover every kind of run', () => {
       expect(startedInput<RunResult['jobs']>(file).map((j) => [j.task, j.repeat, j.status])).toEqual([['scores-half', i, 'SUCCEEDED']]);
       expect(lastEventType(file)).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     }
-  });
-});
-
-describe('the histories from before the job-results-by-run patch still cover the runs in batches', () => {
-  const before = (file: string) => `before-job-results-by-run/${file}`;
-  it('runs in batches whose jobs put their results in their memos too, with their definitions inline and by reference', () => {
-    expect(patchIds(before('batches/inline.run-0.json'))).toEqual(['run-in-batches', 'run-results-in-pages']);
-    expect(patchIds(before('batches/by-reference.run-1.json'))).toEqual(['run-in-batches', 'task-definitions-by-reference', 'run-results-in-pages']);
-    for (const file of ['batches/inline.run-0.json', 'batches/inline.run-1.json', 'batches/by-reference.run-0.json', 'batches/by-reference.run-1.json'])
-      expect(jobInputs(before(file)).map((job) => job.resultInMemo)).toEqual([true]);
-    const run = resultOf<RunResult>(before('batches/inline.run-1.json'));
-    expect([run.status, run.resultPages?.length]).toEqual(['COMPLETED', 2]);
-  });
-});
-
-describe('the histories from before jobs claimed their host by their first attempt still cover every kind of run', () => {
-  const before = (file: string) => `before-host-by-first-attempt/${file}`;
-  it('jobs claimed their host by a local activity (the job-on-one-host-activity patch), then ran one host activity pinned to it', () => {
-    expect(inputOf<JobSpec>(before('completed.job-0.json')).hostByFirstAttempt).toBeUndefined();
-    expect(markerNames(before('completed.job-0.json'))).toEqual(['core_patch', 'core_local_activity']);
-    expect(activityTypes(before('completed.job-0.json'))).toEqual(['runJobOnHost']);
-    expect(resultOf<RunResult>(before('partial.run.json')).status).toBe('PARTIAL');
-    expect(resultOf<RunResult>(before('cancel.run.json')).status).toBe('CANCELLED');
-    expect(resultOf<SuiteResult>(before('suite.suite.json')).status).toBe('COMPLETED');
-  });
-
-  it('a job that failed over: its first claimed host let its activity time out before start, the second ran it', () => {
-    const job = resultOf<RunResult['jobs'][number]>(before('failover.job-0.json'));
-    expect([job.status, job.hostsTried]).toEqual(['SUCCEEDED', ['host-silent', 'host-a']]);
-    expect(activityTypes(before('failover.job-0.json'))).toEqual(['runJobOnHost', 'runJobOnHost']);
-    expect(markerNames(before('failover.job-0.json'))).toEqual(['core_patch', 'core_local_activity', 'core_local_activity']);
-  });
-
-  it('runs in batches, with their definitions inline and by reference', () => {
-    expect(patchIds(before('batches/by-reference.run-0.json'))).toEqual(['run-in-batches', 'task-definitions-by-reference', 'run-results-in-pages']);
-    expect(resultOf<RunResult>(before('batches/inline.run-1.json')).status).toBe('COMPLETED');
-  });
-});
-
-describe('the histories from before the run-results-in-pages patch still cover the runs in batches', () => {
-  const before = (file: string) => `before-run-results-pages/${file}`;
-  it('a run in batches (continue-as-new) with its definitions in its input: two executions, pass@k counted per batch', () => {
-    expect(activityTypes(before('inline.run-0.json'))).toEqual(['repeatCounts']);
-    expect(patchIds(before('inline.run-0.json'))).toEqual(['run-in-batches']);
-    expect(lastEventType(before('inline.run-0.json'))).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
-    const run = resultOf<RunResult>(before('inline.run-1.json'));
-    expect([run.status, run.jobsIn, run.jobCount, run.jobs]).toEqual(['COMPLETED', 'job-workflows', 2, []]);
-  });
-
-  it('a run in batches with its definitions by reference: each execution loads its page, the last releases the holder', () => {
-    for (const file of [before('by-reference.run-0.json'), before('by-reference.run-1.json')]) {
-      expect(activityTypes(file)).toEqual(['loadTaskDefinitions', 'repeatCounts']);
-      expect(patchIds(file)).toEqual(['run-in-batches', 'task-definitions-by-reference']);
-    }
-    const input = startedInput<RunSpec>(before('by-reference.run-0.json'));
-    expect([input.tasks, input.definitions?.names, input.definitions?.pages.map((p) => [p.first, p.count])]).toEqual([[], ['scores-half'], [[0, 1]]]);
-    expect(signalledWorkflowIds(before('by-reference.run-0.json'))).toEqual([]);
-    expect(signalledWorkflowIds(before('by-reference.run-1.json'))).toEqual([`${input.runId}.definitions-0`]);
-    expect(resultOf<RunResult>(before('by-reference.run-1.json')).status).toBe('COMPLETED');
-    expect(lastEventType(before('by-reference.definitions-0.json'))).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
-  });
-});
-
-describe('the histories from before the job-on-one-host-activity patch (and run-in-batches) still cover every kind of run', () => {
-  const before = (file: string) => `before-job-on-one-host-activity/${file}`;
-  it('a COMPLETED run with two repeats, its two jobs and the pass@k activity', () => {
-    const run = resultOf<RunResult>(before('completed.run.json'));
-    expect(run.status).toBe('COMPLETED');
-    expect(run.jobs.map((j) => [j.status, j.repeat])).toEqual([
-      ['SUCCEEDED', 0],
-      ['SUCCEEDED', 1],
-    ]);
-    expect(activityTypes(before('completed.run.json'))).toEqual(['passAtK']);
-    // Before the patch: a shared-queue claim, then three host activities, and no marker.
-    expect(markerNames(before('completed.job-0.json'))).toEqual([]);
-    expect(activityTypes(before('completed.job-0.json'))).toEqual(['claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
-  });
-
-  it('a PARTIAL run: one job succeeded, one failed with a non-zero exit', () => {
-    const run = resultOf<RunResult>(before('partial.run.json'));
-    expect(run.status).toBe('PARTIAL');
-    expect(run.jobs.map((j) => [j.task, j.status, j.reason])).toEqual([
-      ['scores-half', 'SUCCEEDED', undefined],
-      ['exits-nonzero', 'FAILED', 'NON_ZERO_EXIT'],
-    ]);
-  });
-
-  it('a retry that carries the succeeded job over and reruns only the failed one', () => {
-    const partial = resultOf<RunResult>(before('partial.run.json'));
-    const retry = resultOf<RunResult>(before('retry.run.json'));
-    expect(retry.retryOf).toBe(partial.runId);
-    expect(retry.jobs.map((j) => [j.task, j.carriedFrom])).toEqual([
-      ['scores-half', partial.runId],
-      ['exits-nonzero', undefined],
-    ]);
-  });
-
-  it('a job that failed over: its first host let the image step time out before start, the second ran it', () => {
-    const job = resultOf<RunResult['jobs'][number]>(before('failover.job-0.json'));
-    expect(job.status).toBe('SUCCEEDED');
-    expect(job.hostsTried).toEqual(['host-silent', 'host-a']);
-    expect(activityTypes(before('failover.job-0.json'))).toEqual(['claimHost', 'ensureImage', 'claimHost', 'ensureImage', 'runTaskContainer', 'harvestResult']);
-    const timedOut = history(before('failover.job-0.json')).events?.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
-    expect(timedOut?.failure?.timeoutFailureInfo?.timeoutType).toBe(2); // TIMEOUT_TYPE_SCHEDULE_TO_START
-  });
-
-  it('a CANCELLED run whose running job was cancelled through its container activity', () => {
-    expect(resultOf<RunResult>(before('cancel.run.json')).status).toBe('CANCELLED');
-    const job = resultOf<RunResult['jobs'][number]>(before('cancel.job-0.json'));
-    expect(job.status).toBe('CANCELLED');
-    expect(history(before('cancel.job-0.json')).events?.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
-  });
-
-  it('a COMPLETED suite of two child runs', () => {
-    const suite = resultOf<SuiteResult>(before('suite.suite.json'));
-    expect(suite.status).toBe('COMPLETED');
-    expect(suite.runs.map((r) => [r.benchmark, r.status])).toEqual([
-      ['outcomes', 'COMPLETED'],
-      ['seeded', 'COMPLETED'],
-    ]);
   });
 });
 

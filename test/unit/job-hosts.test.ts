@@ -74,19 +74,16 @@ describe('the host a running job is on', () => {
     expect(hostOfWorkerIdentity('someone-else@host')).toBeUndefined();
   });
 
-  it("is the memo's host for jobs that wrote one, else the host queue the host activity is pinned to, else the worker that took its first attempt", () => {
+  it('is the host queue the host activity is pinned to, else the worker that took its first attempt', () => {
     const pinned = { activityType: { name: 'runJobOnHost' }, lastWorkerIdentity: '', activityOptions: { taskQueue: { name: 'bq@gpu-2' } } };
     const onShared = { ...activity(workerIdentity('w', 1)), activityOptions: { taskQueue: { name: 'bq' } } };
-    expect(currentHostOf({ memo: { host: 'm' }, raw: { pendingActivities: [pinned] } }, 'bq')).toBe('m');
-    expect(currentHostOf({ memo: {}, raw: { pendingActivities: [pinned] } }, 'bq')).toBe('gpu-2');
-    expect(currentHostOf({ memo: {}, raw: { pendingActivities: [activity(workerIdentity('x', 1), 'passAtK'), onShared] } }, 'bq')).toBe('w');
+    expect(currentHostOf({ raw: { pendingActivities: [pinned] } }, 'bq')).toBe('gpu-2');
+    expect(currentHostOf({ raw: { pendingActivities: [activity(workerIdentity('x', 1), 'repeatCounts'), onShared] } }, 'bq')).toBe('w');
   });
 
   it('is unknown while no worker has taken a first attempt', () => {
-    expect(
-      currentHostOf({ memo: undefined, raw: { pendingActivities: [{ ...activity(''), activityOptions: { taskQueue: { name: 'bq' } } }] } }, 'bq'),
-    ).toBeUndefined();
-    expect(currentHostOf({ memo: undefined, raw: {} }, 'bq')).toBeUndefined();
+    expect(currentHostOf({ raw: { pendingActivities: [{ ...activity(''), activityOptions: { taskQueue: { name: 'bq' } } }] } }, 'bq')).toBeUndefined();
+    expect(currentHostOf({ raw: {} }, 'bq')).toBeUndefined();
   });
 
   it("is, between attempts, the host of the history's latest host activity: its pinned queue, or the worker of a first attempt", () => {
@@ -98,7 +95,7 @@ describe('the host a running job is on', () => {
     const firstAttempt = [scheduled(5, 'bq'), started(5, workerIdentity('a', 7))];
     expect(lastHostInHistory(firstAttempt, 'bq')).toBe('a');
     expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b')], 'bq')).toBe('b');
-    expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b'), started(9, workerIdentity('b', 1)), scheduled(12, 'bq', 'passAtK')], 'bq')).toBe('b');
+    expect(lastHostInHistory([...firstAttempt, scheduled(9, 'bq@b'), started(9, workerIdentity('b', 1)), scheduled(12, 'bq', 'repeatCounts')], 'bq')).toBe('b');
     expect(lastHostInHistory([scheduled(5, 'bq')], 'bq')).toBeUndefined();
   });
 });
