@@ -24,15 +24,7 @@ import { OomEventHub } from '../activities/oom-events.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
 import { NetnsPool } from '../activities/netns-pool.js';
 import { BASE_IMAGE } from '../client/host-ca-trust.js';
-
-/**
- * No watchdog around each call into the workflow sandbox. Node starts and joins a thread for every vm
- * call made with a timeout, several per workflow activation: measured, ~28 ms of CPU per job, a third
- * of the worker's. The SDK's `isolateExecutionTimeout` (not in its public options type; spread in so)
- * is that timeout; patches/@temporalio+worker+*.patch makes 0 mean none. It only guards against a
- * workflow stuck in a synchronous loop, and the workflows are BenchRouter's own, replay-tested code.
- */
-const WITHOUT_SANDBOX_WATCHDOG = { isolateExecutionTimeout: 0 };
+import { missingDependencyPatches, sandboxTimeoutOption } from './dependency-patches.js';
 
 export interface StartWorkerOptions {
   settings: Settings;
@@ -68,6 +60,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const { settings, hostId } = options;
   const docker = options.docker ?? new DockerEngine();
   const say = options.say ?? (() => undefined);
+  // A patch that did not apply costs CPU, not correctness: said once here, and the worker runs without it.
+  const missingPatches = missingDependencyPatches();
+  for (const missing of missingPatches) say(`warning: ${missing.message}`);
   const connection = await connectPatiently(
     () => NativeConnection.connect({ ...temporalConnectionOptions(settings.temporalAddress, settings.temporalTls), grpcCompression: WORKER_GRPC_COMPRESSION }),
     settings.temporalAddress,
@@ -151,7 +146,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       identity,
       dataConverter,
       workflowBundle,
-      ...WITHOUT_SANDBOX_WATCHDOG,
+      // No vm watchdog around each call into the workflow sandbox (a thread started and joined per call,
+      // ~28 ms of CPU per job): it only catches a workflow stuck in a synchronous loop, and the workflows
+      // are BenchRouter's own, replay-tested code. `isolateExecutionTimeout` is not in the SDK's public
+      // options type (so spread in); patches/@temporalio+worker+*.patch makes its 0 mean none.
+      ...sandboxTimeoutOption(missingPatches),
       activities: {
         ...createSharedActivities({ hostId, taskQueue: hostQueue }, (ref) => loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest)),
         // A job's first attempt: handed by the server to the worker that completed the job's first
