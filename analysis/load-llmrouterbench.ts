@@ -5,12 +5,12 @@
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseInstanceRecord, type InstanceRecord } from './instance-record.js';
+import { parseModelOutcome, type ModelOutcome } from './model-outcome.js';
 import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
 export interface LlmRouterBenchLoad {
-  records: InstanceRecord[];
+  records: ModelOutcome[];
   /** The files used, one per (dataset, split, model), in the order read. */
   files: string[];
   /** Files skipped for `demo: true`, and older files superseded by a newer one. */
@@ -98,7 +98,7 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
   const splitsOf = new Map<string, Set<string>>();
   for (const c of chosen) splitsOf.set(c.dataset, (splitsOf.get(c.dataset) ?? new Set()).add(c.split));
 
-  const records: InstanceRecord[] = [];
+  const records: ModelOutcome[] = [];
   for (const c of chosen) {
     if (!Array.isArray(c.records)) {
       problems.add({ file: c.file, field: 'records', message: 'expected an array of per-instance records' });
@@ -107,7 +107,7 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
     const multiSplit = splitsOf.get(c.dataset)!.size > 1;
     c.records.forEach((raw: unknown, i: number) => {
       const benchmark = multiSplit ? `${c.dataset}/${c.split}` : c.dataset;
-      const parsed = parseInstanceRecord(raw, { benchmark, group: c.dataset, model: c.model });
+      const parsed = parseModelOutcome(raw, { benchmark, group: c.dataset, model: c.model });
       if (!parsed.success) {
         problems.addIssues(c.file, `records[${i}]`, parsed.error);
         return;

@@ -2,13 +2,13 @@
 // (BenchRouter's records.jsonl lines plus where they came from). File I/O lives here, not in the analysis.
 
 import { readFileSync } from 'node:fs';
-import { parseInstanceRecord, type InstanceRecord } from './instance-record.js';
+import { parseModelOutcome, type ModelOutcome } from './model-outcome.js';
 import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
 
-export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
+export function loadRecordsJsonl(files: readonly string[]): ModelOutcome[] {
   const problems = new ProblemList();
-  const records: InstanceRecord[] = [];
+  const records: ModelOutcome[] = [];
   for (const file of files) {
     let text: string;
     try {
@@ -28,7 +28,7 @@ export function loadRecordsJsonl(files: readonly string[]): InstanceRecord[] {
         problems.add({ file: where, field: '', message: `not valid JSON (${(error as Error).message})` });
         return;
       }
-      const parsed = parseInstanceRecord(value);
+      const parsed = parseModelOutcome(value);
       if (parsed.success) records.push(parsed.data);
       else problems.addIssues(where, '', parsed.error);
     });

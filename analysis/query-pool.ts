@@ -1,7 +1,7 @@
 // The joined score and cost matrices every analysis step reads: one row per query, one column per
 // model, in typed arrays so the hot loops never touch per-record objects.
 
-import { queryTextOf, type InstanceRecord } from './instance-record.js';
+import { queryTextOf, type ModelOutcome } from './model-outcome.js';
 
 export interface QueryPool {
   /** Benchmarks (datasets) in first-seen order: the units of the macro mean. */
@@ -61,7 +61,7 @@ export type MissingRecords = 'drop' | 'keep';
  * counted (`drop`, the default), or kept with the models that have it (`keep`). Either way the
  * datasets some model lacks are listed in `gaps`.
  */
-export function buildQueryPool(records: Iterable<InstanceRecord>, missing: MissingRecords = 'drop'): QueryPool {
+export function buildQueryPool(records: Iterable<ModelOutcome>, missing: MissingRecords = 'drop'): QueryPool {
   const datasetIds = new Map<string, number>();
   const datasetGroupList: string[] = [];
   const modelIds = new Map<string, number>();

@@ -6,7 +6,7 @@ import { computeBaselines, modelOutcomes, type OracleRule } from './baselines.js
 import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, trainClusterRouter } from './cluster-router.js';
 import { costSave, perfGain } from './cost-setting.js';
 import { normalizeRows, type Embedder } from './embedding-matrix.js';
-import type { InstanceRecord } from './instance-record.js';
+import type { ModelOutcome } from './model-outcome.js';
 import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
 import { outcomeOfChoice, querySet, type Outcome } from './outcome.js';
 import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
@@ -142,7 +142,7 @@ export class UnanalysableInputError extends Error {
 export type PhaseListener = (phase: string, milliseconds: number) => void;
 
 export async function analyzeRecords(
-  records: Iterable<InstanceRecord>,
+  records: Iterable<ModelOutcome>,
   options: Partial<AnalysisOptions>,
   embedder: Embedder,
   onPhase?: PhaseListener,

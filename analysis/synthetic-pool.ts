@@ -3,7 +3,7 @@
 // elsewhere, a few expensive generalists are fair everywhere, and every score is a Bernoulli draw
 // (the noise a router must average away).
 
-import type { InstanceRecord } from './instance-record.js';
+import type { ModelOutcome } from './model-outcome.js';
 import { PythonRandom } from './python-random.js';
 
 export interface SyntheticPoolOptions {
@@ -23,7 +23,7 @@ export interface SyntheticPoolOptions {
 }
 
 export interface SyntheticPool {
-  records: InstanceRecord[];
+  records: ModelOutcome[];
   /** Per query, in record order: its planted topic. */
   topicOfQuery: Int32Array;
   /** Per model: the topic it is strong on, or -1 for a generalist. */
@@ -55,7 +55,7 @@ export function syntheticPool(options: SyntheticPoolOptions): SyntheticPool {
 
   const total = datasets * queriesPerDataset;
   const topicOfQuery = new Int32Array(total);
-  const records: InstanceRecord[] = new Array(total * models);
+  const records: ModelOutcome[] = new Array(total * models);
   let r = 0;
   for (let d = 0; d < datasets; d++) {
     const benchmark = `dataset-${String(d).padStart(2, '0')}`;

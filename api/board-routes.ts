@@ -11,11 +11,11 @@ import { hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
 import { buildQueryPool } from '../analysis/query-pool.js';
 import { analyzeRouting, UnanalysableInputError, type RoutingReport } from '../analysis/routing-analysis.js';
 import { finishedRuns, runResults } from '../client/leaderboard.js';
-import { builtInBenchmarkDir } from '../client/run-request.js';
+import { BUILTIN_BENCHMARKS_DIR } from '../contract/builtin-benchmarks.js';
 import { recordsOfRuns } from '../client/run-records.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
-import { routingReportTables } from '../cli/routing-report-tables.js';
+import { routingReportTables } from '../analysis/routing-report-tables.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { finishedResult } from './run-routes.js';
@@ -41,7 +41,7 @@ export function runIdsOf(list: string): string[] {
 
 /** The built-in benchmarks: each directory under benchmarks/ that loads. */
 export function builtInBenchmarks(): Array<{ name: string; description: string; tasks: string[] }> {
-  const root = builtInBenchmarkDir();
+  const root = BUILTIN_BENCHMARKS_DIR;
   return readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(path.join(root, entry.name, 'benchmark.yaml')))
     .flatMap((entry) => {

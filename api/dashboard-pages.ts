@@ -2,7 +2,8 @@
 // routing analysis and the submit form. Live progress comes from static/dashboard.js over the SSE stream.
 
 import type { RunSummary } from '../client/runs.js';
-import type { Leaderboard, View } from '../runs/leaderboard.js';
+import type { Leaderboard } from '../runs/leaderboard.js';
+import type { TableView } from '../runs/table-view.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import { rejectedRecordsNote } from '../contract/records.js';
@@ -42,10 +43,10 @@ export function table(columns: string[], rows: Array<Array<SafeHtml | string | n
   )}</tbody></table>`;
 }
 
-function viewTable(view: View, id?: string): SafeHtml {
+function viewTable(view: TableView, id?: string): SafeHtml {
   return table(
     view.columns,
-    view.rows.map((row) => row.map((cell) => (typeof cell === 'number' ? Number(cell.toFixed(4)) : cell))),
+    view.rows.map((row) => row.map((cell) => (typeof cell === 'number' ? Number(cell.toFixed(4)) : typeof cell === 'boolean' ? String(cell) : cell))),
     id,
   );
 }
@@ -190,14 +191,14 @@ function runsForm(action: string, runs: string): SafeHtml {
   </form>`;
 }
 
-export function comparePage(runs: string, view: View | undefined, error?: string): string {
+export function comparePage(runs: string, view: TableView | undefined, error?: string): string {
   return page(
     'Compare runs',
     html`${runsForm('/ui/compare', runs)}${error ? html`<p class="error">${error}</p>` : ''}${view ? viewTable(view, 'compare') : ''}`,
   );
 }
 
-export function analysisPage(runs: string, tables: View[] | undefined, error?: string): string {
+export function analysisPage(runs: string, tables: TableView[] | undefined, error?: string): string {
   const plot = tables
     ? html`<figure><img id="plot" alt="accuracy-cost plot with the Pareto frontier" src="/analysis/plot.svg?runs=${encodeURIComponent(runs)}" /></figure>`
     : '';

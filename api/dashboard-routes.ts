@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { finishedRuns, runResults } from '../client/leaderboard.js';
 import { listRuns, queryProgress } from '../client/runs.js';
 import { runWebUiLink } from '../config/settings.js';
-import { routingReportTables } from '../cli/routing-report-tables.js';
+import { routingReportTables } from '../analysis/routing-report-tables.js';
 import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { ApiError } from './api-error.js';

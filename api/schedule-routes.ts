@@ -4,7 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { RunRequestSchema, runSpecFromRequest } from '../client/run-request.js';
+import { runSpecFromRequest } from '../client/run-request.js';
+import { RunOptionFields, withRunOptionRules } from '../runs/run-options.js';
 import {
   checkScheduleName,
   createSchedule,
@@ -24,11 +25,15 @@ import { CHECKPOINT_PLACEHOLDER, SCHEDULE_NAME } from '../runs/schedule-spec.js'
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import { baseUrl, type ApiContext } from './api-context.js';
 
-export const ScheduleRequestSchema = RunRequestSchema.omit({ model: true }).extend({
-  name: z.string().regex(SCHEDULE_NAME, 'expected 1-63 lowercase letters, digits, "-" or "_", starting with a letter or digit'),
-  every: z.string().optional().describe('fire every interval: 30s, 15m, 2h, 1d, or a number of minutes; absent: only when triggered'),
-  paused: z.boolean().optional(),
-});
+/** A run's options but the model (the checkpoint the endpoint serves when the schedule fires), with the schedule's own fields. */
+export const ScheduleRequestSchema = withRunOptionRules(
+  RunOptionFields.omit({ model: true }).extend({
+    benchmark: z.string().min(1).describe('a built-in benchmark name (see GET /benchmarks) or a benchmark directory on the server'),
+    name: z.string().regex(SCHEDULE_NAME, 'expected 1-63 lowercase letters, digits, "-" or "_", starting with a letter or digit'),
+    every: z.string().optional().describe('fire every interval: 30s, 15m, 2h, 1d, or a number of minutes; absent: only when triggered'),
+    paused: z.boolean().optional(),
+  }),
+);
 
 const ScheduleViewSchema = z.object({
   name: z.string(),

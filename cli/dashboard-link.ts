@@ -2,8 +2,8 @@
 // (with a local token made on first use), and run commands print a run's dashboard link when it answers.
 
 import { ensureLocalToken } from '../api/api-tokens.js';
-import type { StartedProcess } from '../client/background-process.js';
-import { isReachable, startApiServer, waitForApiServer } from '../client/embedded-services.js';
+import type { StartedProcess } from '../embedded/background-process.js';
+import { isReachable, startApiServer, waitForApiServer } from '../embedded/embedded-services.js';
 import type { CliDeps } from './cli-deps.js';
 
 /** `host:port` of a URL, with the scheme's default port spelled out. */

@@ -2,7 +2,7 @@
 // that it follows the engine class wherever that goes.
 
 import { DockerEngine } from '../activities/docker-engine.js';
-import type { DockerProbe } from '../client/doctor.js';
+import type { DockerProbe } from '../workers/doctor.js';
 
 export function dockerProbe(engine = new DockerEngine()): DockerProbe {
   return {

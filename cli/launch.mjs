@@ -13,7 +13,7 @@ import os from 'node:os';
 import process from 'node:process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
-import { sourceTreeHash } from './source-tree-hash.mjs';
+import { sourceTreeHash } from '../workers/source-tree-hash.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const entry = path.join(repoRoot, 'cli', 'bin.ts');
@@ -48,7 +48,7 @@ function packageName(specifier) {
 const KEPT_BUILDS = 5;
 
 /**
- * A hash of what the bundle is made from: the sources (cli/source-tree-hash.mjs), this file (the build
+ * A hash of what the bundle is made from: the sources (workers/source-tree-hash.mjs), this file (the build
  * options) and the esbuild version.
  * @param {string} root
  * @returns {string}

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import path from 'node:path';
 import { InputError } from '../contract/problems.js';
 import { renderViews, writeOutputFile, xlsxBytes } from './table-export.js';
-import type { TableView } from './table-view.js';
+import type { TableView } from '../runs/table-view.js';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'csv', 'md', 'xlsx'] as const;
 

@@ -2,7 +2,7 @@
 // Temporal says which host ran each job (client/job-hosts.ts), and that host's queue serves its
 // files page by page (client/remote-artifacts.ts). Without a reachable Temporal they read this host only.
 
-import { isReachable } from '../client/embedded-services.js';
+import { isReachable } from '../embedded/embedded-services.js';
 import { jobHostsOf } from '../client/job-hosts.js';
 import { listRemoteArtifacts, readRemoteArtifact, RemoteArtifactError } from '../client/remote-artifacts.js';
 import { connectClient } from '../client/runs.js';

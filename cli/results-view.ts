@@ -5,7 +5,7 @@ import type { RecordsSummary } from '../contract/records.js';
 import type { JobResult, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
-import type { TableCell, TableView } from './table-view.js';
+import type { TableCell, TableView } from '../runs/table-view.js';
 
 export const RESULT_COLUMNS = [
   'benchmark',

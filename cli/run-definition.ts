@@ -1,17 +1,29 @@
 // From the command line to a run definition: a benchmark argument resolved to a directory, the run
-// flags (and a suite entry's settings) made into the run request the API takes too, and suites found by name.
+// option flags (over --gen-config and a suite entry's settings) validated by the schema the API uses too,
+// and suites found by name.
 
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
 import type { Settings } from '../config/settings.js';
+import type { Benchmark } from '../contract/benchmark.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
-import { resolveBenchmarkDir, runSpecFromRequest, type RunRequest } from '../client/run-request.js';
+import { resolveBenchmarkDir, runSpecOfBenchmark } from '../client/run-request.js';
+import { RunOptionsSchema, type RunOptions } from '../runs/run-options.js';
 import type { RunSpec } from '../runs/run-spec.js';
 import { loadSuites, selectEntries, type Suite, type SuiteEntry } from '../runs/suites.js';
-import type { Command } from 'commander';
-import { gatewayFrom, generationFrom, judgeFrom, positiveInt, pricesFrom, runOptionsFrom, truncationFrom, type RunFlags } from './run-flags.js';
+import { positiveInt } from './flag-values.js';
+import {
+  commaList,
+  generationConfigLayers,
+  generationOptionsOf,
+  layerOptions,
+  requestProblems,
+  runOptionsFromFlags,
+  type ParsedFlags,
+} from './run-option-flags.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** The built-in benchmarks that ship with BenchRouter. */
@@ -19,57 +31,24 @@ export const builtinBenchmarksDir = path.join(repoRoot, 'benchmarks');
 
 export { resolveBenchmarkDir };
 
-/** The run request the flags stand for; a suite entry's tasks, repeats, limit and generation apply on top. */
-export function requestFromFlags(benchmarkArg: string, flags: RunFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunRequest {
-  const benchmarkName = loadBenchmark(resolveBenchmarkDir(benchmarkArg)).name;
-  const taskNames = suite?.entry.tasks ?? (flags.tasks === undefined ? undefined : commaList(flags.tasks));
-  const options = {
-    ...withoutUndefined(runOptionsFrom(flags)),
-    ...(suite?.entry.repeats ? { repeats: suite.entry.repeats } : {}),
-    ...(suite?.entry.limit ? { limit: suite.entry.limit } : {}),
-  };
-  const gateway = withoutUndefined(gatewayFrom(flags));
-  const judge = judgeFrom(flags);
-  const prices = pricesFrom(flags);
-  const truncation = truncationFrom(flags);
-  return {
-    benchmark: benchmarkArg,
-    model: flags.model,
-    endpoint: flags.endpoint,
-    ...(flags.apiKeyEnv ? { apiKeyEnv: flags.apiKeyEnv } : {}),
-    ...(taskNames ? { tasks: taskNames } : {}),
-    ...withoutUndefined({
-      concurrency: options.concurrency,
-      hostTimeoutSeconds: options.hostTimeoutSeconds,
-      heartbeatTimeoutSeconds: options.heartbeatTimeoutSeconds,
-      maxHosts: options.maxHosts,
-      repeats: options.repeats,
-      seed: options.seed,
-      limit: options.limit,
-      instances: options.instances,
-      jobConcurrency: options.jobConcurrency,
-    }),
-    ...withoutUndefined({
-      gateway: gateway.enabled,
-      cache: gateway.cache,
-      modelConcurrency: gateway.concurrency,
-      modelRate: gateway.ratePerSecond,
-      modelRetries: gateway.maxRetries,
-    }),
-    generation: generationFrom(
-      flags,
-      benchmarkName,
-      suite?.entry.generation ? { file: suite.file, field: suite.field, generation: suite.entry.generation } : undefined,
-    ),
-    ...(judge ? { judge: { model: judge.name, endpoint: judge.endpoint, ...(judge.apiKeyEnv ? { apiKeyEnv: judge.apiKeyEnv } : {}) } } : {}),
-    ...(prices ? { prices } : {}),
-    ...(truncation ? { truncation } : {}),
-  };
+/** The run options the flags stand for, over --gen-config's layers; a suite entry's tasks, repeats, limit and generation apply on top of the flags. */
+export function optionsFromFlags(benchmark: Benchmark, flags: ParsedFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunOptions {
+  const { entry } = suite ?? {};
+  const layered = layerOptions(
+    ...(flags.genConfig ? generationConfigLayers(flags.genConfig, benchmark.name) : []),
+    runOptionsFromFlags(flags),
+    entry?.generation ? generationOptionsOf(entry.generation, suite!.file, `${suite!.field}.generation`) : {},
+    { tasks: entry?.tasks, repeats: entry?.repeats, limit: entry?.limit },
+  );
+  const parsed = RunOptionsSchema.safeParse(layered, { reportInput: true });
+  if (!parsed.success) throw new InputError(requestProblems(parsed.error, 'flags'));
+  return parsed.data;
 }
 
-/** A run definition from the flags, through the same request → RunSpec step `POST /evals/submit` takes. */
-export function specFromFlags(benchmarkArg: string, flags: RunFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunSpec {
-  return runSpecFromRequest(requestFromFlags(benchmarkArg, flags, suite));
+/** A run definition from the flags, through the same options → RunSpec step `POST /evals/submit` takes; benchmark.yaml is read once. */
+export function specFromFlags(benchmarkArg: string, flags: ParsedFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunSpec {
+  const benchmark = loadBenchmark(resolveBenchmarkDir(benchmarkArg));
+  return runSpecOfBenchmark(benchmark, optionsFromFlags(benchmark, flags, suite), { tasksFrom: '--tasks' });
 }
 
 /** A suite by name, from the built-in file and the user's (`--suites`, else ~/.benchrouter/suites.yaml). */
@@ -100,25 +79,11 @@ export function addSuiteFlags(command: Command, what: string): Command {
 }
 
 /** The suite's name and one run definition per selected entry, from the flags. */
-export function suiteRunsFromFlags(flags: RunFlags & SuiteFlags, settings: Settings): { suite: string; runs: RunSpec[] } {
+export function suiteRunsFromFlags(flags: ParsedFlags & SuiteFlags, settings: Settings): { suite: string; runs: RunSpec[] } {
   const suite = findSuite(flags.suite!, flags.suites, settings);
   const entries = selectEntries(suite, commaList(flags.only), commaList(flags.exclude));
   return {
     suite: suite.name,
     runs: entries.map((entry, i) => specFromFlags(entry.benchmark, flags, { entry, file: suite.file, field: `suites.${suite.name}.benchmarks[${i}]` })),
   };
-}
-
-/** `a, b,,c` → ['a', 'b', 'c']. */
-export function commaList(text: string | undefined): string[] {
-  return (
-    text
-      ?.split(',')
-      .map((t) => t.trim())
-      .filter(Boolean) ?? []
-  );
-}
-
-function withoutUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -3,7 +3,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { TableCell, TableView } from './table-view.js';
+import type { TableCell, TableView } from '../runs/table-view.js';
 
 export type ViewFormat = 'table' | 'json' | 'csv' | 'md';
 

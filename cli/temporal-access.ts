@@ -2,7 +2,7 @@
 // configured; the others say how to reach one. A run is looked up by id, an unknown id is bad input.
 
 import type { Client } from '@temporalio/client';
-import { ensureBackgroundWorker, isReachable, startEmbeddedServer } from '../client/embedded-services.js';
+import { ensureBackgroundWorker, isReachable, startEmbeddedServer } from '../embedded/embedded-services.js';
 import { resolveHostId } from '../workers/host-id.js';
 import { connectClient, runExists, runHandle, type RunHandle } from '../client/runs.js';
 import type { CliDeps } from './cli-deps.js';

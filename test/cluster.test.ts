@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../client/embedded-services.js';
+import { freePort } from '../embedded/embedded-services.js';
 import { listRemoteArtifacts, readRemoteArtifact } from '../client/remote-artifacts.js';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom, type Settings } from '../config/settings.js';

@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { KEPT_VISIBILITY_INDEXES, trimVisibilityIndexes } from '../client/dev-server-store.js';
-import { prepareEmbeddedDatabase } from '../client/embedded-services.js';
+import { KEPT_VISIBILITY_INDEXES, trimVisibilityIndexes } from '../embedded/dev-server-store.js';
+import { prepareEmbeddedDatabase } from '../embedded/embedded-services.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-store-'));
 const db = path.join(dir, 'temporal.db');

@@ -16,7 +16,7 @@ import { settingsFrom, type Settings } from '../config/settings.js';
 import { br, containersOfRun, dockerLines, fixturesDir, sleepersOf } from './support/harness.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { sweepOrphans } from '../workers/sweep-orphans.js';
-import { freePort } from '../client/embedded-services.js';
+import { freePort } from '../embedded/embedded-services.js';
 import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));

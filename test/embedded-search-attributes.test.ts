@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startEmbeddedServer, stopEmbedded, waitUntilReachable } from '../client/embedded-services.js';
+import { freePort, startEmbeddedServer, stopEmbedded, waitUntilReachable } from '../embedded/embedded-services.js';
 import { settingsFrom } from '../config/settings.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NETNS_HOLDER_LABEL } from '../activities/netns-pool.js';
-import { freePort } from '../client/embedded-services.js';
+import { freePort } from '../embedded/embedded-services.js';
 import { createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunResult } from '../runs/run-spec.js';

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, prepareEmbeddedDatabase } from '../client/embedded-services.js';
+import { freePort, prepareEmbeddedDatabase } from '../embedded/embedded-services.js';
 import { startReferenceModel, type ReferenceModelServer } from '../reference-model/reference-model-server.js';
 import { br } from './support/harness.js';
 

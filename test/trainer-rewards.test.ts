@@ -63,12 +63,7 @@ describe('a trainer reading rewards while the worker is killed mid-job', () => {
       [
         path.join(repoRoot, 'clients', 'python', 'examples', 'stream_rewards.py'),
         ...['--api', api.url, '--token', api.fullToken, '--benchmark', 'arith', '--model', 'replay', '--endpoint', replay.url],
-        ...[
-          '--instances',
-          instances.join(','),
-          '--options',
-          JSON.stringify({ concurrency: 2, gateway: false, heartbeatTimeoutSeconds: 3, hostTimeoutSeconds: 60 }),
-        ],
+        ...['--instances', instances.join(','), '--options', JSON.stringify({ concurrency: 2, gateway: false, heartbeatTimeout: 3, hostTimeout: 60 })],
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

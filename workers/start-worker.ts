@@ -23,7 +23,7 @@ import { installTaskFirewall, type TaskFirewall } from '../activities/task-firew
 import { OomEventHub } from '../activities/oom-events.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
 import { NetnsPool } from '../activities/netns-pool.js';
-import { BASE_IMAGE } from '../client/host-ca-trust.js';
+import { BASE_IMAGE } from './host-ca-trust.js';
 import { missingDependencyPatches, sandboxTimeoutOption } from './dependency-patches.js';
 
 export interface StartWorkerOptions {

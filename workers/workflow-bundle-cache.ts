@@ -5,13 +5,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sourceTreeHash } from '../cli/source-tree-hash.mjs';
+import { sourceTreeHash } from './source-tree-hash.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const bundleScript = fileURLToPath(new URL('./bundle-workflows.ts', import.meta.url));
 
 /**
- * A hash of what the bundle is made from: the sources (cli/source-tree-hash.mjs) and package-lock.json,
+ * A hash of what the bundle is made from: the sources (workers/source-tree-hash.mjs) and package-lock.json,
  * which pins the SDK that bundles and runs the workflows.
  */
 export function workflowSourceHash(root = repoRoot): string {

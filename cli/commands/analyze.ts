@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { renderAccuracyCostSvg } from '../../analysis/accuracy-cost-plot.js';
 import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import type { Embedder } from '../../analysis/embedding-matrix.js';
-import type { InstanceRecord } from '../../analysis/instance-record.js';
+import type { ModelOutcome } from '../../analysis/model-outcome.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
 import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
 import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
@@ -15,7 +15,7 @@ import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
 import { InputError } from '../../contract/problems.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
-import { routingReportTables } from '../routing-report-tables.js';
+import { routingReportTables } from '../../analysis/routing-report-tables.js';
 import { writeOutputFile } from '../table-export.js';
 import type { OracleRule } from '../../analysis/baselines.js';
 import type { MissingRecords, QueryPool } from '../../analysis/query-pool.js';
@@ -33,7 +33,7 @@ export interface AnalyzeCommandDeps {
    * Records of BenchRouter runs, from their artifacts: the given run ids, or 'latest' for the latest
    * finished run per model and benchmark. Absent where no Temporal cluster is configured.
    */
-  runRecords?: (runs: string[] | 'latest') => Promise<{ records: InstanceRecord[]; notes: string[] }>;
+  runRecords?: (runs: string[] | 'latest') => Promise<{ records: ModelOutcome[]; notes: string[] }>;
 }
 
 /** The analysis options come from AnalysisOptions; the definitions are optional, their default depends on the input. */
@@ -134,7 +134,7 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
 
   // Each source is kept as its own array and walked in turn: copying 400,000 records into one array
   // with push(...records) overflows the call stack.
-  const sources: InstanceRecord[][] = [];
+  const sources: ModelOutcome[][] = [];
   if (flags.llmrouterbenchDir) {
     const load = loadLlmRouterBench(flags.llmrouterbenchDir);
     deps.say(

@@ -10,7 +10,7 @@ import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { directorySize, formatBytes, jobArtifacts, locateJobs, shortJobId, type ArtifactCommandDeps, type JobArtifacts } from '../run-artifacts.js';
 import { renderView } from '../table-export.js';
-import type { TableCell } from '../table-view.js';
+import type { TableCell } from '../../runs/table-view.js';
 
 export function registerArtifactsCommand(program: Command, deps: ArtifactCommandDeps): Command {
   const stdout = deps.stdout ?? writeStdout;

@@ -12,7 +12,7 @@ import { readYamlFile } from '../../contract/yaml-file.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
-import type { TableView } from '../table-view.js';
+import type { TableView } from '../../runs/table-view.js';
 
 const CatalogueSchema = z.strictObject({
   benchmarks: z.record(

@@ -7,7 +7,7 @@ import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { ExitError } from '../exit-error.js';
 import { example } from '../help-example.js';
-import { positiveInt } from '../run-flags.js';
+import { positiveInt } from '../flag-values.js';
 
 export function registerCodecServerCommand(program: Command, deps: CliDeps): Command {
   return program

@@ -2,9 +2,9 @@
 // workers, the gateway port, CA trust) and says what to do about each; exits 0 only when all is well.
 
 import type { Command } from 'commander';
-import { doctorExitCode, runDoctor, type Check } from '../../client/doctor.js';
-import { backgroundWorkerPid, isReachable } from '../../client/embedded-services.js';
-import { BASE_IMAGE, caTrustDigest, DEFAULT_EXTRA_CA_DIR, DIND_IMAGE, extraCaFiles } from '../../client/host-ca-trust.js';
+import { doctorExitCode, runDoctor, type Check } from '../../workers/doctor.js';
+import { backgroundWorkerPid, isReachable } from '../../embedded/embedded-services.js';
+import { BASE_IMAGE, caTrustDigest, DEFAULT_EXTRA_CA_DIR, DIND_IMAGE, extraCaFiles } from '../../workers/host-ca-trust.js';
 import { connectClient } from '../../client/runs.js';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';

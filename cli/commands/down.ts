@@ -2,10 +2,10 @@
 // then SIGKILL after a grace period (a wedged worker cannot act on SIGTERM); it reports only stops that happened.
 
 import type { Command } from 'commander';
-import { stopEmbedded } from '../../client/embedded-services.js';
+import { stopEmbedded } from '../../embedded/embedded-services.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
-import { positiveInt } from '../run-flags.js';
+import { positiveInt } from '../flag-values.js';
 
 export function registerDownCommand(program: Command, deps: CliDeps): Command {
   return program

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { withJobs } from '../../client/run-jobs.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { readEvalScopeOutputs, type EvalScopeResult } from '../../client/evalscope-outputs.js';
+import { readEvalScopeOutputs, type EvalScopeResult } from '../evalscope-outputs.js';
 import { createRunSpec, submitRun } from '../../client/runs.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { jobFile, jobResultsDir } from '../../runs/job-artifacts.js';

@@ -5,7 +5,7 @@ import { listRuns } from '../../client/runs.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
-import { positiveInt } from '../run-flags.js';
+import { positiveInt } from '../flag-values.js';
 import { connectTemporal } from '../temporal-access.js';
 
 interface ListFlags extends OutputFlags {

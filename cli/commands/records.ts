@@ -15,7 +15,7 @@ import { readRecordsFile } from '../../activities/records-file.js';
 import { RemoteArtifactError } from '../../client/remote-artifacts.js';
 import { jobFilePath, JOB_FILES } from '../../runs/job-artifacts.js';
 import { locateJobs, readJobFile, shortJobId, type ArtifactCommandDeps, type LocatedJob } from '../run-artifacts.js';
-import type { TableCell } from '../table-view.js';
+import type { TableCell } from '../../runs/table-view.js';
 
 /** Prediction and ground truth are cut to this in the table for people; exports keep them whole. */
 const CELL_TEXT_MAX = 60;

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { startReferenceModel } from '../../reference-model/reference-model-server.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
-import { positiveInt } from '../run-flags.js';
+import { positiveInt } from '../flag-values.js';
 
 export function registerReferenceModelCommand(program: Command, deps: CliDeps): Command {
   return program

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { startReplayModel } from '../../reference-model/replay-model-server.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
-import { positiveInt } from '../run-flags.js';
+import { positiveInt } from '../flag-values.js';
 
 export function registerReplayModelCommand(program: Command, deps: CliDeps): Command {
   return program

@@ -13,20 +13,26 @@ import { exitCodeOf } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { runResultView, scoreNotesView, suiteSummaryView } from '../results-view.js';
 import { addSuiteFlags, specFromFlags, suiteRunsFromFlags, type SuiteFlags } from '../run-definition.js';
-import { addRunFlags, type RunFlags } from '../run-flags.js';
+import { addRunOptionFlags, type ParsedFlags } from '../run-option-flags.js';
 import { watchRunWhileWaiting } from '../health-watch.js';
 import { printRun, progressReporter, waitWithProgress } from '../run-progress.js';
 import { renderSuiteResult } from '../run-text.js';
 import { writeOutputDir } from '../table-export.js';
 import { connectTemporal } from '../temporal-access.js';
 
-type RunCommandFlags = RunFlags & SuiteFlags & { output?: string; folderName?: string };
+type RunCommandFlags = ParsedFlags & SuiteFlags & { json?: boolean; output?: string; folderName?: string };
 
 export function registerRunCommand(program: Command, deps: CliDeps): Command {
   return addSuiteFlags(
-    addRunFlags(program.command('run').description('start a run (or a suite of runs), follow its progress and print the results table'), 'optional'),
+    addRunOptionFlags(
+      program
+        .command('run')
+        .description('start a run (or a suite of runs), follow its progress and print the results table')
+        .argument('[benchmark]', 'benchmark directory, or the name of a built-in benchmark'),
+    ),
     'run',
   )
+    .option('--json', 'print the result as JSON')
     .option('--output <dir>', 'also write the results as CSV and XLSX into this directory')
     .option(
       '--folder-name <name>',
@@ -64,9 +70,9 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
 async function runSuite(deps: CliDeps, flags: RunCommandFlags): Promise<void> {
   const settings = deps.settings();
   const { suite, runs } = suiteRunsFromFlags(flags, settings);
-  const spec = { suiteId: newSuiteId(suite), suite, model: flags.model, runs, parallel: flags.suiteParallel };
+  const spec = { suiteId: newSuiteId(suite), suite, model: String(flags.model), runs, parallel: flags.suiteParallel };
   const handle = await submitSuite(await connectTemporal(deps, true), settings, spec);
-  deps.say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${flags.model}`);
+  deps.say(`suite ${spec.suiteId}: ${runs.map((r) => r.benchmark.name).join(', ')} against ${spec.model}`);
   deps.say(`Web UI: ${runWebUiLink(settings, spec.suiteId)} (Ctrl-C stops waiting; the suite keeps going)`);
   const progress = progressReporter(deps);
   // The suite's own workflow task and its runs' jobs are checked the way a run's are.

@@ -24,10 +24,10 @@ import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { addSuiteFlags, specFromFlags, suiteRunsFromFlags, type SuiteFlags } from '../run-definition.js';
-import { addRunFlags, type RunFlags } from '../run-flags.js';
+import { addRunOptionFlags, type ParsedFlags } from '../run-option-flags.js';
 import { connectTemporal } from '../temporal-access.js';
 
-type CreateFlags = Omit<RunFlags, 'model'> & SuiteFlags & { every?: string; paused?: boolean };
+type CreateFlags = ParsedFlags & SuiteFlags & { endpoint: string; apiKeyEnv?: string; json?: boolean; every?: string; paused?: boolean };
 
 function scheduleTable(views: ScheduleView[]) {
   return {
@@ -49,16 +49,18 @@ export function registerScheduleCommand(program: Command, deps: CliDeps): Comman
   const schedule = program.command('schedule').description('evaluate the checkpoints an endpoint serves, on a schedule or when triggered');
 
   addSuiteFlags(
-    addRunFlags(
+    addRunOptionFlags(
       schedule
         .command('create')
         .description("create a schedule: each firing runs the benchmark (or suite) against the endpoint's current checkpoint, once per checkpoint")
-        .argument('<name>', 'the schedule\'s name: lowercase letters, digits, "-" and "_"'),
-      'optional',
-      'found',
+        .argument('<name>', 'the schedule\'s name: lowercase letters, digits, "-" and "_"')
+        .argument('[benchmark]', 'benchmark directory, or the name of a built-in benchmark'),
+      // The model is the checkpoint the endpoint serves when the schedule fires.
+      ['model'],
     ),
     'evaluate',
   )
+    .option('--json', 'print the schedule as JSON')
     .option('--every <interval>', 'fire every interval: 30s, 15m, 2h, 1d, or a number of minutes (default: only when triggered)')
     .option('--paused', 'create it paused')
     .addHelpText(

@@ -3,7 +3,7 @@
 // (the worker's own log) and exit 1.
 
 import type { Command } from 'commander';
-import { ensureBackgroundWorker, refuseTakenGatewayPort, startEmbeddedServer, waitForApiServer } from '../../client/embedded-services.js';
+import { ensureBackgroundWorker, refuseTakenGatewayPort, startEmbeddedServer, waitForApiServer } from '../../embedded/embedded-services.js';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
 import { startEmbeddedApi } from '../dashboard-link.js';

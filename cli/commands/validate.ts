@@ -13,7 +13,7 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { jobLogTail } from '../run-artifacts.js';
 import { resolveBenchmarkDir, specFromFlags } from '../run-definition.js';
-import { positiveInt } from '../run-flags.js';
+import { positiveInt } from '../flag-values.js';
 import { waitWithProgress } from '../run-progress.js';
 import { connectTemporal } from '../temporal-access.js';
 

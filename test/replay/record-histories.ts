@@ -20,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { loadDefinitionsPage } from '../../client/task-definitions.js';
-import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../../embedded/embedded-services.js';
 import { settingsFrom } from '../../config/settings.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { gatewaySecret, ModelGateway } from '../../gateway/model-gateway.js';

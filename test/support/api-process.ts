@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { addToken } from '../../api/api-tokens.js';
-import { freePort } from '../../client/embedded-services.js';
+import { freePort } from '../../embedded/embedded-services.js';
 import { repoRoot } from './harness.js';
 
 export interface ApiProcess {

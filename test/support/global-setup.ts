@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../../embedded/embedded-services.js';
 import { LABELS } from '../../activities/container-spec.js';
 import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';

@@ -4,7 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { freePort, spawnDevServer, waitUntilReachable } from '../../client/embedded-services.js';
+import { freePort, spawnDevServer, waitUntilReachable } from '../../embedded/embedded-services.js';
 import { repoRoot } from './harness.js';
 
 export interface WorkerProcess {

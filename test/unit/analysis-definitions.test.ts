@@ -7,7 +7,7 @@ import { balanceInto } from '../../analysis/balance-score.js';
 import { computeBaselines, modelOutcomes } from '../../analysis/baselines.js';
 import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, type ClusterModel } from '../../analysis/cluster-router.js';
 import { costSave, perfGain } from '../../analysis/cost-setting.js';
-import type { InstanceRecord } from '../../analysis/instance-record.js';
+import type { ModelOutcome } from '../../analysis/model-outcome.js';
 import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from '../../analysis/knn-router.js';
 import { outcomeOfChoice, querySet } from '../../analysis/outcome.js';
 import { dominates, paretoDistance, paretoFrontier, stepCurve } from '../../analysis/pareto-frontier.js';
@@ -32,7 +32,7 @@ const SCORES: Array<[string, number, [number, number, number]]> = [
 ];
 const MODELS = ['a', 'b', 'c'];
 // Models are given out of name order on purpose: the pool sorts them, so ties break by name.
-const records: InstanceRecord[] = SCORES.flatMap(([benchmark, index, scores]) =>
+const records: ModelOutcome[] = SCORES.flatMap(([benchmark, index, scores]) =>
   [2, 0, 1].map((m) => ({ benchmark, model: MODELS[m]!, index, score: scores[m]!, cost: m + 1 })),
 );
 const pool = buildQueryPool(records);

@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { instanceRecordSchema, parseInstanceRecord } from '../../analysis/instance-record.js';
+import { modelOutcomeSchema, parseModelOutcome } from '../../analysis/model-outcome.js';
 import { loadLlmRouterBench, timestampOf } from '../../analysis/load-llmrouterbench.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { InputError } from '../../contract/problems.js';
@@ -99,8 +99,8 @@ describe('loadLlmRouterBench', () => {
       'not an object',
     ];
     for (const raw of cases) {
-      const fast = parseInstanceRecord(raw, origin);
-      const schema = instanceRecordSchema.safeParse({ ...(typeof raw === 'object' ? raw : { record: raw }), ...origin });
+      const fast = parseModelOutcome(raw, origin);
+      const schema = modelOutcomeSchema.safeParse({ ...(typeof raw === 'object' ? raw : { record: raw }), ...origin });
       expect(fast.success).toBe(schema.success);
       if (fast.success) expect(fast.data).toEqual(schema.data);
       else expect(fast.error.issues.map((i) => i.message)).toEqual(schema.error!.issues.map((i) => i.message));

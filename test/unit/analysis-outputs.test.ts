@@ -16,7 +16,7 @@ import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRecords, METHOD, type RoutingReport } from '../../analysis/routing-analysis.js';
 import { syntheticPool } from '../../analysis/synthetic-pool.js';
 import { registerAnalyzeCommand } from '../../cli/commands/analyze.js';
-import { routingReportTables, SHEETS } from '../../cli/routing-report-tables.js';
+import { routingReportTables, SHEETS } from '../../analysis/routing-report-tables.js';
 import { renderViews, xlsxBytes } from '../../cli/table-export.js';
 import { InputError } from '../../contract/problems.js';
 import { embed, startReferenceModel } from '../../reference-model/reference-model-server.js';

@@ -19,7 +19,7 @@
 //   random.seed(42); print([random.randrange(33) for _ in range(10)])
 
 import { describe, expect, it } from 'vitest';
-import type { InstanceRecord } from '../../analysis/instance-record.js';
+import type { ModelOutcome } from '../../analysis/model-outcome.js';
 import { PythonRandom } from '../../analysis/python-random.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { splitQueries } from '../../analysis/train-test-split.js';
@@ -55,7 +55,7 @@ describe('PythonRandom', () => {
 describe('train/test split', () => {
   // Datasets of 10, 7, 1 and 3 queries, in that order, each query's index its position.
   const sizes = [10, 7, 1, 3];
-  const records: InstanceRecord[] = sizes.flatMap((n, d) => Array.from({ length: n }, (_, index) => ({ benchmark: `d${d}`, model: 'm', index, score: 1 })));
+  const records: ModelOutcome[] = sizes.flatMap((n, d) => Array.from({ length: n }, (_, index) => ({ benchmark: `d${d}`, model: 'm', index, score: 1 })));
   const pool = buildQueryPool(records);
   const indicesOf = (rows: Int32Array, d: number) => [...rows].filter((q) => pool.queryDataset[q] === d).map((q) => Number(pool.queryIndex[q]));
 

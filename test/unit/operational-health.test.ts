@@ -6,8 +6,8 @@ import { appendFileSync, existsSync, mkdtempSync, statSync, writeFileSync } from
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { logTailSince, processRuns, stopProcess } from '../../client/background-process.js';
-import { doctorExitCode, runDoctor, type Check, type DoctorDeps } from '../../client/doctor.js';
+import { logTailSince, processRuns, stopProcess } from '../../embedded/background-process.js';
+import { doctorExitCode, runDoctor, type Check, type DoctorDeps } from '../../workers/doctor.js';
 import { stalledQueueFinding, workflowTaskFinding } from '../../client/run-health.js';
 import { settingsFrom } from '../../config/settings.js';
 import { renderChecks } from '../../cli/commands/doctor.js';

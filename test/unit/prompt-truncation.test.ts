@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadTokenizerFile, middleTruncate, truncateRequest, truncator } from '../../gateway/prompt-truncation.js';
 import { upstreamRequest } from '../../gateway/request-body.js';
 import { runSpecFromRequest } from '../../client/run-request.js';
+import { RunRequestSchema } from '../../runs/run-options.js';
 import { InputError } from '../../contract/problems.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -137,24 +138,29 @@ describe('loadTokenizerFile', () => {
 });
 
 describe('the run request', () => {
-  const request = { benchmark: 'arith', model: 'm', endpoint: 'http://127.0.0.1:1/v1' };
-  const fixtureBenchmark = 'arith';
+  const request = (extra: Record<string, unknown>) => RunRequestSchema.parse({ benchmark: 'arith', model: 'm', endpoint: 'http://127.0.0.1:1/v1', ...extra });
 
   it("pins the tokenizer's absolute path and SHA-256 in the run's generation settings", () => {
-    const spec = runSpecFromRequest({ ...request, benchmark: fixtureBenchmark, truncation: { tokens: 4096, tokenizer: FIXTURE }, jobConcurrency: 32 });
+    const spec = runSpecFromRequest(request({ truncationTokens: 4096, tokenizer: FIXTURE, jobConcurrency: 32 }));
     expect(spec.generation).toEqual({ set: {}, truncation: { maxTokens: 4096, tokenizer: FIXTURE, sha256: SHA256 } });
     expect(spec.options.jobConcurrency).toBe(32);
   });
 
-  it('refuses a file that is not a tokenizer, naming it and the field', () => {
+  it('refuses a file that is not a tokenizer, naming it and the field, and truncation without the gateway', () => {
     mkdirSync(path.join(scratch, 'model'), { recursive: true });
     const notTokenizer = path.join(scratch, 'model', 'config.json');
     writeFileSync(notTokenizer, '{"architectures": []}');
-    const submit = () => runSpecFromRequest({ ...request, benchmark: fixtureBenchmark, truncation: { tokens: 8, tokenizer: notTokenizer } }, { file: 'body' });
+    const submit = () => runSpecFromRequest(request({ truncationTokens: 8, tokenizer: notTokenizer }), { file: 'body' });
     expect(submit).toThrow(InputError);
-    expect(submit).toThrow(`${notTokenizer}: body truncation.tokenizer: not a tokenizer: expected a Hugging Face tokenizer.json`);
-    expect(() => runSpecFromRequest({ ...request, benchmark: fixtureBenchmark, gateway: false, truncation: { tokens: 8, tokenizer: FIXTURE } })).toThrow(
-      '--truncation-tokens: prompt truncation is applied by the gateway: it cannot be used with --no-gateway (gateway: false)',
-    );
+    expect(submit).toThrow(`${notTokenizer}: body tokenizer: not a tokenizer: expected a Hugging Face tokenizer.json`);
+    expect(
+      RunRequestSchema.safeParse({ benchmark: 'arith', model: 'm', endpoint: 'http://127.0.0.1:1/v1', gateway: false, truncationTokens: 8, tokenizer: FIXTURE })
+        .error?.issues,
+    ).toEqual([
+      expect.objectContaining({
+        path: ['truncationTokens'],
+        message: 'prompt truncation is applied by the gateway: it cannot be used without it (gateway: false)',
+      }),
+    ]);
   });
 });

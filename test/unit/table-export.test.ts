@@ -11,7 +11,7 @@ import type { JobResult, RunResult } from '../../runs/run-spec.js';
 import type { UsageSummary } from '../../runs/usage.js';
 import { RESULT_COLUMNS, runResultView } from '../../cli/results-view.js';
 import { renderView, renderViews, sheetNames, spreadsheetSafe, writeXlsx } from '../../cli/table-export.js';
-import type { TableView } from '../../cli/table-view.js';
+import type { TableView } from '../../runs/table-view.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-table-export-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

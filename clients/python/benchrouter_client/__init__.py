@@ -9,7 +9,9 @@ lost or repeated.
         print(reward.instance, reward.score)
 """
 
+import difflib
 import json
+import os
 import time
 import urllib.error
 import urllib.parse
@@ -17,10 +19,38 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional
 
-__all__ = ["Client", "Reward", "ApiError", "TERMINAL_STATUSES"]
+__all__ = ["Client", "Reward", "ApiError", "TERMINAL_STATUSES", "RUN_OPTIONS", "check_run_options"]
 
 TERMINAL_STATUSES = {"COMPLETED", "PARTIAL", "FAILED", "CANCELLED", "TERMINATED", "TIMED_OUT"}
 RETRYABLE_STATUS = {429, 502, 503, 504}
+
+# The submit body's JSON Schema, generated from BenchRouter's one definition of a run's options
+# (`npm run generate:run-options`): the names and types a run accepts, with their descriptions.
+with open(os.path.join(os.path.dirname(__file__), "run_options.json")) as _file:
+    _RUN_REQUEST = json.load(_file)
+RUN_OPTIONS = {name: spec for name, spec in _RUN_REQUEST["properties"].items() if name != "benchmark"}
+
+_JSON_TYPES = {
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, (list, tuple)),
+    "object": lambda v: isinstance(v, dict),
+}
+
+
+def check_run_options(options: Dict[str, Any]) -> None:
+    """Raises ValueError naming the first option BenchRouter does not know, or whose value has the wrong type,
+    before anything is sent; the server checks the rest (ranges, rules between options) and says so."""
+    for name, value in options.items():
+        spec = RUN_OPTIONS.get(name)
+        if spec is None:
+            close = difflib.get_close_matches(name, RUN_OPTIONS, n=1)
+            raise ValueError(f"unknown run option {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "") + "; see docs/run-options.md")
+        expected = spec.get("type")
+        if expected in _JSON_TYPES and value is not None and not _JSON_TYPES[expected](value):
+            raise ValueError(f"run option {name!r}: expected {expected}, got {type(value).__name__} {value!r} ({spec.get('description', '')})")
 
 
 class ApiError(Exception):
@@ -68,9 +98,10 @@ class Client:
     # --- runs -----------------------------------------------------------------------------------
 
     def submit(self, benchmark: str, model: str, endpoint: str, idempotency_key: Optional[str] = None, **options: Any) -> str:
-        """Starts a run and returns its id. `options` are the submit body's other fields (instances, limit,
-        tasks, repeats, concurrency, apiKeyEnv, ...; see docs/api.md). With `idempotency_key`, a retried
-        submit names the run the first one made instead of starting another."""
+        """Starts a run and returns its id. `options` are the run's other options by their one name (instances,
+        limit, tasks, repeats, concurrency, apiKeyEnv, ...: RUN_OPTIONS, docs/run-options.md), checked here
+        first. With `idempotency_key`, a retried submit names the run the first one made instead of starting another."""
+        check_run_options(options)
         body = {"benchmark": benchmark, "model": model, "endpoint": endpoint, **options}
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return self._call("POST", "/evals/submit", body=body, headers=headers)["runId"]

@@ -1,8 +1,8 @@
 // The routing report (`br analyze`) as tables: methods, the cost setting, the α sweeps, single models,
 // the Pareto frontier, datasets and options. The exporter makes them CSV, Markdown or XLSX sheets.
 
-import { formatAlpha, type RoutingReport } from '../analysis/routing-analysis.js';
-import type { TableCell, TableView } from './table-view.js';
+import { formatAlpha, type RoutingReport } from './routing-analysis.js';
+import type { TableCell, TableView } from '../runs/table-view.js';
 
 export const SHEETS = ['Methods', 'Cost setting', 'Alpha sweeps', 'Models', 'Pareto frontier', 'Datasets', 'Options'] as const;
 

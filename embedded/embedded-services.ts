@@ -1,7 +1,7 @@
 // The embedded default (docs/operations.md): with no Temporal address configured, `br` runs a local
 // `temporal server start-dev` persisted under the BenchRouter home, with the Web UI on, a background
 // worker and (from `br up`) the API server. All are detached processes tracked by pid files
-// (client/background-process.ts).
+// (embedded/background-process.ts).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,8 +17,8 @@ import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../conf
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { workerIdentity } from '../runs/worker-identity.js';
 import { ensureHomeDir, keepOutputTail, pidInFile, processRuns, stopProcess, waitUntilReady, type StartedProcess } from './background-process.js';
-import { queueState } from './run-health.js';
-import { connectClient } from './runs.js';
+import { queueState } from '../client/run-health.js';
+import { connectClient } from '../client/runs.js';
 import { trimVisibilityIndexes } from './dev-server-store.js';
 
 /**
@@ -242,7 +242,7 @@ function spawnTemporal(port: number, dbFile: string): { child: ChildProcess; std
 /**
  * Readies the database file of a dev server started with devServerArgs: a missing one is created by a
  * first start of that server (Temporal writes its schema and BenchRouter's search attributes), stopped
- * once it answers; then its visibility indexes are trimmed (client/dev-server-store.ts). No server may
+ * once it answers; then its visibility indexes are trimmed (embedded/dev-server-store.ts). No server may
  * have the file open.
  */
 export async function prepareEmbeddedDatabase(dbFile: string, say: (line: string) => void = () => undefined): Promise<void> {

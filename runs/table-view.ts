@@ -1,5 +1,5 @@
-// The one table model of `br`'s output: named columns and rows of typed cells. Read commands build
-// these; cli/table-export.ts turns them into a table, JSON, CSV, Markdown or an XLSX workbook.
+// The one table model of BenchRouter's output: named columns and rows of typed cells. Read commands and the
+// dashboard build these; cli/table-export.ts turns them into a table, JSON, CSV, Markdown or an XLSX workbook.
 
 /** A cell keeps its type to the end: numbers stay numbers in JSON and spreadsheets, null is missing. */
 export type TableCell = string | number | boolean | null;

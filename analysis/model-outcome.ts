@@ -3,7 +3,7 @@
 
 import { z } from 'zod';
 
-export interface InstanceRecord {
+export interface ModelOutcome {
   benchmark: string;
   model: string;
   /**
@@ -35,7 +35,7 @@ const count = z.preprocess((value) => (value === null ? undefined : value), z.nu
 const SCORE = 'expected a number in [0, 1] or null';
 const COST = 'expected a non-negative number of USD or null';
 
-export const instanceRecordSchema = z.object({
+export const modelOutcomeSchema = z.object({
   benchmark: z.string().min(1, 'expected a non-empty benchmark name'),
   model: z.string().min(1, 'expected a non-empty model name'),
   group: z.string().min(1, 'expected a non-empty dataset name').optional(),
@@ -54,26 +54,26 @@ export const instanceRecordSchema = z.object({
 });
 
 /** The text a router sees for an instance: the prompt as sent (as LLMRouterBench embeds it), else the raw query. */
-export function queryTextOf(record: Pick<InstanceRecord, 'prompt' | 'origin_query'>): string {
+export function queryTextOf(record: Pick<ModelOutcome, 'prompt' | 'origin_query'>): string {
   return record.prompt || record.origin_query || '';
 }
 
 /**
- * instanceRecordSchema.safeParse of `value` with the fields of `origin` (where it was read) added,
+ * modelOutcomeSchema.safeParse of `value` with the fields of `origin` (where it was read) added,
  * fast: a record whose fields are plainly valid is built directly, with no copy of the raw object
  * (zod and the copy cost about 8 µs a record, 3 s of CPU on a 400,000-record release); anything
  * else goes through the schema, which decides and words the error.
  */
-export function parseInstanceRecord(
+export function parseModelOutcome(
   value: unknown,
-  origin?: Pick<InstanceRecord, 'benchmark' | 'model' | 'group'>,
-): ReturnType<typeof instanceRecordSchema.safeParse> {
+  origin?: Pick<ModelOutcome, 'benchmark' | 'model' | 'group'>,
+): ReturnType<typeof modelOutcomeSchema.safeParse> {
   const record = plainlyValid(value, origin);
   if (record) return { success: true, data: record };
-  return instanceRecordSchema.safeParse(origin ? { ...(typeof value === 'object' && value !== null ? value : { record: value }), ...origin } : value);
+  return modelOutcomeSchema.safeParse(origin ? { ...(typeof value === 'object' && value !== null ? value : { record: value }), ...origin } : value);
 }
 
-function plainlyValid(value: unknown, origin?: Pick<InstanceRecord, 'benchmark' | 'model' | 'group'>): InstanceRecord | undefined {
+function plainlyValid(value: unknown, origin?: Pick<ModelOutcome, 'benchmark' | 'model' | 'group'>): ModelOutcome | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   const { index, score, cost } = v;
@@ -85,7 +85,7 @@ function plainlyValid(value: unknown, origin?: Pick<InstanceRecord, 'benchmark' 
   if (!(typeof index === 'string' ? index.length > 0 : Number.isSafeInteger(index))) return undefined;
   if (!(score === null || (typeof score === 'number' && (Number.isNaN(score) || (score >= 0 && score <= 1))))) return undefined;
   if (!(cost === undefined || cost === null || (typeof cost === 'number' && (Number.isNaN(cost) || (cost >= 0 && cost < Infinity))))) return undefined;
-  const record: InstanceRecord = { benchmark, model, index: index as number | string, score: score as number | null };
+  const record: ModelOutcome = { benchmark, model, index: index as number | string, score: score as number | null };
   if (group !== undefined) record.group = group as string;
   for (const key of ['origin_query', 'prompt', 'prediction'] as const) {
     const t = v[key];

@@ -7,7 +7,7 @@ import type { Settings } from '../config/settings.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { BASE_IMAGE, CA_DIGEST_LABEL } from './host-ca-trust.js';
-import { lastWorkflowTaskWorker, queueState } from './run-health.js';
+import { lastWorkflowTaskWorker, queueState } from '../client/run-health.js';
 
 export type CheckLevel = 'ok' | 'info' | 'warn' | 'fail';
 
