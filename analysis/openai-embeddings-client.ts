@@ -1,6 +1,7 @@
 // Query embeddings from an OpenAI-compatible `/v1/embeddings` endpoint, used only when the user names
 // one. The network lives in this file alone; the rest of analysis/ is pure computation.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import pMap from 'p-map';
 import type { EmbeddingMatrix, Embedder } from './embedding-matrix.js';
 
@@ -99,5 +100,5 @@ function parseEmbeddings(url: string, text: string, expected: number): number[][
 }
 
 function backoff(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+  return sleep(250 * 2 ** (attempt - 1));
 }

@@ -6,6 +6,7 @@
 // with Last-Event-ID (or ?after=) gets the rest, each reward once. Ends with `end` once every job has
 // its result and the run has ended (its results can be read).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -71,7 +72,6 @@ export function registerRunRewards(app: FastifyInstance, context: ApiContext, op
       const pollMs = options.pollMs ?? POLL_MS;
       const abort = new AbortController();
       request.raw.on('close', () => abort.abort());
-      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
       // The run's own state, read at most every RUN_STATE_MS for all the jobs: a run that closed with
       // jobs never started has nothing more for them.

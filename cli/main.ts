@@ -37,7 +37,7 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { ExitError } from './exit-error.js';
-import { builtinBenchmarksDir } from './run-definition.js';
+import { BUILTIN_BENCHMARKS_DIR } from '../contract/builtin-benchmarks.js';
 import { example } from './help-example.js';
 import { remoteArtifactAccess } from './remote-artifact-access.js';
 import { connectTemporal } from './temporal-access.js';
@@ -55,7 +55,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
     .addHelpText('after', example('$ br run arith --model reference-acc80 --endpoint http://127.0.0.1:8399/v1'));
 
   registerValidateCommand(program, deps);
-  registerBenchmarksCommand(program, { ...deps, benchmarksDir: builtinBenchmarksDir });
+  registerBenchmarksCommand(program, { ...deps, benchmarksDir: BUILTIN_BENCHMARKS_DIR });
   registerSubmitCommand(program, deps);
   registerRunCommand(program, deps);
   registerStatusCommand(program, deps);

@@ -2,9 +2,9 @@
 // option flags (over --gen-config and a suite entry's settings) validated by the schema the API uses too,
 // and suites found by name.
 
+import { BUILTIN_BENCHMARKS_DIR } from '../contract/builtin-benchmarks.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { Settings } from '../config/settings.js';
 import type { Benchmark } from '../contract/benchmark.js';
@@ -24,10 +24,6 @@ import {
   runOptionsFromFlags,
   type ParsedFlags,
 } from './run-option-flags.js';
-
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-/** The built-in benchmarks that ship with BenchRouter. */
-export const builtinBenchmarksDir = path.join(repoRoot, 'benchmarks');
 
 export { resolveBenchmarkDir };
 
@@ -54,7 +50,7 @@ export function specFromFlags(benchmarkArg: string, flags: ParsedFlags, suite?: 
 /** A suite by name, from the built-in file and the user's (`--suites`, else ~/.benchrouter/suites.yaml). */
 export function findSuite(name: string, suitesFile: string | undefined, settings: Settings): Suite {
   if (suitesFile && !existsSync(suitesFile)) throw new InputError([{ file: suitesFile, field: '', message: 'file not found' }]);
-  const suites = loadSuites([path.join(repoRoot, 'benchmarks', 'suites.yaml'), suitesFile ?? path.join(settings.home, 'suites.yaml')]);
+  const suites = loadSuites([path.join(BUILTIN_BENCHMARKS_DIR, 'suites.yaml'), suitesFile ?? path.join(settings.home, 'suites.yaml')]);
   const suite = suites.get(name);
   if (!suite) throw new InputError([{ file: '--suite', field: '', message: `no suite "${name}" (have ${[...suites.keys()].join(', ')})` }]);
   return suite;

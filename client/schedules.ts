@@ -160,15 +160,6 @@ export async function describeSchedule(client: Client, name: string): Promise<Sc
   return viewOf(description.scheduleId, description.memo, description.state, description.info);
 }
 
-/** The definition a schedule's firings evaluate (its action's argument). */
-export async function scheduleSpecOf(client: Client, name: string): Promise<CheckpointScheduleSpec> {
-  const description = await describeOrRefuse(client, name);
-  if (description.action.type !== 'startWorkflow') throw new Error(`schedule ${name} does not start a workflow`);
-  const spec = description.action.args?.[0] as CheckpointScheduleSpec | undefined;
-  if (!spec) throw new Error(`schedule ${name} has no definition in its action`);
-  return spec;
-}
-
 export async function listSchedules(client: Client): Promise<ScheduleView[]> {
   const views: ScheduleView[] = [];
   for await (const schedule of client.schedule.list()) {

@@ -30,11 +30,6 @@ export interface BadRecordLine {
   problem: string;
 }
 
-export interface ParsedRecords {
-  records: InstanceRecord[];
-  badLines: BadRecordLine[];
-}
-
 /** A figure some records may not report: the total over those that do, and how many do not. */
 export interface RecordsTotal {
   total: number;
@@ -124,26 +119,6 @@ function plainRecord(value: Record<string, unknown>): InstanceRecord | undefined
   value.completion_tokens ??= null;
   value.cost ??= null;
   return value as InstanceRecord;
-}
-
-export function parseRecords(text: string): ParsedRecords {
-  const records: InstanceRecord[] = [];
-  const badLines: BadRecordLine[] = [];
-  const lines = text.replace(/^\uFEFF/, '').split('\n');
-  lines.forEach((raw, i) => {
-    const outcome = parseRecordLine(raw.endsWith('\r') ? raw.slice(0, -1) : raw, i + 1);
-    if (!outcome) return;
-    if ('record' in outcome) records.push(outcome.record);
-    else badLines.push({ line: i + 1, problem: outcome.problem });
-  });
-  return { records, badLines };
-}
-
-export function summarizeRecords(parsed: ParsedRecords): RecordsSummary {
-  const summary = new RecordsSummarizer();
-  for (const record of parsed.records) summary.addRecord(record);
-  for (const bad of parsed.badLines) summary.addBadLine(bad.problem);
-  return summary.result();
 }
 
 /**

@@ -3,13 +3,13 @@
 // worker and (from `br up`) the API server. All are detached processes tracked by pid files
 // (embedded/background-process.ts).
 
+import { REPO_ROOT } from '../config/repository.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
@@ -102,8 +102,6 @@ export function devServerEnv(): NodeJS.ProcessEnv {
   };
 }
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-
 export function isReachable(address: string, timeoutMs = 1000): Promise<boolean> {
   const [host = '127.0.0.1', port = '7233'] = address.split(':');
   return new Promise((resolve) => {
@@ -160,7 +158,7 @@ function startDetached(
   const logFile = path.join(settings.home, `${name}.log`);
   const logFrom = existsSync(logFile) ? statSync(logFile).size : 0;
   const log = openSync(logFile, 'a');
-  const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: repoRoot, env });
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: REPO_ROOT, env });
   closeSync(log);
   child.unref();
   writeFileSync(pidFile, String(child.pid));
@@ -333,7 +331,7 @@ export function startApiServer(settings: Settings, say: (line: string) => void):
     settings,
     'api',
     process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'serve', '--port', String(settings.apiPort)],
+    ['--import', 'tsx', path.join(REPO_ROOT, 'cli/bin.ts'), 'serve', '--port', String(settings.apiPort)],
     say,
   );
   say(`starting the API server and dashboard on port ${settings.apiPort}, pid ${api.pid} (log ${api.logFile})`);
@@ -393,7 +391,7 @@ export async function ensureBackgroundWorker(
   const running = backgroundWorkerPid(settings);
   if (running) return running;
   await refuseTakenGatewayPort(settings);
-  const worker = startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(repoRoot, 'cli/bin.ts'), 'worker'], say);
+  const worker = startDetached(settings, 'worker', process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'cli/bin.ts'), 'worker'], say);
   say(`starting a background worker, pid ${worker.pid} (log ${worker.logFile}); waiting until it polls`);
   const identity = workerIdentity(hostId, worker.pid);
   const client = await connectClient(settings);

@@ -4,6 +4,7 @@
 // its allow-list), limits and retries calls toward the upstream, caches answers, and applies the
 // run's generation settings and prompt truncation.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -399,10 +400,6 @@ export function retryAfterMs(header: string | undefined): number | undefined {
 export function backoffMs(attempt: number): number {
   const base = Math.min(500 * 2 ** (attempt - 1), 20_000);
   return base / 2 + Math.random() * (base / 2);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 function sendError(res: http.ServerResponse, status: number, message: string, type: string): void {

@@ -1,6 +1,8 @@
 // Limits toward the model, per run: at most N upstream requests at once and, optionally, at most R
 // requests started per second. Jobs of one run on one host share the limiter.
 
+import { setTimeout as sleep } from 'node:timers/promises';
+
 export class RunLimiter {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
@@ -26,7 +28,7 @@ export class RunLimiter {
       this.nextStartMs = start + 1000 / this.ratePerSecond;
       if (start > now) {
         queued = true;
-        await new Promise((r) => setTimeout(r, start - now));
+        await sleep(start - now);
       }
     }
     let released = false;

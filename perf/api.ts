@@ -7,6 +7,7 @@
 //
 //   npm run perf:api -- [GET requests, default 2000]
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
     let listed = 0;
     for (let i = 0; i < 50 && listed < SUBMITS; i++) {
       listed = (await listRuns(client, 1000, { model: tag })).length;
-      if (listed < SUBMITS) await new Promise((r) => setTimeout(r, 200));
+      if (listed < SUBMITS) await sleep(200);
     }
     console.log(`visibility lists ${listed} runs of ${tag} (expected ${SUBMITS}: none duplicated)`);
 

@@ -14,7 +14,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { ensureBigImage } from '../test/support/big-image.js';
-import { repoRoot, run, sleep, startStack, type PerfStack } from './perf-support.js';
+import { repoRoot, run, startStack, type PerfStack } from './perf-support.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const REPEATS = Number(process.argv[2] ?? 3);
 const SMALL_IMAGE = 'benchrouter-test/inner-service:1'; // busybox, about 2 MB

@@ -15,7 +15,8 @@ import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { settingsFrom } from '../config/settings.js';
-import { repoRoot, sleep, startStack, startWorkerProcess } from './perf-support.js';
+import { repoRoot, startStack, startWorkerProcess } from './perf-support.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const HEARTBEAT_TIMEOUT = 3;
 const HOST_TIMEOUT = 5;

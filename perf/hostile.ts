@@ -8,7 +8,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cpuDelta, cpuSecondsByProcess, repoRoot, run, sleep, startStack } from './perf-support.js';
+import { cpuDelta, cpuSecondsByProcess, repoRoot, run, startStack } from './perf-support.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');

@@ -5,6 +5,7 @@
 //
 //   npm run perf:leaderboard -- [N]
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { finishedRuns } from '../client/leaderboard.js';
 import { buildLeaderboard, leaderboardView } from '../runs/leaderboard.js';
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     });
     const madeSeconds = (performance.now() - madeStart) / 1000;
     // Visibility is eventually consistent: wait until every run is listed as finished.
-    while ((await finishedRuns(client)).length < N) await new Promise((r) => setTimeout(r, 200));
+    while ((await finishedRuns(client)).length < N) await sleep(200);
 
     const inside = performance.now();
     const board = buildLeaderboard(await finishedRuns(client));

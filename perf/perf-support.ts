@@ -1,17 +1,18 @@
 // Shared set-up for perf scripts: a throwaway Temporal dev server and a real `br worker` process,
 // so figures include every hop a user's run takes.
 
+import { REPO_ROOT } from '../config/repository.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort, spawnDevServer, waitUntilReachable } from '../embedded/embedded-services.js';
 import { unmountStore } from '../activities/reflink-fs.js';
 
 export { freePort };
 
-export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+export const repoRoot = REPO_ROOT;
 
 export interface PerfStack {
   env: Record<string, string>;
@@ -145,10 +146,6 @@ export function cpuDelta(before: Record<string, number>, after: Record<string, n
   return Object.keys(after)
     .map((k) => `${k} ${(after[k]! - (before[k] ?? 0)).toFixed(1)}s`)
     .join(', ');
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 export function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {

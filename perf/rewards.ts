@@ -13,6 +13,7 @@
 //
 //   npm run perf:rewards -- [batches, default 64] [instances per task, default 16] [after]
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,7 +76,7 @@ async function batch(url: string, headers: Record<string, string>, endpoint: str
     for (;;) {
       const state = (await (await fetch(`${url}/runs/${runId}`, { headers })).json()) as { status: string };
       if (state.status !== 'RUNNING') break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
     }
   }
   const stream = await fetch(`${url}/runs/${runId}/rewards`, { headers });
@@ -188,8 +189,7 @@ async function main(): Promise<void> {
     for (const b of batches) {
       // The stream ends when the jobs have; the run itself ends a moment later (409 until then).
       let response: Response;
-      while ((response = await fetch(`${serve.url}/runs/${b.runId}/results`, { headers })).status === 409)
-        await new Promise((resolve) => setTimeout(resolve, 200));
+      while ((response = await fetch(`${serve.url}/runs/${b.runId}/results`, { headers })).status === 409) await sleep(200);
       const result = (await response.json()) as { jobs: Array<{ timings: { startedAt?: string } }> };
       const started = Math.min(...result.jobs.map((j) => Date.parse(j.timings.startedAt ?? '')));
       toStart.push((started - b.submittedAt) / 1000);

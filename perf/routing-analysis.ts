@@ -8,6 +8,7 @@
 //
 //   npm run perf:routing -- [pool|release]
 
+import { REPO_ROOT } from '../config/repository.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -16,14 +17,12 @@ import { hashedTfidfEmbedder } from '../analysis/hashed-tfidf-embedder.js';
 import { buildQueryPool } from '../analysis/query-pool.js';
 import { analyzeRouting, type RoutingReport } from '../analysis/routing-analysis.js';
 import { syntheticPool } from '../analysis/synthetic-pool.js';
-import { fileURLToPath } from 'node:url';
 
 const TARGET_RSS_BYTES = 2 * 1024 ** 3;
 const MODELS = 33;
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
 // Not perf-support.js: it loads the Temporal client, whose heap the pool case would then measure around.
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 async function main(): Promise<void> {
   const which = process.argv[2];
@@ -34,7 +33,7 @@ async function main(): Promise<void> {
     let failed = 0;
     for (const name of ['pool', 'release']) {
       const code = await new Promise<number>((resolve) =>
-        spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'perf', 'routing-analysis.ts'), name], { cwd: repoRoot, stdio: 'inherit' }).on(
+        spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'perf', 'routing-analysis.ts'), name], { cwd: REPO_ROOT, stdio: 'inherit' }).on(
           'exit',
           (c) => resolve(c ?? 1),
         ),
@@ -130,8 +129,8 @@ async function releaseCase(): Promise<number> {
 
     const started = performance.now();
     const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(time, ['-f', 'maxrss_kb=%M cpu_s=%U+%S', path.join(repoRoot, 'br'), 'analyze', '--llmrouterbench-dir', dir, '--json'], {
-        cwd: repoRoot,
+      const child = spawn(time, ['-f', 'maxrss_kb=%M cpu_s=%U+%S', path.join(REPO_ROOT, 'br'), 'analyze', '--llmrouterbench-dir', dir, '--json'], {
+        cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const chunks: Buffer[] = [];

@@ -4,6 +4,7 @@
 // An unknown request is an error naming its key and the answers file, and can be logged to a file of
 // misses from which the answers file is written.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -75,7 +76,7 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
       );
     }
     const body = parseJsonObject(await readBody(req));
-    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+    if (options.delayMs) await sleep(options.delayMs);
     const model = typeof body.model === 'string' ? body.model : 'replay';
     if (path === '/v1/completions') {
       if (typeof body.prompt !== 'string')

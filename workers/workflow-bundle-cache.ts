@@ -1,20 +1,20 @@
 // The worker's workflow bundle, built once per version of the code and kept by content hash: bundling
 // at every start loads webpack into the worker and leaves it about 100 MiB larger for good.
 
+import { REPO_ROOT } from '../config/repository.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sourceTreeHash } from './source-tree-hash.mjs';
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const bundleScript = fileURLToPath(new URL('./bundle-workflows.ts', import.meta.url));
 
 /**
  * A hash of what the bundle is made from: the sources (workers/source-tree-hash.mjs) and package-lock.json,
  * which pins the SDK that bundles and runs the workflows.
  */
-export function workflowSourceHash(root = repoRoot): string {
+export function workflowSourceHash(root = REPO_ROOT): string {
   const lock = path.join(root, 'package-lock.json');
   return sourceTreeHash(root, existsSync(lock) ? [lock] : []);
 }
