@@ -1,8 +1,6 @@
 // Limits toward the model, per run: at most N upstream requests at once and, optionally, at most R
 // requests started per second. Jobs of one run on one host share the limiter.
 
-import { setTimeout as sleep } from 'node:timers/promises';
-
 export class RunLimiter {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
@@ -28,7 +26,8 @@ export class RunLimiter {
       this.nextStartMs = start + 1000 / this.ratePerSecond;
       if (start > now) {
         queued = true;
-        await sleep(start - now);
+        // The global timer, not node:timers/promises: tests drive the spacing with fake timers.
+        await new Promise((resolve) => setTimeout(resolve, start - now));
       }
     }
     let released = false;
