@@ -300,6 +300,8 @@ async function runContainer(
     if (kind === 'timed_out' || kind === 'disk_limit') await docker.kill(containerId);
     await drained(log);
     finalRewards = await records.finish();
+    // Only a container seen to exit has a `die` event coming, which any `oom` of it precedes.
+    oomKills = await oomWatch.stop(true);
   } catch (error) {
     if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
       await docker.kill(containerId);
@@ -321,7 +323,7 @@ async function runContainer(
   } finally {
     // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
     await log?.stop().catch(() => undefined);
-    oomKills = await oomWatch.stop(log !== undefined);
+    await oomWatch.stop(false);
     diskWatch.abort();
     records.stop();
     clearInterval(beating);
