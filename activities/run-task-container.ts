@@ -184,9 +184,10 @@ async function runContainer(
       ? await deps.oomEvents.watch(name)
       : await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
   if (!state) {
+    // Until its container exists, a fresh start that fails leaves nothing behind, its routes included.
+    let exists = false;
     try {
       slot.release = await takeContainerSlot(deps.containerSlots, ctx, heartbeat, name).catch((error: unknown) => {
-        closeAccess();
         if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled while it waited for a container slot`);
         throw error;
       });
@@ -208,7 +209,6 @@ async function runContainer(
         })
           .catch((error: unknown) => {
             if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
-              closeAccess();
               throw new CancelledFailure(`job ${job.jobId} cancelled while its DinD images were being prepared`);
             }
             throw error;
@@ -236,19 +236,14 @@ async function runContainer(
           throw error;
         }
       };
-      let created: Awaited<ReturnType<typeof create>>;
-      try {
-        created = await create().catch((error: unknown) => {
-          if (!netnsPool) throw error;
-          // The lent namespace may be the fault (its holder stopped with a daemon restart): once more in a
-          // fresh one, in this attempt, so that a task restarted after an outage keeps its "restarted once" label.
-          ctx.log.warn(`job ${job.jobId}: container ${name} did not start in its lent network namespace (${(error as Error).message}); trying a fresh one`);
-          return create();
-        });
-      } catch (error) {
-        closeAccess();
-        throw error;
-      }
+      const created = await create().catch((error: unknown) => {
+        if (!netnsPool) throw error;
+        // The lent namespace may be the fault (its holder stopped with a daemon restart): once more in a
+        // fresh one, in this attempt, so that a task restarted after an outage keeps its "restarted once" label.
+        ctx.log.warn(`job ${job.jobId}: container ${name} did not start in its lent network namespace (${(error as Error).message}); trying a fresh one`);
+        return create();
+      });
+      exists = true;
       const { started } = created;
       // Not inspected now: right after the start, the daemon holds the container's lock for a task that
       // exits at once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
@@ -267,6 +262,7 @@ async function runContainer(
           : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels: created.labels };
       if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
     } catch (error) {
+      if (!exists) closeAccess();
       await oomWatch.stop(false);
       throw error;
     }
