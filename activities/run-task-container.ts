@@ -9,6 +9,7 @@ import { ApplicationFailure, type ActivityCancellationDetails } from '@temporali
 import { mkdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { gatewayCacheDir, JOB_FILES, jobArtifactsDir, jobResultsDir, usageFileName } from '../runs/job-artifacts.js';
 import { summarizeUsage } from '../runs/usage.js';
@@ -289,7 +290,7 @@ async function runContainer(
       const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
       const measure = async () =>
         (await directoryBytes(resultsDir)) + (storageDir ? await dindStorageBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
-      const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal, watchDiskUse(measure, limitBytes, diskWatch.signal));
+      const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancelled, watchDiskUse(measure, limitBytes, diskWatch.signal));
       kind = ended.kind;
       disk = ended.disk;
     }
@@ -413,12 +414,11 @@ function closeModelAccess(deps: ContainerDeps, job: JobSpec): JobUsage | undefin
 
 /** Waits for the log stream to close after the container stopped; a stream that hangs is cut. */
 async function drained(log: LogCapture): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOG_DRAIN_MS)));
+  const timer = new AbortController();
   try {
-    if ((await Promise.race([log.finished, late])) === 'late') await log.stop();
+    if ((await Promise.race([log.finished, sleep(LOG_DRAIN_MS, 'late' as const, { signal: timer.signal })])) === 'late') await log.stop();
   } finally {
-    clearTimeout(timer);
+    timer.abort();
   }
 }
 
@@ -451,29 +451,19 @@ async function waitUntilExitOrDeadline(
   docker: DockerEngine,
   containerId: string,
   deadlineMs: number,
-  cancel: AbortSignal,
+  cancelled: Promise<never>,
   diskExceeded: Promise<DiskExceeded>,
 ): Promise<{ kind: ContainerOutcome['kind']; disk?: DiskExceeded }> {
   // Aborted on the way out, whichever way the race ends: the daemon's wait request is not left open.
   const waiting = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let onCancel: (() => void) | undefined;
   try {
     return await Promise.race([
       docker.wait(containerId, waiting.signal).then(() => ({ kind: 'exited' as const })),
-      new Promise<{ kind: 'timed_out' }>((resolve) => {
-        timer = setTimeout(() => resolve({ kind: 'timed_out' }), Math.max(0, deadlineMs - Date.now()));
-      }),
+      sleep(Math.max(0, deadlineMs - Date.now()), { kind: 'timed_out' as const }, { signal: waiting.signal }),
       diskExceeded.then((disk) => ({ kind: 'disk_limit' as const, disk })),
-      new Promise<never>((_, reject) => {
-        onCancel = () => reject(new Error('cancelled'));
-        if (cancel.aborted) onCancel();
-        else cancel.addEventListener('abort', onCancel, { once: true });
-      }),
+      cancelled,
     ]);
   } finally {
-    clearTimeout(timer);
-    if (onCancel) cancel.removeEventListener('abort', onCancel);
     waiting.abort();
   }
 }
