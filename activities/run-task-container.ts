@@ -11,13 +11,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
-import { gatewayCacheDir, JOB_FILES, jobArtifactsDir, jobResultsDir, usageFileName } from '../runs/job-artifacts.js';
-import { summarizeUsage } from '../runs/usage.js';
-import type { ModelGateway } from '../gateway/model-gateway.js';
-import { TokenizerFileError } from '../gateway/prompt-truncation.js';
-import type { TruncationSettings } from '../runs/generation.js';
-import type { ModelAccess } from './container-spec.js';
-import { containerNameFor, endpointSeenFromBridge, LABELS, memoryBytes, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
+import { openLoopbackEndpoints, openModelAccess, type ModelAccessDeps } from './model-access.js';
+import { containerNameFor, LABELS, memoryBytes, taskContainerBody, type DindPlacement } from './container-spec.js';
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
@@ -30,7 +26,6 @@ import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outag
 import { followTaskRecords } from './records-follower.js';
 import type { RewardBatch } from '../runs/rewards.js';
 import { jobSecrets } from './redact-secrets.js';
-import type { TaskFirewall } from './task-firewall.js';
 import type { NetnsPool } from './netns-pool.js';
 import type { ContainerSlots } from './container-slots.js';
 import { ensureTaskNetwork } from './task-network.js';
@@ -95,10 +90,8 @@ export interface ContainerOutcome {
   rewards?: RewardBatch;
 }
 
-export interface ContainerDeps {
+export interface ContainerDeps extends ModelAccessDeps {
   docker: DockerEngine;
-  hostId: string;
-  artifactsRoot: string;
   dindStorageRoot: string;
   /** The host's DinD image store (dind-image-store.ts) and its size cap (0: off). */
   dindStoreDir: string;
@@ -106,10 +99,6 @@ export interface ContainerDeps {
   locksDir: string;
   /** Host directory of datasets mounted read-only into every task (absent: none). */
   datasetDir?: string;
-  /** This host's model gateway, and the base URL containers reach it at (`http://127.0.0.1:PORT/v1`). */
-  gateway?: { instance: ModelGateway; url: string };
-  /** The host firewall of the task network, which opens a loopback model endpoint's port with --no-gateway. */
-  firewall?: TaskFirewall;
   /** Network namespaces lent to Simple-mode tasks (netns-pool.ts); without it each task gets one of its own. */
   netns?: NetnsPool;
   /** The host's bound on containers at once (container-slots.ts); none: unbounded here. */
@@ -149,8 +138,7 @@ async function runContainer(
   const storageDir = job.task.docker ? path.join(deps.dindStorageRoot, name) : undefined;
 
   // Routes are (re)registered on every attempt: after a worker restart the same tokens come back.
-  const { apiKey, access } = openModelAccess(deps, job, jobDir);
-  const closeAccess = () => closeModelAccess(deps, job);
+  const { apiKey, access, close: closeAccess } = openModelAccess(deps, job, jobDir);
   const logFile = path.join(jobDir, JOB_FILES.containerLog);
   let hostAddress: string | undefined;
   const netnsPool = !job.task.docker && job.task.network !== 'host' ? deps.netns : undefined;
@@ -371,47 +359,6 @@ async function takeContainerSlot(
   }
 }
 
-/**
- * What the container gets to reach the model. Through the gateway: its URL and per-job tokens, the
- * real keys staying with the gateway. With --no-gateway: the endpoint and the real key.
- */
-function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { apiKey: string; access: ModelAccess } {
-  const { gateway } = deps;
-  if (!gateway || !job.gateway.enabled) {
-    const judge = job.judge ? { endpoint: job.judge.endpoint, model: job.judge.name, apiKey: resolveApiKey(job.judge.apiKeyEnv, deps.hostId) } : undefined;
-    return { apiKey: resolveApiKey(job.model.apiKeyEnv, deps.hostId), access: { judge } };
-  }
-  const cacheDir = (runId: string) => gatewayCacheDir(deps.artifactsRoot, runId);
-  // Both keys are resolved before any route opens: a judge key missing on this host (a final failure)
-  // must not leave the model's route registered, with its token valid, until the worker restarts.
-  const modelKey = resolveApiKey(job.model.apiKeyEnv, deps.hostId);
-  const judgeKey = job.judge ? resolveApiKey(job.judge.apiKeyEnv, deps.hostId) : undefined;
-  if (job.generation.truncation) checkTokenizer(gateway.instance, job.generation.truncation, deps.hostId);
-  const route = (role: string, target: JobSpec['model'], apiKey: string) =>
-    gateway.instance.register({
-      jobId: job.jobId,
-      runId: job.runId,
-      role,
-      upstream: { baseUrl: target.endpoint, apiKey },
-      generation: role === 'model' ? job.generation : { set: {} },
-      prices: job.prices,
-      cache: job.gateway.cache ? { writeDir: cacheDir(job.runId), readDirs: job.gateway.cacheFrom.map(cacheDir) } : undefined,
-      limits: { concurrency: job.gateway.concurrency, ratePerSecond: job.gateway.ratePerSecond, maxRetries: job.gateway.maxRetries },
-      usageFile: path.join(jobDir, usageFileName(role)),
-    });
-  const apiKey = route('model', job.model, modelKey);
-  const judge = job.judge && judgeKey !== undefined ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge, judgeKey) } : undefined;
-  return { apiKey, access: { endpoint: gateway.url, judge } };
-}
-
-function closeModelAccess(deps: ContainerDeps, job: JobSpec): JobUsage | undefined {
-  if (!deps.gateway || !job.gateway.enabled) return undefined;
-  const model = deps.gateway.instance.unregister(job.jobId, 'model');
-  const judge = job.judge ? deps.gateway.instance.unregister(job.jobId, 'judge') : undefined;
-  if (!model) return undefined;
-  return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
-}
-
 /** Waits for the log stream to close after the container stopped; a stream that hangs is cut. */
 async function drained(log: LogCapture): Promise<void> {
   const timer = new AbortController();
@@ -419,19 +366,6 @@ async function drained(log: LogCapture): Promise<void> {
     if ((await Promise.race([log.finished, sleep(LOG_DRAIN_MS, 'late' as const, { signal: timer.signal })])) === 'late') await log.stop();
   } finally {
     timer.abort();
-  }
-}
-
-/**
- * With --no-gateway, a model (or judge) endpoint on the worker host's loopback is rewritten to
- * host.docker.internal; the run names it as the model, so its port is let through the firewall.
- */
-async function openLoopbackEndpoints(deps: ContainerDeps, job: JobSpec, access: ModelAccess): Promise<void> {
-  if (!deps.firewall || access.endpoint) return;
-  for (const endpoint of [job.model.endpoint, access.judge?.endpoint]) {
-    if (!endpoint || endpointSeenFromBridge(endpoint) === endpoint) continue;
-    const url = new URL(endpoint);
-    await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
   }
 }
 
@@ -466,36 +400,6 @@ async function waitUntilExitOrDeadline(
   } finally {
     waiting.abort();
   }
-}
-
-/**
- * The run's tokenizer must be on this host, as the run was submitted with it: like a missing key, a
- * missing or different file is this host's problem, so the job is not retried here.
- */
-function checkTokenizer(gateway: ModelGateway, truncation: TruncationSettings, hostId: string): void {
-  try {
-    gateway.truncatorFor(truncation);
-  } catch (error) {
-    if (!(error instanceof TokenizerFileError)) throw error;
-    throw ApplicationFailure.create({
-      type: FAILURE_TYPES.missingOnHost,
-      nonRetryable: true,
-      message: `--tokenizer on worker host ${hostId}: ${error.message}`,
-    });
-  }
-}
-
-function resolveApiKey(source: string | undefined, hostId: string): string {
-  if (!source) return 'EMPTY';
-  const key = process.env[source];
-  if (!key) {
-    throw ApplicationFailure.create({
-      type: FAILURE_TYPES.missingOnHost,
-      nonRetryable: true,
-      message: `the run reads its API key from $${source}, which is not set on worker host ${hostId}`,
-    });
-  }
-  return key;
 }
 
 function validMs(text: string | undefined): number | undefined {
