@@ -18,7 +18,7 @@ import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
 import { dindStorageBytes, provideDindStorage, removeDindStorage, type PreloadPath } from './dind-image-store.js';
-import { detectDindRuntime } from './dind-runtime.js';
+import { detectDindMode } from './task-runtimes/dind-mode.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
 import { OomEventHub, watchOomEvents } from './oom-events.js';
@@ -185,7 +185,7 @@ async function runContainer(
       mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
       let dind: DindPlacement | undefined;
       if (storageDir) {
-        const detected = await detectDindRuntime(docker, image);
+        const detected = await detectDindMode(docker, image);
         // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
         const beat = setInterval(() => heartbeat({ preparing: name }), HEARTBEAT_MS);
         const storage = await provideDindStorage(deps, {
