@@ -28,8 +28,7 @@ import { OomEventHub, watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { followTaskRecords, type RecordsFollower } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
-import { runtimeKindFor } from './task-runtimes/runtime-registry.js';
-import type { TaskRuntime, TaskRuntimeDeps } from './task-runtimes/task-runtime.js';
+import { runtimeKindFor, type TaskRuntime, type TaskRuntimeDeps } from './task-runtimes/task-runtime.js';
 
 /** What a job's earlier host activity left to the one after it on this host: its attempts, and its last heartbeat's details. */
 export interface EarlierAttempts {

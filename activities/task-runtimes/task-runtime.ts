@@ -1,5 +1,5 @@
 // The seam between a task attempt (run-task-container.ts) and where its container runs: one file per
-// runtime (simple-runtime.ts, dind-runtime.ts), chosen from the task's definition by runtime-registry.ts.
+// runtime, chosen here from the task's definition. A new runtime is a file and its entry in RUNTIMES.
 
 import type { Context } from '@temporalio/activity';
 import type { TaskDefinition } from '../../contract/benchmark.js';
@@ -7,6 +7,8 @@ import type { JobSpec } from '../../runs/run-spec.js';
 import type { ContainerSpecInput } from '../container-spec.js';
 import type { ContainerCreateBody, DockerEngine } from '../docker-engine.js';
 import type { NetnsPool } from '../netns-pool.js';
+import { dindRuntime } from './dind-runtime.js';
+import { simpleRuntime } from './simple-runtime.js';
 
 export interface TaskRuntimeDeps {
   docker: DockerEngine;
@@ -56,4 +58,13 @@ export interface TaskRuntimeKind {
   name: string;
   runs(task: TaskDefinition): boolean;
   open(scope: TaskRuntimeScope): TaskRuntime;
+}
+
+/** The first kind that runs a task runs it: Simple mode, which runs any, comes last. */
+const RUNTIMES: readonly TaskRuntimeKind[] = [dindRuntime, simpleRuntime];
+
+export function runtimeKindFor(task: TaskDefinition): TaskRuntimeKind {
+  const kind = RUNTIMES.find((candidate) => candidate.runs(task));
+  if (!kind) throw new Error(`no task runtime runs task ${task.name}: ${RUNTIMES.map((k) => k.name).join(', ')} all declined it`);
+  return kind;
 }

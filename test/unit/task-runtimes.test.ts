@@ -5,9 +5,8 @@ import type { Context } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
 import type { ContainerCreateBody, DockerEngine } from '../../activities/docker-engine.js';
 import type { NetnsLease, NetnsPool } from '../../activities/netns-pool.js';
-import { runtimeKindFor } from '../../activities/task-runtimes/runtime-registry.js';
 import { simpleRuntime } from '../../activities/task-runtimes/simple-runtime.js';
-import type { TaskRuntimeScope } from '../../activities/task-runtimes/task-runtime.js';
+import { runtimeKindFor, type TaskRuntimeScope } from '../../activities/task-runtimes/task-runtime.js';
 import type { TaskDefinition } from '../../contract/benchmark.js';
 import type { JobSpec } from '../../runs/run-spec.js';
 
