@@ -185,6 +185,7 @@ class TaskAttempt {
     // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
     const records = followTaskRecords(ctx, this.resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
     cleanup.defer('records follower', () => records.stop());
+    // Heartbeats go on until the container is removed: a task that printed a lot takes a while to drain.
     this.beatDetails = () => ({ containerId: state.id, records: records.position() });
     heartbeat(this.beatDetails());
     const startedMs = Date.parse(state.startedAt) || Date.now();
