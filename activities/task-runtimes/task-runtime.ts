@@ -49,7 +49,7 @@ export interface TaskRuntime {
   start(body: (placement: Pick<ContainerSpecInput, 'dind' | 'hostAddress' | 'netns'>) => ContainerCreateBody): Promise<{ id: string } | 'conflict'>;
   /** Bytes the task holds beside its results and its container's writable layer (a DinD daemon's storage). */
   heldBytes(): Promise<number>;
-  /** Removes the container (by id, or by name when none started) and what the task held with it. */
+  /** Removes the container (by name or id) and gives back what the task held with it (its storage, its lent namespace). */
   remove(nameOrId: string): Promise<void>;
 }
 
