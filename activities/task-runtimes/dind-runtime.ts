@@ -16,7 +16,7 @@ function openDindRuntime({ deps, job, image, archives, name, ctx, beatingWhile }
   const storageDir = path.join(deps.dindStorageRoot, name);
   return {
     async start(body) {
-      // The task's daemon takes docker0's address for a bridge of its own: the host is named by its address on the task network.
+      // Its daemon takes docker0's address for a bridge of its own: the host is named by its task-network address.
       const { gateway: hostAddress } = await ensureTaskNetwork(docker);
       const { mode, hostConfig } = await detectDindMode(docker, image);
       // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.

@@ -13,7 +13,7 @@ function openSimpleRuntime({ deps: { docker, netns: pool }, job, name, ctx }: Ta
     async start(body) {
       // A namespace of its own is on the bridge, where host.docker.internal is the host's address.
       const hostAddress = onTaskNetwork && !netns ? (await ensureTaskNetwork(docker)).gateway : undefined;
-      /** In a namespace lent now; a failed start leaves no container, and its namespace is dropped. */
+      /** In a namespace lent now: a start that fails in it leaves no container, and the namespace is dropped. */
       const create = async () => {
         try {
           return await docker.createAndStart(name, body({ hostAddress, netns: await netns?.lease(name) }));
