@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import type { JobSpec } from '../runs/run-spec.js';
+import type { PreloadPath } from './dind-image-store.js';
 import type { ContainerCreateBody } from './docker-engine.js';
 import type { NetnsLease } from './netns-pool.js';
 import { TASK_NETWORK } from './task-network.js';
@@ -32,6 +33,8 @@ export const LABELS = {
   benchmark: 'benchrouter.benchmark',
   host: 'benchrouter.host',
   runtime: 'benchrouter.runtime',
+  /** How a DinD task's images were preloaded (dind-image-store.ts PreloadPath), for an attempt that reattaches. */
+  preload: 'benchrouter.preload',
 } as const;
 
 /**
@@ -62,6 +65,8 @@ export interface DindPlacement {
   storageDir: string;
   /** Host paths of image archives to preload, mounted read-only under /app/preload. */
   archives: string[];
+  /** How its images were preloaded, labelled for an attempt that reattaches (absent: none to preload). */
+  preload?: PreloadPath;
 }
 
 export interface ContainerSpecInput {
@@ -106,6 +111,7 @@ export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<st
     [LABELS.benchmark]: job.benchmark.name,
     [LABELS.host]: hostId,
     [LABELS.runtime]: dind ? `dind:${dind.runtimeName}` : 'simple',
+    ...(dind?.preload ? { [LABELS.preload]: dind.preload } : {}),
   };
 }
 

@@ -1,38 +1,34 @@
-// runTaskContainer: starts (or, after a worker crash, reattaches to) a job's container, heartbeats
-// while it runs, kills it at the task's timeout, streams its logs (capped) into the job's artifacts,
-// counts its out-of-memory kills and removes it. Benchmark outcomes (exit code, timeout, OOM kills)
-// are returned, never thrown: they are final.
+// runTaskContainer: starts a job's container in its task's runtime (task-runtimes/) or, after a worker
+// crash, reattaches to it; heartbeats while it runs, kills it at the task's timeout, streams its logs
+// (capped) into the job's artifacts, counts its out-of-memory kills and removes it. Benchmark outcomes
+// (exit code, timeout, OOM kills) are returned, never thrown: they are final. All an attempt acquires
+// is on one cleanup stack, released however it ends, but for what it leaves to the next attempt.
 
 import { CancelledFailure, Context } from '@temporalio/activity';
-import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { ApplicationFailure, type ActivityCancellationDetails } from '@temporalio/common';
 import { mkdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobSpec, JobUsage } from '../runs/run-spec.js';
-import { gatewayCacheDir, JOB_FILES, jobArtifactsDir, jobResultsDir, usageFileName } from '../runs/job-artifacts.js';
-import { summarizeUsage } from '../runs/usage.js';
-import type { ModelGateway } from '../gateway/model-gateway.js';
-import { TokenizerFileError } from '../gateway/prompt-truncation.js';
-import type { TruncationSettings } from '../runs/generation.js';
-import type { ModelAccess } from './container-spec.js';
-import { containerNameFor, endpointSeenFromBridge, LABELS, memoryBytes, taskContainerBody, type DindPlacement } from './container-spec.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
+import { FAILURE_TYPES } from '../runs/failure-types.js';
+import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
+import type { RewardBatch } from '../runs/rewards.js';
+import type { JobSpec, JobUsage } from '../runs/run-spec.js';
+import { CleanupStack } from './cleanup-stack.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
-import { dindStorageBytes, provideDindStorage, removeDindStorage, type PreloadPath } from './dind-image-store.js';
-import { detectDindRuntime } from './dind-runtime.js';
+import type { ContainerSlots } from './container-slots.js';
+import { containerNameFor, LABELS, memoryBytes, taskContainerBody } from './container-spec.js';
+import type { PreloadPath } from './dind-image-store.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
-import type { DockerEngine } from './docker-engine.js';
+import type { ContainerState, DockerEngine } from './docker-engine.js';
+import { openLoopbackEndpoints, openModelAccess, type ModelAccessDeps, type ModelRoutes } from './model-access.js';
 import { OomEventHub, watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
-import { followTaskRecords } from './records-follower.js';
-import type { RewardBatch } from '../runs/rewards.js';
+import { followTaskRecords, type RecordsFollower } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
-import type { TaskFirewall } from './task-firewall.js';
-import type { NetnsPool } from './netns-pool.js';
-import type { ContainerSlots } from './container-slots.js';
-import { ensureTaskNetwork } from './task-network.js';
+import { runtimeKindFor, type TaskRuntime, type TaskRuntimeDeps } from './task-runtimes/task-runtime.js';
 
 /** What a job's earlier host activity left to the one after it on this host: its attempts, and its last heartbeat's details. */
 export interface EarlierAttempts {
@@ -94,23 +90,9 @@ export interface ContainerOutcome {
   rewards?: RewardBatch;
 }
 
-export interface ContainerDeps {
-  docker: DockerEngine;
-  hostId: string;
-  artifactsRoot: string;
-  dindStorageRoot: string;
-  /** The host's DinD image store (dind-image-store.ts) and its size cap (0: off). */
-  dindStoreDir: string;
-  dindStoreMaxBytes: number;
-  locksDir: string;
+export interface ContainerDeps extends ModelAccessDeps, TaskRuntimeDeps {
   /** Host directory of datasets mounted read-only into every task (absent: none). */
   datasetDir?: string;
-  /** This host's model gateway, and the base URL containers reach it at (`http://127.0.0.1:PORT/v1`). */
-  gateway?: { instance: ModelGateway; url: string };
-  /** The host firewall of the task network, which opens a loopback model endpoint's port with --no-gateway. */
-  firewall?: TaskFirewall;
-  /** Network namespaces lent to Simple-mode tasks (netns-pool.ts); without it each task gets one of its own. */
-  netns?: NetnsPool;
   /** The host's bound on containers at once (container-slots.ts); none: unbounded here. */
   containerSlots?: ContainerSlots;
   /** The worker's one stream of containers' OOM events (oom-events.ts); without it each container gets a stream of its own. */
@@ -120,394 +102,263 @@ export interface ContainerDeps {
 const HEARTBEAT_MS = 2000;
 /** How long the log stream may take to close once the container stopped, before it is cut. */
 const LOG_DRAIN_MS = 60_000;
-/** Where a DinD container says how its images were preloaded, for an attempt that reattaches to it. */
-const PRELOAD_LABEL = 'benchrouter.preload';
 
 export async function runTaskContainer(deps: ContainerDeps, input: RunContainerInput): Promise<ContainerOutcome> {
-  // A fresh container takes a slot of the host's; it is given back however the attempt ends.
-  const slot: { release?: () => void } = {};
-  try {
-    return await runContainer(deps, input, slot);
-  } finally {
-    slot.release?.();
-  }
+  return new TaskAttempt(deps, input).run();
 }
 
-async function runContainer(
-  deps: ContainerDeps,
-  { job, image, archives = [], earlier }: RunContainerInput,
-  slot: { release?: () => void },
-): Promise<ContainerOutcome> {
-  const { docker } = deps;
-  const ctx = Context.current();
-  const heartbeat = hostHeartbeat(ctx, deps.hostId);
-  const name = containerNameFor(job.jobId, deps.hostId);
-  const jobDir = jobArtifactsDir(deps.artifactsRoot, job);
-  const resultsDir = jobResultsDir(deps.artifactsRoot, job);
-  // A DinD task's daemon storage: its own host directory, removed with its container.
-  const storageDir = job.task.docker ? path.join(deps.dindStorageRoot, name) : undefined;
+/** How the container's run ended, as followed. */
+type Ended = { kind: ContainerOutcome['kind']; disk?: DiskExceeded; rewards?: RewardBatch };
 
-  // Routes are (re)registered on every attempt: after a worker restart the same tokens come back.
-  const { apiKey, access } = openModelAccess(deps, job, jobDir);
-  const closeAccess = () => closeModelAccess(deps, job);
-  const logFile = path.join(jobDir, JOB_FILES.containerLog);
-  let hostAddress: string | undefined;
-  const netnsPool = !job.task.docker && job.task.network !== 'host' ? deps.netns : undefined;
-  if (job.task.docker || job.task.network !== 'host') {
-    if (!netnsPool) hostAddress = (await ensureTaskNetwork(docker)).gateway;
-    await openLoopbackEndpoints(deps, job, access);
+/** One attempt at a job's container: all it acquires goes on its cleanup stack. */
+class TaskAttempt {
+  private readonly ctx = Context.current();
+  private readonly cleanup = new CleanupStack();
+  private readonly name: string;
+  private readonly jobDir: string;
+  private readonly resultsDir: string;
+  private readonly runtime: TaskRuntime;
+  /** Whether the job's container is on this host: `unknown` until looked for (a retry may find it running). */
+  private container: 'unknown' | 'none' | 'here' = 'unknown';
+  /** What the heartbeats say now; none while undefined. */
+  private beatDetails?: () => Record<string, unknown>;
+
+  constructor(
+    private readonly deps: ContainerDeps,
+    private readonly input: RunContainerInput,
+  ) {
+    const { job, image, archives = [] } = input;
+    this.name = containerNameFor(job.jobId, deps.hostId);
+    this.jobDir = jobArtifactsDir(deps.artifactsRoot, job);
+    this.resultsDir = jobResultsDir(deps.artifactsRoot, job);
+    this.runtime = runtimeKindFor(job.task).open({ deps, job, image, archives, name: this.name, ctx: this.ctx, beatingWhile: this.beatingWhile });
   }
-  /** Removes the task's container (and a DinD task's storage); its lent namespace goes back to the pool. */
-  const removeTask = async (nameOrId: string) => {
-    await removeContainerAndStorage(docker, nameOrId, storageDir);
-    netnsPool?.release(name);
-  };
-  // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
-  // create, below): one inspect fewer per job. A retry looks, to reattach.
-  const firstAttempt = jobAttempt(ctx, earlier) === 1;
-  let state = firstAttempt ? undefined : await docker.containerState(name);
-  const restartAfterOutage = state !== undefined && killedByOutage(state, job.task.timeoutSeconds);
-  if (state && restartAfterOutage) {
-    ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${state.exitCode}) while no attempt watched it: starting it again, once`);
-    await writeFile(path.join(jobDir, 'container-killed-by-outage.log'), await docker.logTail(state.id, 200)).catch(() => undefined);
-    await removeTask(state.id);
-    state = undefined;
-  }
-  const reattached = state !== undefined;
-  let runtime = state?.labels[LABELS.runtime] ?? 'simple';
-  let preload = state?.labels[PRELOAD_LABEL] as PreloadPath | undefined;
-  // From before a fresh container starts (the worker's stream, open before the create), or from a
-  // reattached one's start (a stream of its own: the daemon replays past events): no out-of-memory kill
-  // slips by unseen.
-  const oomWatch =
-    !state && deps.oomEvents
-      ? await deps.oomEvents.watch(name)
-      : await watchOomEvents(docker, name, Math.floor((validMs(state?.startedAt) ?? Date.now()) / 1000) - 1);
-  if (!state) {
+
+  async run(): Promise<ContainerOutcome> {
     try {
-      slot.release = await takeContainerSlot(deps.containerSlots, ctx, heartbeat, name).catch((error: unknown) => {
-        closeAccess();
-        if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled while it waited for a container slot`);
-        throw error;
-      });
-      // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
-      rmSync(resultsDir, { recursive: true, force: true });
-      mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
-      let dind: DindPlacement | undefined;
-      if (storageDir) {
-        const detected = await detectDindRuntime(docker, image);
-        // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
-        const beat = setInterval(() => heartbeat({ preparing: name }), HEARTBEAT_MS);
-        const storage = await provideDindStorage(deps, {
-          image,
-          archives,
-          storageDir,
-          runtimeHostConfig: detected.hostConfig,
-          log: (line) => ctx.log.info(`job ${job.jobId}: ${line}`),
-          signal: ctx.cancellationSignal,
-        })
-          .catch((error: unknown) => {
-            if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
-              closeAccess();
-              throw new CancelledFailure(`job ${job.jobId} cancelled while its DinD images were being prepared`);
-            }
-            throw error;
-          })
-          .finally(() => clearInterval(beat));
-        preload = storage.preload;
-        dind = { runtimeHostConfig: detected.hostConfig, runtimeName: detected.mode, storageDir: storage.mountDir, archives: storage.archives };
-        runtime = `dind:${detected.mode}`;
-      }
-      /** Creates and starts the container, in a namespace lent now; on failure nothing of it is left, its namespace dropped. */
-      const create = async () => {
-        const body = taskContainerBody(
-          { job, image, hostId: deps.hostId, resultsDir, dind, hostAddress, datasetDir: deps.datasetDir, netns: await netnsPool?.lease(name) },
-          apiKey,
-          access,
-        );
-        if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
-        if (preload) body.Labels[PRELOAD_LABEL] = preload;
-        try {
-          // 'conflict': another attempt won the race to create it; attach to that one below.
-          return { started: await docker.createAndStart(name, body), labels: body.Labels };
-        } catch (error) {
-          await removeContainerAndStorage(docker, name, storageDir);
-          await netnsPool?.discard(name);
-          throw error;
-        }
-      };
-      let created: Awaited<ReturnType<typeof create>>;
-      try {
-        created = await create().catch((error: unknown) => {
-          if (!netnsPool) throw error;
-          // The lent namespace may be the fault (its holder stopped with a daemon restart): once more in a
-          // fresh one, in this attempt, so that a task restarted after an outage keeps its "restarted once" label.
-          ctx.log.warn(`job ${job.jobId}: container ${name} did not start in its lent network namespace (${(error as Error).message}); trying a fresh one`);
-          return create();
-        });
-      } catch (error) {
-        closeAccess();
-        throw error;
-      }
-      const { started } = created;
-      // Not inspected now: right after the start, the daemon holds the container's lock for a task that
-      // exits at once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
-      if (started === 'conflict' && firstAttempt) {
-        // A container of this job already here (the job came back to a host it left): the next
-        // attempt inspects it and reattaches, or restarts it after an outage, as any retry does. Its
-        // routes stay open, as for any attempt that steps aside from a running container.
-        throw ApplicationFailure.retryable(
-          `container ${name} of job ${job.jobId} exists already; the next attempt attaches to it`,
-          FAILURE_TYPES.attemptAborted,
-        );
-      }
-      state =
-        started === 'conflict'
-          ? await docker.containerState(name)
-          : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels: created.labels };
-      if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
+      return await this.attempt();
     } catch (error) {
-      await oomWatch.stop(false);
+      // A container here (or maybe here: a retry that could not look) stays, its routes open, for the
+      // next attempt to reattach to or judge; only the run's cancel takes it. A failed fresh start leaves nothing.
+      if (this.container !== 'none' && !cancelRequested(this.ctx)) this.cleanup.keep();
+      await this.cleanup.release().catch((failed: unknown) => this.ctx.log.warn(`job ${this.input.job.jobId}: cleanup of a failed attempt: ${String(failed)}`));
       throw error;
     }
   }
-  const containerId = state.id;
-  // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
-  const records = followTaskRecords(ctx, resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
-  const beat = () => heartbeat({ containerId, records: records.position() });
-  beat();
 
-  const startedMs = Date.parse(state.startedAt) || Date.now();
-  const deadlineMs = startedMs + job.task.timeoutSeconds * 1000;
-  // Heartbeats go on until the logs are in: a task that printed a lot takes a while to drain.
-  const beating = setInterval(beat, HEARTBEAT_MS);
-  let log: LogCapture | undefined;
-  let kind: ContainerOutcome['kind'] = 'exited';
-  let oomKills = 0;
-  let disk: DiskExceeded | undefined;
-  let finalRewards: RewardBatch | undefined;
-  const diskWatch = new AbortController();
-  try {
-    log = await captureContainerLog(docker, containerId, logFile);
-    if (state.running) {
-      const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
-      const measure = async () =>
-        (await directoryBytes(resultsDir)) + (storageDir ? await dindStorageBytes(storageDir) : 0) + (await docker.writableLayerBytes(containerId));
-      const ended = await waitUntilExitOrDeadline(docker, containerId, deadlineMs, ctx.cancellationSignal, watchDiskUse(measure, limitBytes, diskWatch.signal));
-      kind = ended.kind;
-      disk = ended.disk;
+  private async attempt(): Promise<ContainerOutcome> {
+    const { ctx, deps, name, cleanup, runtime } = this;
+    const { docker } = deps;
+    const { job, earlier } = this.input;
+    const heartbeat = hostHeartbeat(ctx, deps.hostId);
+    const ticker = setInterval(() => this.beatDetails && heartbeat(this.beatDetails()), HEARTBEAT_MS);
+    cleanup.defer('heartbeats', () => clearInterval(ticker));
+    // Routes are (re)registered on every attempt: after a worker restart the same tokens come back.
+    const routes = openModelAccess(deps, job, this.jobDir);
+    cleanup.defer('gateway routes', () => routes.close(), { keepable: true });
+    if (job.task.docker || job.task.network !== 'host') await openLoopbackEndpoints(deps, job, routes.access);
+
+    // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
+    // create, below): one inspect fewer per job. A retry looks, to reattach.
+    const firstAttempt = jobAttempt(ctx, earlier) === 1;
+    let found = firstAttempt ? undefined : await docker.containerState(name);
+    const restartAfterOutage = found !== undefined && killedByOutage(found, job.task.timeoutSeconds);
+    if (found && restartAfterOutage) {
+      ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${found.exitCode}) while no attempt watched it: starting it again, once`);
+      await writeFile(path.join(this.jobDir, 'container-killed-by-outage.log'), await docker.logTail(found.id, 200)).catch(() => undefined);
+      await runtime.remove(found.id);
+      found = undefined;
     }
-    if (kind === 'timed_out' || kind === 'disk_limit') await docker.kill(containerId);
-    await drained(log);
-    finalRewards = await records.finish();
-  } catch (error) {
-    if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
-      await docker.kill(containerId);
-      if (log) await drained(log).catch(() => undefined);
-      await removeTask(containerId);
-      closeAccess();
-      throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
-    }
-    if (ctx.cancellationSignal.aborted) {
-      // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
-      // was down, attempt superseded) or the worker is shutting down. The container keeps running and
-      // its routes stay open, for the next attempt to reattach to; this one only steps aside.
+    this.container = found ? 'here' : 'none';
+    const reattached = found !== undefined;
+    // From before a fresh container starts (the worker's stream, open before the create), or from a
+    // reattached one's start (a stream of its own: the daemon replays past events): no out-of-memory kill
+    // slips by unseen.
+    const oomWatch =
+      !found && deps.oomEvents
+        ? await deps.oomEvents.watch(name)
+        : await watchOomEvents(docker, name, Math.floor((validMs(found?.startedAt) ?? Date.now()) / 1000) - 1);
+    cleanup.defer('OOM watch', () => oomWatch.stop(false));
+    if (found) cleanup.defer(`container ${name}`, () => runtime.remove(name), { keepable: true });
+    const state = found ?? (await this.startFresh(routes, firstAttempt, restartAfterOutage));
+
+    // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
+    const records = followTaskRecords(ctx, this.resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
+    cleanup.defer('records follower', () => records.stop());
+    // Heartbeats go on until the container is removed: a task that printed a lot takes a while to drain.
+    this.beatDetails = () => ({ containerId: state.id, records: records.position() });
+    heartbeat(this.beatDetails());
+    const startedMs = Date.parse(state.startedAt) || Date.now();
+    const ended = await this.follow(state, startedMs + job.task.timeoutSeconds * 1000, records);
+    // Only a container seen to exit has a `die` event coming, which any `oom` of it precedes.
+    const oomKills = await oomWatch.stop(true);
+
+    const final = (await docker.containerState(state.id)) ?? state;
+    if (ended.kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
+      // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
       throw ApplicationFailure.retryable(
-        `attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`,
-        FAILURE_TYPES.attemptAborted,
+        `container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`,
+        FAILURE_TYPES.containerKilled,
       );
     }
-    throw error;
-  } finally {
-    // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
-    await log?.stop().catch(() => undefined);
-    oomKills = await oomWatch.stop(log !== undefined);
-    diskWatch.abort();
-    records.stop();
-    clearInterval(beating);
+    // The container and what it held, the slot, the routes: the outcome reports what they leave.
+    await cleanup.release();
+    const usage = routes.close();
+    const dockerStartedMs = validMs(final.startedAt) ?? startedMs;
+    const preload = final.labels[LABELS.preload] as PreloadPath | undefined;
+    return {
+      kind: ended.kind,
+      ...(ended.disk ? { disk: ended.disk } : {}),
+      exitCode: final.exitCode,
+      oomKilled: final.oomKilled || oomKills > 0,
+      oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
+      startedAt: new Date(dockerStartedMs).toISOString(),
+      // Docker can stamp a container that exits at once as finished a hair before it started.
+      finishedAt: new Date(Math.max(dockerStartedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
+      lastLogLine: keepLogTail(this.jobDir, jobSecrets(job, deps.gateway?.instance)),
+      reattached,
+      runtime: final.labels[LABELS.runtime] ?? 'simple',
+      ...(preload ? { preload } : {}),
+      ...(usage ? { usage } : {}),
+      ...(ended.rewards ? { rewards: ended.rewards } : {}),
+    };
   }
 
-  const final = (await docker.containerState(containerId)) ?? state;
-  if (kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
-    // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
-    throw ApplicationFailure.retryable(
-      `container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`,
-      FAILURE_TYPES.containerKilled,
-    );
+  /** A container of the job's own: a slot of the host's, then the runtime starts it. */
+  private async startFresh(routes: ModelRoutes, firstAttempt: boolean, restartAfterOutage: boolean): Promise<ContainerState> {
+    const { ctx, deps, name, cleanup, resultsDir } = this;
+    const { job, image } = this.input;
+    if (deps.containerSlots) {
+      const release = await this.beatingWhile({ waitingForSlot: name }, deps.containerSlots.acquire(ctx.cancellationSignal)).catch((error: unknown) => {
+        if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled while it waited for a container slot`);
+        throw error;
+      });
+      // Given back however the attempt ends, even when its container runs on for the next one.
+      cleanup.defer('container slot', release);
+    }
+    cleanup.defer(`container ${name}`, () => this.runtime.remove(name), { keepable: true });
+    // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
+    rmSync(resultsDir, { recursive: true, force: true });
+    mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
+    let labels: Record<string, string> = {};
+    const started = await this.runtime.start((placement) => {
+      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, datasetDir: deps.datasetDir, ...placement }, routes.apiKey, routes.access);
+      if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
+      labels = body.Labels;
+      return body;
+    });
+    this.container = 'here';
+    if (started === 'conflict' && firstAttempt) {
+      // A container of this job already here (the job came back to a host it left): the next
+      // attempt inspects it and reattaches, or restarts it after an outage, as any retry does. Its
+      // routes stay open, as for any attempt that steps aside from a running container.
+      throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} exists already; the next attempt attaches to it`, FAILURE_TYPES.attemptAborted);
+    }
+    // 'conflict': another attempt won the race to create it; this one attaches to that one. Not inspected
+    // otherwise: right after the start, the daemon holds the container's lock for a task that exits at once
+    // (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
+    const state =
+      started === 'conflict'
+        ? await deps.docker.containerState(name)
+        : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels };
+    if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
+    return state;
   }
-  await removeTask(containerId);
-  const usage = closeAccess();
-  const dockerStartedMs = validMs(final.startedAt) ?? startedMs;
-  return {
-    kind,
-    ...(disk ? { disk } : {}),
-    exitCode: final.exitCode,
-    oomKilled: final.oomKilled || oomKills > 0,
-    oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
-    startedAt: new Date(dockerStartedMs).toISOString(),
-    // Docker can stamp a container that exits at once as finished a hair before it started.
-    finishedAt: new Date(Math.max(dockerStartedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
-    lastLogLine: keepLogTail(jobDir, jobSecrets(job, deps.gateway?.instance)),
-    reattached,
-    runtime,
-    ...(preload ? { preload } : {}),
-    ...(usage ? { usage } : {}),
-    ...(finalRewards ? { rewards: finalRewards } : {}),
+
+  /**
+   * Follows the container to its exit, its deadline or its disk limit (killing it for either), its log
+   * into the job's artifacts, then reads the rest of its records. The run's cancel kills it.
+   */
+  private async follow(state: ContainerState, deadlineMs: number, records: RecordsFollower): Promise<Ended> {
+    const { ctx, name } = this;
+    const { docker } = this.deps;
+    const { job } = this.input;
+    let log: LogCapture | undefined;
+    try {
+      log = await captureContainerLog(docker, state.id, path.join(this.jobDir, JOB_FILES.containerLog));
+      // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
+      this.cleanup.defer('log capture', () => log?.stop().catch(() => undefined));
+      let ended: Ended = { kind: 'exited' };
+      if (state.running) {
+        const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
+        const measure = async () => (await directoryBytes(this.resultsDir)) + (await this.runtime.heldBytes()) + (await docker.writableLayerBytes(state.id));
+        ended = await waitForEnd(ctx, docker, state.id, deadlineMs, (signal) => watchDiskUse(measure, limitBytes, signal));
+      }
+      if (ended.kind !== 'exited') await docker.kill(state.id);
+      await drained(log);
+      return { ...ended, rewards: await records.finish() };
+    } catch (error) {
+      if (cancelRequested(ctx)) {
+        await docker.kill(state.id);
+        if (log) await drained(log).catch(() => undefined);
+        throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
+      }
+      if (ctx.cancellationSignal.aborted) {
+        // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
+        // was down, attempt superseded) or the worker is shutting down. The container keeps running and
+        // its routes stay open, for the next attempt to reattach to; this one only steps aside.
+        throw ApplicationFailure.retryable(
+          `attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`,
+          FAILURE_TYPES.attemptAborted,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Heartbeats with `details` while `work` goes on (a wait whose length the host or the task decides). */
+  private readonly beatingWhile = async <T>(details: Record<string, unknown>, work: Promise<T>): Promise<T> => {
+    this.beatDetails = () => details;
+    try {
+      return await work;
+    } finally {
+      this.beatDetails = undefined;
+    }
   };
 }
 
-/** A container slot of this host (none to take without a bound), heartbeating while it waits for one. */
-async function takeContainerSlot(
-  slots: ContainerSlots | undefined,
+/** Until the container exits, passes its deadline or its disk limit, or the attempt is cancelled. */
+async function waitForEnd(
   ctx: Context,
-  heartbeat: ReturnType<typeof hostHeartbeat>,
-  name: string,
-): Promise<(() => void) | undefined> {
-  if (!slots) return undefined;
-  const beat = setInterval(() => heartbeat({ waitingForSlot: name }), HEARTBEAT_MS);
+  docker: DockerEngine,
+  containerId: string,
+  deadlineMs: number,
+  watchDisk: (signal: AbortSignal) => Promise<DiskExceeded>,
+): Promise<Ended> {
+  // Aborted on the way out, whichever way the race ends: the daemon's wait request, the deadline's
+  // timer and the disk watchdog end with it.
+  const ending = new AbortController();
   try {
-    return await slots.acquire(ctx.cancellationSignal);
+    return await Promise.race([
+      docker.wait(containerId, ending.signal).then(() => ({ kind: 'exited' as const })),
+      sleep(Math.max(0, deadlineMs - Date.now()), { kind: 'timed_out' as const }, { signal: ending.signal }),
+      watchDisk(ending.signal).then((disk) => ({ kind: 'disk_limit' as const, disk })),
+      ctx.cancelled,
+    ]);
   } finally {
-    clearInterval(beat);
+    ending.abort();
   }
-}
-
-/**
- * What the container gets to reach the model. Through the gateway: its URL and per-job tokens, the
- * real keys staying with the gateway. With --no-gateway: the endpoint and the real key.
- */
-function openModelAccess(deps: ContainerDeps, job: JobSpec, jobDir: string): { apiKey: string; access: ModelAccess } {
-  const { gateway } = deps;
-  if (!gateway || !job.gateway.enabled) {
-    const judge = job.judge ? { endpoint: job.judge.endpoint, model: job.judge.name, apiKey: resolveApiKey(job.judge.apiKeyEnv, deps.hostId) } : undefined;
-    return { apiKey: resolveApiKey(job.model.apiKeyEnv, deps.hostId), access: { judge } };
-  }
-  const cacheDir = (runId: string) => gatewayCacheDir(deps.artifactsRoot, runId);
-  // Both keys are resolved before any route opens: a judge key missing on this host (a final failure)
-  // must not leave the model's route registered, with its token valid, until the worker restarts.
-  const modelKey = resolveApiKey(job.model.apiKeyEnv, deps.hostId);
-  const judgeKey = job.judge ? resolveApiKey(job.judge.apiKeyEnv, deps.hostId) : undefined;
-  if (job.generation.truncation) checkTokenizer(gateway.instance, job.generation.truncation, deps.hostId);
-  const route = (role: string, target: JobSpec['model'], apiKey: string) =>
-    gateway.instance.register({
-      jobId: job.jobId,
-      runId: job.runId,
-      role,
-      upstream: { baseUrl: target.endpoint, apiKey },
-      generation: role === 'model' ? job.generation : { set: {} },
-      prices: job.prices,
-      cache: job.gateway.cache ? { writeDir: cacheDir(job.runId), readDirs: job.gateway.cacheFrom.map(cacheDir) } : undefined,
-      limits: { concurrency: job.gateway.concurrency, ratePerSecond: job.gateway.ratePerSecond, maxRetries: job.gateway.maxRetries },
-      usageFile: path.join(jobDir, usageFileName(role)),
-    });
-  const apiKey = route('model', job.model, modelKey);
-  const judge = job.judge && judgeKey !== undefined ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge, judgeKey) } : undefined;
-  return { apiKey, access: { endpoint: gateway.url, judge } };
-}
-
-function closeModelAccess(deps: ContainerDeps, job: JobSpec): JobUsage | undefined {
-  if (!deps.gateway || !job.gateway.enabled) return undefined;
-  const model = deps.gateway.instance.unregister(job.jobId, 'model');
-  const judge = job.judge ? deps.gateway.instance.unregister(job.jobId, 'judge') : undefined;
-  if (!model) return undefined;
-  return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
 }
 
 /** Waits for the log stream to close after the container stopped; a stream that hangs is cut. */
 async function drained(log: LogCapture): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOG_DRAIN_MS)));
+  const timer = new AbortController();
   try {
-    if ((await Promise.race([log.finished, late])) === 'late') await log.stop();
+    if ((await Promise.race([log.finished, sleep(LOG_DRAIN_MS, 'late' as const, { signal: timer.signal })])) === 'late') await log.stop();
   } finally {
-    clearTimeout(timer);
+    timer.abort();
   }
 }
 
-/**
- * With --no-gateway, a model (or judge) endpoint on the worker host's loopback is rewritten to
- * host.docker.internal; the run names it as the model, so its port is let through the firewall.
- */
-async function openLoopbackEndpoints(deps: ContainerDeps, job: JobSpec, access: ModelAccess): Promise<void> {
-  if (!deps.firewall || access.endpoint) return;
-  for (const endpoint of [job.model.endpoint, access.judge?.endpoint]) {
-    if (!endpoint || endpointSeenFromBridge(endpoint) === endpoint) continue;
-    const url = new URL(endpoint);
-    await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
-  }
+/** The run's cancel, not the SDK aborting this attempt for reasons of its own (see abortReason). */
+function cancelRequested(ctx: Context): boolean {
+  return ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested === true;
 }
 
 /** Why the SDK aborted an attempt, for the log: the flags it sets are exclusive in practice. */
 function abortReason(details: ActivityCancellationDetails | undefined): string {
   const flags = details ? (['notFound', 'timedOut', 'workerShutdown', 'paused', 'reset'] as const).filter((flag) => details[flag]) : [];
   return flags.length ? flags.join(', ') : 'no reason given';
-}
-
-/** The container goes first: a DinD daemon's storage may only go once nothing uses it. */
-async function removeContainerAndStorage(docker: DockerEngine, nameOrId: string, storageDir: string | undefined): Promise<void> {
-  await docker.remove(nameOrId);
-  if (storageDir) removeDindStorage(storageDir);
-}
-
-async function waitUntilExitOrDeadline(
-  docker: DockerEngine,
-  containerId: string,
-  deadlineMs: number,
-  cancel: AbortSignal,
-  diskExceeded: Promise<DiskExceeded>,
-): Promise<{ kind: ContainerOutcome['kind']; disk?: DiskExceeded }> {
-  // Aborted on the way out, whichever way the race ends: the daemon's wait request is not left open.
-  const waiting = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let onCancel: (() => void) | undefined;
-  try {
-    return await Promise.race([
-      docker.wait(containerId, waiting.signal).then(() => ({ kind: 'exited' as const })),
-      new Promise<{ kind: 'timed_out' }>((resolve) => {
-        timer = setTimeout(() => resolve({ kind: 'timed_out' }), Math.max(0, deadlineMs - Date.now()));
-      }),
-      diskExceeded.then((disk) => ({ kind: 'disk_limit' as const, disk })),
-      new Promise<never>((_, reject) => {
-        onCancel = () => reject(new Error('cancelled'));
-        if (cancel.aborted) onCancel();
-        else cancel.addEventListener('abort', onCancel, { once: true });
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    if (onCancel) cancel.removeEventListener('abort', onCancel);
-    waiting.abort();
-  }
-}
-
-/**
- * The run's tokenizer must be on this host, as the run was submitted with it: like a missing key, a
- * missing or different file is this host's problem, so the job is not retried here.
- */
-function checkTokenizer(gateway: ModelGateway, truncation: TruncationSettings, hostId: string): void {
-  try {
-    gateway.truncatorFor(truncation);
-  } catch (error) {
-    if (!(error instanceof TokenizerFileError)) throw error;
-    throw ApplicationFailure.create({
-      type: FAILURE_TYPES.missingOnHost,
-      nonRetryable: true,
-      message: `--tokenizer on worker host ${hostId}: ${error.message}`,
-    });
-  }
-}
-
-function resolveApiKey(source: string | undefined, hostId: string): string {
-  if (!source) return 'EMPTY';
-  const key = process.env[source];
-  if (!key) {
-    throw ApplicationFailure.create({
-      type: FAILURE_TYPES.missingOnHost,
-      nonRetryable: true,
-      message: `the run reads its API key from $${source}, which is not set on worker host ${hostId}`,
-    });
-  }
-  return key;
 }
 
 function validMs(text: string | undefined): number | undefined {

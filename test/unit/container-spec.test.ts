@@ -338,6 +338,12 @@ describe('task container body in DinD mode', () => {
     });
   });
 
+  it('labels how its images were preloaded, for an attempt that reattaches, and nothing when none were', () => {
+    const input = dindInput();
+    expect(taskContainerBody({ ...input, dind: { ...input.dind!, preload: 'store' } }, SECRET).Labels['benchrouter.preload']).toBe('store');
+    expect(taskContainerBody(input, SECRET).Labels).not.toHaveProperty('benchrouter.preload');
+  });
+
   it('still applies the memory, cpus and pids limits', () => {
     expect(taskContainerBody(dindInput(), SECRET).HostConfig).toMatchObject({ Memory: 1073741824, NanoCpus: 500000000, PidsLimit: 256 });
   });

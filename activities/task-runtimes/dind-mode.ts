@@ -1,14 +1,15 @@
-// How this host gives a `docker: true` task its own Docker daemon, detected rather than assumed:
-// Sysbox when the daemon offers it, else --privileged, else (where the capability bounding set
-// lacks some capability, so privileged cannot start) every capability the daemon can grant with
-// seccomp, AppArmor and systempaths unconfined. Detected once per worker process.
+// How this host gives a `docker: true` task its own Docker daemon (its DinD mode), detected rather
+// than assumed: Sysbox when the daemon offers it, else --privileged, else (where the capability
+// bounding set lacks some capability, so privileged cannot start) every capability the daemon can
+// grant with seccomp, AppArmor and systempaths unconfined. Detected once per worker process.
 
 import { readFileSync } from 'node:fs';
-import type { DockerEngine } from './docker-engine.js';
+import type { DockerEngine } from '../docker-engine.js';
 
 export type DindMode = 'sysbox' | 'privileged' | 'capabilities';
 
-export interface DindRuntime {
+/** The detected mode and what a container needs to run in it. */
+export interface DetectedDindMode {
   mode: DindMode;
   /** Engine API HostConfig fields that make an inner dockerd possible in this mode. */
   hostConfig: Record<string, unknown>;
@@ -76,9 +77,9 @@ function boundingSetOf(pid: number | 'self'): string | undefined {
 /** What `--security-opt seccomp=unconfined apparmor=unconfined systempaths=unconfined` sends the API. */
 const UNCONFINED = { SecurityOpt: ['seccomp=unconfined', 'apparmor=unconfined'], MaskedPaths: [], ReadonlyPaths: [] };
 
-let detected: Promise<DindRuntime> | undefined;
+let detected: Promise<DetectedDindMode> | undefined;
 
-export function detectDindRuntime(docker: DockerEngine, probeImage: string): Promise<DindRuntime> {
+export function detectDindMode(docker: DockerEngine, probeImage: string): Promise<DetectedDindMode> {
   detected ??= detect(docker, probeImage).catch((error) => {
     detected = undefined; // a daemon hiccup must not pin a wrong answer for the process's life
     throw error;
@@ -109,7 +110,7 @@ async function tryStart(docker: DockerEngine, image: string, hostConfig: Record<
   }
 }
 
-async function detect(docker: DockerEngine, probeImage: string): Promise<DindRuntime> {
+async function detect(docker: DockerEngine, probeImage: string): Promise<DetectedDindMode> {
   if ((await docker.runtimes()).includes('sysbox-runc')) return { mode: 'sysbox', hostConfig: { Runtime: 'sysbox-runc' } };
 
   const privileged = { Privileged: true, CgroupnsMode: 'private' };

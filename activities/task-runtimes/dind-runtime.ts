@@ -1,0 +1,45 @@
+// DinD mode (`docker: true`): the task's container runs a Docker daemon of its own, in the mode this host
+// allows (dind-mode.ts), on storage of its own: a clone of the host's prepared image set, or an empty
+// directory and the archives to load (dind-image-store.ts), removed with the container.
+
+import { CancelledFailure } from '@temporalio/activity';
+import path from 'node:path';
+import { dindStorageBytes, provideDindStorage, removeDindStorage } from '../dind-image-store.js';
+import { ensureTaskNetwork } from '../task-network.js';
+import { detectDindMode } from './dind-mode.js';
+import type { TaskRuntime, TaskRuntimeKind, TaskRuntimeScope } from './task-runtime.js';
+
+export const dindRuntime: TaskRuntimeKind = { name: 'dind', runs: (task) => task.docker, open: openDindRuntime };
+
+function openDindRuntime({ deps, job, image, archives, name, ctx, beatingWhile }: TaskRuntimeScope): TaskRuntime {
+  const { docker } = deps;
+  const storageDir = path.join(deps.dindStorageRoot, name);
+  return {
+    async start(body) {
+      // Its daemon takes docker0's address for a bridge of its own: the host is named by its task-network address.
+      const { gateway: hostAddress } = await ensureTaskNetwork(docker);
+      const { mode, hostConfig } = await detectDindMode(docker, image);
+      // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
+      const log = (line: string) => ctx.log.info(`job ${job.jobId}: ${line}`);
+      const storage = await beatingWhile(
+        { preparing: name },
+        provideDindStorage(deps, { image, archives, storageDir, runtimeHostConfig: hostConfig, log, signal: ctx.cancellationSignal }),
+      ).catch((error: unknown) => {
+        if (ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested) {
+          throw new CancelledFailure(`job ${job.jobId} cancelled while its DinD images were being prepared`);
+        }
+        throw error;
+      });
+      const dind = { runtimeHostConfig: hostConfig, runtimeName: mode, storageDir: storage.mountDir, archives: storage.archives, preload: storage.preload };
+      return docker.createAndStart(name, body({ dind, hostAddress }));
+    },
+
+    heldBytes: () => dindStorageBytes(storageDir),
+
+    async remove(nameOrId) {
+      // The container goes first: a DinD daemon's storage may only go once nothing uses it.
+      await docker.remove(nameOrId);
+      removeDindStorage(storageDir);
+    },
+  };
+}
