@@ -134,13 +134,13 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     TZ: 'UTC',
     PYTHONHASHSEED: '0',
     ...task.extraEnv,
-    BENCHROUTER_MODEL_ENDPOINT: reachable(access.endpoint ?? job.model.endpoint),
-    BENCHROUTER_MODEL_NAME: job.model.name,
+    BENCHROUTER_MODEL_ENDPOINT: reachable(access.endpoint ?? job.options.endpoint),
+    BENCHROUTER_MODEL_NAME: job.options.model,
     BENCHROUTER_OUTPUT_DIR: CONTAINER_RESULTS_DIR,
     BENCHROUTER_API_KEY: apiKey,
     ...(job.repeat?.seed !== undefined ? { BENCHROUTER_SEED: String(job.repeat.seed) } : {}),
-    ...(job.selection?.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.selection.limit) } : {}),
-    ...(job.selection?.instances ? { BENCHROUTER_INSTANCES: job.selection.instances.join(',') } : {}),
+    ...(job.options.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.options.limit) } : {}),
+    ...(job.options.instances ? { BENCHROUTER_INSTANCES: job.options.instances.join(',') } : {}),
     ...(job.options.jobConcurrency !== undefined ? { BENCHROUTER_CONCURRENCY: String(job.options.jobConcurrency) } : {}),
     ...(access.judge
       ? {

@@ -1,6 +1,8 @@
 // What a task container gets to reach the model: through this host's gateway, its URL and per-job
 // tokens (the real keys stay with the gateway); with --no-gateway, the endpoint and the real key.
 
+import { generationOf } from '../runs/generation.js';
+import { judgeTargetOf, modelTargetOf, type ModelTarget } from '../runs/run-options.js';
 import { ApplicationFailure } from '@temporalio/common';
 import path from 'node:path';
 import type { ModelGateway } from '../gateway/model-gateway.js';
@@ -33,37 +35,43 @@ export interface ModelRoutes {
 /** Opens (or, on a later attempt, opens again with the same tokens) the job's routes through the gateway. */
 export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: string): ModelRoutes {
   const { gateway } = deps;
-  if (!gateway || !job.gateway.enabled) {
-    const judge = job.judge ? { endpoint: job.judge.endpoint, model: job.judge.name, apiKey: resolveApiKey(job.judge.apiKeyEnv, deps.hostId) } : undefined;
-    return { apiKey: resolveApiKey(job.model.apiKeyEnv, deps.hostId), access: { judge }, close: () => undefined };
+  const model = modelTargetOf(job.options);
+  const judgeTarget = judgeTargetOf(job.options);
+  if (!gateway || !job.options.gateway) {
+    const judge = judgeTarget
+      ? { endpoint: judgeTarget.endpoint, model: judgeTarget.name, apiKey: resolveApiKey(judgeTarget.apiKeyEnv, deps.hostId) }
+      : undefined;
+    return { apiKey: resolveApiKey(model.apiKeyEnv, deps.hostId), access: { judge }, close: () => undefined };
   }
   const cacheDir = (runId: string) => gatewayCacheDir(deps.artifactsRoot, runId);
   // Both keys are resolved before any route opens: a judge key missing on this host (a final failure)
   // must not leave the model's route registered, with its token valid, until the worker restarts.
-  const modelKey = resolveApiKey(job.model.apiKeyEnv, deps.hostId);
-  const judgeKey = job.judge ? resolveApiKey(job.judge.apiKeyEnv, deps.hostId) : undefined;
-  if (job.generation.truncation) checkTokenizer(gateway.instance, job.generation.truncation, deps.hostId);
-  const route = (role: string, target: JobSpec['model'], apiKey: string) =>
+  const modelKey = resolveApiKey(model.apiKeyEnv, deps.hostId);
+  const judgeKey = judgeTarget ? resolveApiKey(judgeTarget.apiKeyEnv, deps.hostId) : undefined;
+  const generation = generationOf(job.options, job.resolved);
+  if (generation.truncation) checkTokenizer(gateway.instance, generation.truncation, deps.hostId);
+  const route = (role: string, target: ModelTarget, apiKey: string) =>
     gateway.instance.register({
       jobId: job.jobId,
       runId: job.runId,
       role,
       upstream: { baseUrl: target.endpoint, apiKey },
-      generation: role === 'model' ? job.generation : { set: {} },
-      prices: job.prices,
-      cache: job.gateway.cache ? { writeDir: cacheDir(job.runId), readDirs: job.gateway.cacheFrom.map(cacheDir) } : undefined,
-      limits: { concurrency: job.gateway.concurrency, ratePerSecond: job.gateway.ratePerSecond, maxRetries: job.gateway.maxRetries },
+      generation: role === 'model' ? generation : { set: {} },
+      prices: job.resolved.prices,
+      cache: job.options.cache ? { writeDir: cacheDir(job.runId), readDirs: job.cacheFrom.map(cacheDir) } : undefined,
+      limits: { concurrency: job.options.modelConcurrency, ratePerSecond: job.options.modelRate, maxRetries: job.options.modelRetries },
       usageFile: path.join(jobDir, usageFileName(role)),
     });
-  const apiKey = route('model', job.model, modelKey);
-  const judge = job.judge && judgeKey !== undefined ? { endpoint: gateway.url, model: job.judge.name, apiKey: route('judge', job.judge, judgeKey) } : undefined;
+  const apiKey = route('model', model, modelKey);
+  const judge =
+    judgeTarget && judgeKey !== undefined ? { endpoint: gateway.url, model: judgeTarget.name, apiKey: route('judge', judgeTarget, judgeKey) } : undefined;
   let closed: { usage: JobUsage | undefined } | undefined;
   return { apiKey, access: { endpoint: gateway.url, judge }, close: () => (closed ??= { usage: closeRoutes(gateway.instance, job) }).usage };
 }
 
 function closeRoutes(gateway: ModelGateway, job: JobSpec): JobUsage | undefined {
   const model = gateway.unregister(job.jobId, 'model');
-  const judge = job.judge ? gateway.unregister(job.jobId, 'judge') : undefined;
+  const judge = job.options.judgeModel ? gateway.unregister(job.jobId, 'judge') : undefined;
   if (!model) return undefined;
   return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
 }
@@ -74,7 +82,7 @@ function closeRoutes(gateway: ModelGateway, job: JobSpec): JobUsage | undefined 
  */
 export async function openLoopbackEndpoints(deps: ModelAccessDeps, job: JobSpec, access: ModelAccess): Promise<void> {
   if (!deps.firewall || access.endpoint) return;
-  for (const endpoint of [job.model.endpoint, access.judge?.endpoint]) {
+  for (const endpoint of [job.options.endpoint, access.judge?.endpoint]) {
     if (!endpoint || endpointSeenFromBridge(endpoint) === endpoint) continue;
     const url = new URL(endpoint);
     await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));

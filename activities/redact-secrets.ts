@@ -38,18 +38,18 @@ export function redactDeep<T>(value: T, secrets: readonly string[]): T {
  * (with --no-gateway the container holds them) and, through the gateway, the job's own tokens.
  */
 export function jobSecrets(
-  job: Pick<JobSpec, 'jobId' | 'model' | 'judge' | 'gateway'>,
+  job: Pick<JobSpec, 'jobId' | 'options'>,
   gateway: Pick<ModelGateway, 'tokenFor'> | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   const secrets: string[] = [];
-  for (const source of [job.model.apiKeyEnv, job.judge?.apiKeyEnv]) {
+  for (const source of [job.options.apiKeyEnv, job.options.judgeApiKeyEnv]) {
     const key = source ? env[source] : undefined;
     if (key) secrets.push(key);
   }
-  if (gateway && job.gateway.enabled) {
+  if (gateway && job.options.gateway) {
     secrets.push(gateway.tokenFor(job.jobId, 'model'));
-    if (job.judge) secrets.push(gateway.tokenFor(job.jobId, 'judge'));
+    if (job.options.judgeModel) secrets.push(gateway.tokenFor(job.jobId, 'judge'));
   }
   return secrets;
 }

@@ -8,8 +8,7 @@ import { resolveBenchmarkDir } from '../contract/builtin-benchmarks.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
 import { loadTokenizerFile, TokenizerFileError } from '../gateway/prompt-truncation.js';
-import type { TruncationSettings } from '../runs/generation.js';
-import { judgeTargetOf, modelTargetOf, type RunOptions, type RunRequest } from '../runs/run-options.js';
+import type { RunOptions, RunRequest } from '../runs/run-options.js';
 import type { RunSpec } from '../runs/run-spec.js';
 import { createRunSpec } from './runs.js';
 
@@ -42,55 +41,19 @@ export function runSpecOfBenchmark(benchmark: Benchmark, options: RunOptions, wh
       },
     ]);
   }
-  const truncation = options.truncationTokens !== undefined ? truncationOf(options.truncationTokens, options.tokenizer!, where.file) : undefined;
-  const judge = judgeTargetOf(options);
-  const spec = createRunSpec(
-    benchmark,
-    modelTargetOf(options),
-    {
-      concurrency: options.concurrency,
-      hostTimeoutSeconds: options.hostTimeout,
-      heartbeatTimeoutSeconds: options.heartbeatTimeout,
-      maxHosts: options.maxHosts,
-      repeats: options.repeats,
-      ...(options.seed !== undefined ? { seed: options.seed } : {}),
-      ...(options.limit !== undefined ? { limit: options.limit } : {}),
-      ...(options.instances !== undefined ? { instances: [...new Set(options.instances)] } : {}),
-      ...(options.jobConcurrency !== undefined ? { jobConcurrency: options.jobConcurrency } : {}),
-      ...(options.jobsPerExecution !== undefined ? { jobsPerExecution: options.jobsPerExecution } : {}),
-    },
-    options.tasks,
-    {
-      gateway: {
-        enabled: options.gateway,
-        cache: options.cache,
-        concurrency: options.modelConcurrency,
-        maxRetries: options.modelRetries,
-        ...(options.modelRate !== undefined ? { ratePerSecond: options.modelRate } : {}),
-      },
-      generation: {
-        set: options.gen,
-        ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-        ...(options.maxTokensAdd !== undefined ? { maxTokensAdd: options.maxTokensAdd } : {}),
-        ...(options.maxTokensScale !== undefined ? { maxTokensScale: options.maxTokensScale } : {}),
-        ...(options.thinking !== undefined ? { thinking: options.thinking } : {}),
-        ...(truncation ? { truncation } : {}),
-      },
-      ...(judge ? { judge } : {}),
-      ...(options.prices ? { prices: options.prices } : {}),
-    },
-  );
+  const tokenizer = options.tokenizer !== undefined ? hashedTokenizer(options.tokenizer, where.file) : undefined;
+  const spec = createRunSpec(benchmark, { ...options, ...(tokenizer ? { tokenizer: tokenizer.path } : {}) }, tokenizer);
   return where.runId ? { ...spec, runId: where.runId } : spec;
 }
 
 /**
- * The truncation the run pins: the tokenizer's absolute path and SHA-256, after checking here that the
- * file is a tokenizer (errors name the file: missing, unreadable, not a tokenizer).
+ * The tokenizer the run pins: its absolute path and SHA-256, after checking here that the file is a
+ * tokenizer (errors name the file: missing, unreadable, not a tokenizer).
  */
-function truncationOf(tokens: number, tokenizerPath: string, file: string | undefined): TruncationSettings {
-  const tokenizer = path.resolve(tokenizerPath);
+function hashedTokenizer(tokenizerPath: string, file: string | undefined): { path: string; sha256: string } {
+  const absolute = path.resolve(tokenizerPath);
   try {
-    return { maxTokens: tokens, tokenizer, sha256: loadTokenizerFile(tokenizer).sha256 };
+    return { path: absolute, sha256: loadTokenizerFile(absolute).sha256 };
   } catch (error) {
     if (!(error instanceof TokenizerFileError)) throw error;
     throw new InputError([{ file: error.file, field: file ? `${file} tokenizer` : '--tokenizer', message: error.problem }]);

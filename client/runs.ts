@@ -9,19 +9,9 @@ import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
 import { InputError } from '../contract/problems.js';
-import { NO_GENERATION_SETTINGS, type GenerationSettings } from '../runs/generation.js';
-import { BUILT_IN_PRICES, type PriceTable } from '../gateway/price-table.js';
-import {
-  DEFAULT_GATEWAY,
-  DEFAULT_RUN_OPTIONS,
-  type GatewayOptions,
-  type JobResult,
-  type ModelTarget,
-  type RunOptions,
-  type RunProgress,
-  type RunResult,
-  type RunSpec,
-} from '../runs/run-spec.js';
+import { BUILT_IN_PRICES } from '../gateway/price-table.js';
+import { runOptions, type RunOptionsInput } from '../runs/run-options.js';
+import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import { withJobs } from './run-jobs.js';
@@ -47,33 +37,21 @@ export function newRunId(now = new Date()): string {
   return newWorkflowId('br', now);
 }
 
-/** The run definition pinned in the workflow input: history alone then says what was run. */
-export interface RunExtras {
-  gateway?: Partial<GatewayOptions>;
-  generation?: GenerationSettings;
-  judge?: ModelTarget;
-  /** Price overrides on top of the built-in table. */
-  prices?: PriceTable;
-}
-
-export function createRunSpec(
-  benchmark: Benchmark,
-  model: ModelTarget,
-  options: Partial<RunOptions> = {},
-  taskNames?: string[],
-  extras: RunExtras = {},
-): RunSpec {
-  const tasks = taskNames?.length ? benchmark.tasks.filter((t) => taskNames.includes(t.name)) : benchmark.tasks;
+/**
+ * The run definition pinned in the workflow input, history alone then saying what was run: the options with
+ * every default (validated: an invalid one throws), the tasks they pick, the price table in effect, and the
+ * tokenizer as submitting resolved it (client/run-request.ts checks and hashes the file).
+ */
+export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, tokenizer?: { path: string; sha256: string }): RunSpec {
+  const options = runOptions(input);
+  const tasks = options.tasks?.length ? benchmark.tasks.filter((t) => options.tasks!.includes(t.name)) : benchmark.tasks;
   return {
     runId: newRunId(),
     benchmark: { name: benchmark.name, dir: benchmark.dir, digest: directoryDigest(benchmark.dir) },
     tasks,
-    model,
-    options: { ...DEFAULT_RUN_OPTIONS, ...options },
-    gateway: { ...DEFAULT_GATEWAY, ...extras.gateway },
-    generation: extras.generation ?? NO_GENERATION_SETTINGS,
-    ...(extras.judge ? { judge: extras.judge } : {}),
-    prices: { ...BUILT_IN_PRICES, ...extras.prices },
+    options,
+    resolved: { prices: { ...BUILT_IN_PRICES, ...options.prices }, ...(tokenizer ? { tokenizer } : {}) },
+    cacheFrom: [],
     submittedAt: new Date().toISOString(),
   };
 }
@@ -94,7 +72,7 @@ export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
     runId: newRunId(),
     tasks: original.tasks.filter((task) => !succeeded.has(task.name)),
     // A retry reads the original's cached answers: what was answered once is not paid for again.
-    gateway: { ...original.gateway, cacheFrom: [...original.gateway.cacheFrom, original.runId] },
+    cacheFrom: [...original.cacheFrom, original.runId],
     submittedAt: new Date().toISOString(),
     retryOf: { runId: original.runId, carried },
   };
@@ -107,7 +85,7 @@ export function createRerunSpec(original: RunSpec): RunSpec {
     runId: newRunId(),
     submittedAt: new Date().toISOString(),
     retryOf: undefined,
-    gateway: { ...original.gateway, cacheFrom: [...original.gateway.cacheFrom, original.runId] },
+    cacheFrom: [...original.cacheFrom, original.runId],
   };
 }
 
@@ -194,13 +172,13 @@ export async function submitRun(client: Client, settings: Settings, spec: RunSpe
     ...(submit.once ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     memo: {
       benchmark: spec.benchmark.name,
-      model: spec.model.name,
+      model: spec.options.model,
       tasks: spec.tasks.length,
       ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
       ...(submit.once ? { requestDigest: submit.once.requestDigest } : {}),
     },
     typedSearchAttributes: [
-      { key: SEARCH_ATTRIBUTES.model, value: spec.model.name },
+      { key: SEARCH_ATTRIBUTES.model, value: spec.options.model },
       { key: SEARCH_ATTRIBUTES.benchmark, value: spec.benchmark.name },
       { key: SEARCH_ATTRIBUTES.status, value: 'RUNNING' },
     ],

@@ -64,7 +64,7 @@ export function formatEvery(seconds: number): string {
 
 /** A run template: the run flags made into a RunSpec whose model is filled in when the schedule fires. */
 export function runTemplate(spec: RunSpec): RunSpec {
-  return { ...spec, model: { ...spec.model, name: CHECKPOINT_PLACEHOLDER } };
+  return { ...spec, options: { ...spec.options, model: CHECKPOINT_PLACEHOLDER } };
 }
 
 export interface ScheduleDefinition {

@@ -45,11 +45,13 @@ async function main(): Promise<void> {
     const client = await connectClient(settings);
     const dir = path.join(scratch, 'perf-noop');
     makeNoopBenchmark(dir, TASKS);
-    const spec = createRunSpec(
-      loadBenchmark(dir),
-      { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' },
-      { concurrency: CONCURRENCY, repeats: Math.ceil(JOBS / TASKS), ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}) },
-    );
+    const spec = createRunSpec(loadBenchmark(dir), {
+      model: 'noop',
+      endpoint: 'http://127.0.0.1:9/v1',
+      concurrency: CONCURRENCY,
+      repeats: Math.ceil(JOBS / TASKS),
+      ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}),
+    });
     const jobs = TASKS * spec.options.repeats;
 
     const started = performance.now();

@@ -2,6 +2,9 @@
 // override request fields, adjust max_tokens, switch thinking on or off. Pure: the run pins the
 // resolved settings in its input, so history says what was applied.
 
+import type { RunOptions } from './run-options.js';
+import type { ResolvedOptions } from './run-spec.js';
+
 export interface GenerationSettings {
   /** Fields set on every request body (`--gen temperature=0`); they override the benchmark's. */
   set: Record<string, unknown>;
@@ -29,6 +32,23 @@ export interface TruncationSettings {
 
 export const NO_GENERATION_SETTINGS: GenerationSettings = { set: {} };
 
+/** The settings the gateway applies to a run's model calls, from its options and what submitting resolved (the tokenizer's hash). */
+export function generationOf(
+  options: Pick<RunOptions, 'gen' | 'maxTokens' | 'maxTokensAdd' | 'maxTokensScale' | 'thinking' | 'truncationTokens'>,
+  resolved: Pick<ResolvedOptions, 'tokenizer'>,
+): GenerationSettings {
+  return {
+    set: options.gen,
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    ...(options.maxTokensAdd !== undefined ? { maxTokensAdd: options.maxTokensAdd } : {}),
+    ...(options.maxTokensScale !== undefined ? { maxTokensScale: options.maxTokensScale } : {}),
+    ...(options.thinking !== undefined ? { thinking: options.thinking } : {}),
+    ...(options.truncationTokens !== undefined && resolved.tokenizer
+      ? { truncation: { maxTokens: options.truncationTokens, tokenizer: resolved.tokenizer.path, sha256: resolved.tokenizer.sha256 } }
+      : {}),
+  };
+}
+
 /** `key=value` from `--gen`: the value is JSON when it parses (numbers, booleans, objects), else a string. */
 export function parseGenFlag(flag: string): [string, unknown] {
   const eq = flag.indexOf('=');
@@ -40,19 +60,6 @@ export function parseGenFlag(flag: string): [string, unknown] {
   } catch {
     return [key, raw];
   }
-}
-
-/** Later settings win field by field; `set` maps merge. */
-export function mergeGeneration(...layers: Array<Partial<GenerationSettings> | undefined>): GenerationSettings {
-  const out: GenerationSettings = { set: {} };
-  for (const layer of layers) {
-    if (!layer) continue;
-    out.set = { ...out.set, ...(layer.set ?? {}) };
-    for (const key of ['maxTokens', 'maxTokensAdd', 'maxTokensScale', 'thinking', 'truncation'] as const) {
-      if (layer[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = layer[key];
-    }
-  }
-  return out;
 }
 
 export function isEmptyGeneration(g: GenerationSettings): boolean {

@@ -20,26 +20,10 @@ export function jobSpecsOf(spec: RunSpec): JobSpec[] {
       jobId: jobIdFor(spec.runId, index, task.name, repeats > 1 ? repeat : undefined),
       benchmark: spec.benchmark,
       task,
-      model: spec.model,
-      options: {
-        hostTimeoutSeconds: spec.options.hostTimeoutSeconds,
-        heartbeatTimeoutSeconds: spec.options.heartbeatTimeoutSeconds,
-        maxHosts: spec.options.maxHosts,
-        ...(spec.options.jobConcurrency !== undefined ? { jobConcurrency: spec.options.jobConcurrency } : {}),
-      },
-      gateway: spec.gateway,
-      generation: spec.generation,
-      ...(spec.judge ? { judge: spec.judge } : {}),
-      prices: spec.prices,
+      options: spec.options,
+      resolved: spec.resolved,
+      cacheFrom: spec.cacheFrom,
       repeat: { index: repeat, ...(spec.options.seed !== undefined || repeats > 1 ? { seed: (spec.options.seed ?? 0) + repeat } : {}) },
-      ...(spec.options.limit !== undefined || spec.options.instances !== undefined
-        ? {
-            selection: {
-              ...(spec.options.limit !== undefined ? { limit: spec.options.limit } : {}),
-              ...(spec.options.instances ? { instances: spec.options.instances } : {}),
-            },
-          }
-        : {}),
     })),
   ).flat();
 }

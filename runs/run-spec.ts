@@ -3,76 +3,11 @@
 
 import type { TaskDefinition } from '../contract/benchmark.js';
 import type { NormalizedResult } from '../contract/result-mapping.js';
-import type { GenerationSettings } from './generation.js';
 import type { UsageCounters, UsageSummary } from './usage.js';
 import type { RecordsSummary } from '../contract/records.js';
 import type { RunTally } from './run-tally.js';
 import type { PinnedTaskDefinitions } from './task-definition-pages.js';
-
-export interface ModelTarget {
-  name: string;
-  /** OpenAI-compatible base URL, `.../v1`. */
-  endpoint: string;
-  /**
-   * Where the worker finds the API key: the name of an environment variable on the worker host.
-   * The key itself never enters workflow input, history or logs.
-   */
-  apiKeyEnv?: string;
-}
-
-export interface RunOptions {
-  /** Jobs running at once. */
-  concurrency: number;
-  /** How long a job's next step may wait for its host to pick it up before the host counts as gone. */
-  hostTimeoutSeconds: number;
-  /** How long a running container's activity may go without a heartbeat before its attempt is retried. */
-  heartbeatTimeoutSeconds: number;
-  /** Hosts a job may try before it fails with INFRASTRUCTURE. */
-  maxHosts: number;
-  /** Times each task runs; each repeat gets its own seed. */
-  repeats: number;
-  /**
-   * Seed of the first repeat (repeat k gets seed + k), passed as BENCHROUTER_SEED. Absent with one
-   * repeat and no --seed: then no seed is passed and the benchmark keeps its own default.
-   */
-  seed?: number;
-  /** Run only the first N instances of each task (BENCHROUTER_LIMIT); for smoke tests and fast checks. */
-  limit?: number;
-  /** Run only these instance ids (BENCHROUTER_INSTANCES, comma-separated): one batch of an RL loop, say. */
-  instances?: string[];
-  /**
-   * Model requests one job may have in flight (BENCHROUTER_CONCURRENCY), for benchmarks that run their
-   * own pool of requests (EvalScope's eval_batch_size); absent: the benchmark's own default.
-   */
-  jobConcurrency?: number;
-  /**
-   * Jobs one execution of the run workflow starts before it continues as new (default
-   * JOBS_PER_EXECUTION): bounds the history of a run of any size. Small values are for tests.
-   */
-  jobsPerExecution?: number;
-}
-
-/** Which instances a job runs, passed to its task as the optional contract variables. */
-export type InstanceSelection = Pick<RunOptions, 'limit' | 'instances'>;
-
-/** How jobs reach the model: through the host's gateway (default) or straight to the endpoint. */
-export interface GatewayOptions {
-  enabled: boolean;
-  /** Store answers and replay them for identical requests (--cache). */
-  cache: boolean;
-  /** Runs whose caches a retry or rerun reads, oldest first. */
-  cacheFrom: string[];
-  /** Upstream requests of this run at once, per host. */
-  concurrency: number;
-  /** Upstream requests started per second, per host (unlimited when absent). */
-  ratePerSecond?: number;
-  /** Retries of a 429 or 5xx answer. */
-  maxRetries: number;
-}
-
-export const DEFAULT_GATEWAY: GatewayOptions = { enabled: true, cache: false, cacheFrom: [], concurrency: 64, maxRetries: 5 };
-
-export const DEFAULT_RUN_OPTIONS: RunOptions = { concurrency: 8, hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3, repeats: 1 };
+import type { RunOptions } from './run-options.js';
 
 export interface RunSpec {
   runId: string;
@@ -84,20 +19,25 @@ export interface RunSpec {
    * loads the pages its batch needs, so the input does not grow with them. runSpecOf reads them back.
    */
   definitions?: PinnedTaskDefinitions;
-  model: ModelTarget;
+  /** The run's options, every default filled in (runs/run-options.ts): what was asked, pinned. */
   options: RunOptions;
-  gateway: GatewayOptions;
-  /** Generation settings the gateway applies to every call (what was applied, pinned). */
-  generation: GenerationSettings;
-  /** An optional second model the benchmark may call as a judge. */
-  judge?: ModelTarget;
-  /** $ per 1M input/output tokens, for upstreams that report no cost. */
-  prices: Record<string, { input: number; output: number }>;
+  /** What submitting resolved from the options, pinned beside them. */
+  resolved: ResolvedOptions;
+  /** Runs whose gateway caches this one reads, oldest first: a retry or rerun reads its original's. */
+  cacheFrom: string[];
   submittedAt: string;
   /** Set by `br retry`: the run this one retries, and the succeeded jobs carried over from it. */
   retryOf?: { runId: string; carried: JobResult[] };
   /** Set only by the run workflow when it continues as new: where the next execution starts. */
   continuation?: RunContinuation;
+}
+
+/** What submitting a run resolved from its options: the same on every host that runs its jobs. */
+export interface ResolvedOptions {
+  /** $ per 1M input/output tokens in effect: the built-in table with the run's own prices over it. */
+  prices: Record<string, { input: number; output: number }>;
+  /** With `tokenizer`: its absolute path and the SHA-256 of the file the run was submitted with; a host whose file differs refuses the job. */
+  tokenizer?: { path: string; sha256: string };
 }
 
 /** What one execution of a run hands the next: the next job's index and the tally so far. */
@@ -114,16 +54,11 @@ export interface JobSpec {
   jobId: string;
   benchmark: RunSpec['benchmark'];
   task: TaskDefinition;
-  model: ModelTarget;
-  options: Pick<RunOptions, 'hostTimeoutSeconds' | 'heartbeatTimeoutSeconds' | 'maxHosts' | 'jobConcurrency'>;
-  gateway: GatewayOptions;
-  generation: GenerationSettings;
-  judge?: ModelTarget;
-  prices: RunSpec['prices'];
+  options: RunOptions;
+  resolved: ResolvedOptions;
+  cacheFrom: string[];
   /** Which repeat of its task this job is, and its seed (when the run passes seeds). */
   repeat: { index: number; seed?: number };
-  /** Absent: every instance. */
-  selection?: InstanceSelection;
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */

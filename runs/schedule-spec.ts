@@ -68,7 +68,7 @@ export function checkpointRunId(name: string, key: string): string {
  * ids are derived from it, and a suite's runs are `<suite id>.<benchmark>`.
  */
 export function instantiateTarget(target: ScheduleTarget, runId: string, checkpoint: string, submittedAt: string): ScheduleTarget {
-  const fill = (run: RunSpec, id: string): RunSpec => ({ ...run, runId: id, model: { ...run.model, name: checkpoint }, submittedAt });
+  const fill = (run: RunSpec, id: string): RunSpec => ({ ...run, runId: id, options: { ...run.options, model: checkpoint }, submittedAt });
   if (target.kind === 'run') return { kind: 'run', run: fill(target.run, runId) };
   const seen = new Map<string, number>();
   const runs = target.suite.runs.map((run) => {

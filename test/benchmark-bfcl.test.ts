@@ -43,7 +43,7 @@ async function bfclDirect(
 
 describe('bfcl', () => {
   it('scores simple_python under --limit 5 exactly as bfcl generate + evaluate run directly: 3/5', { timeout: COLD_BUILD_MS }, async () => {
-    const run = await h.run(builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], options: { limit: 5 } });
+    const run = await h.run(builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], limit: 5 });
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.6, raw_metrics: { correct: 3, total: 5 } });
@@ -58,7 +58,7 @@ describe('bfcl', () => {
     'scores multi_turn_base under --limit 2 exactly as BFCL run directly: 1/2, judged by the end state of its simulated APIs',
     { timeout: 5 * 60_000 },
     async () => {
-      const run = await h.run(builtinDir('bfcl'), { endpoint: multiTurn.url, tasks: ['multi-turn-base'], options: { limit: 2 } });
+      const run = await h.run(builtinDir('bfcl'), { endpoint: multiTurn.url, tasks: ['multi-turn-base'], limit: 2 });
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
       // multi_turn_base_1 leaves out the move of its second turn, so its file system ends up different.
@@ -71,7 +71,7 @@ describe('bfcl', () => {
   );
 
   it('fails the job with the harness error when a request has no answer, instead of scoring it wrong', async () => {
-    const run = await h.run(builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], options: { limit: 6 } });
+    const run = await h.run(builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], limit: 6 });
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toContain('1 of 6 requests to the model failed, first: simple_python_5');

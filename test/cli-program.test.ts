@@ -182,7 +182,7 @@ describe('br compare against real runs', () => {
     const seeded = path.join(fixturesDir, 'benchmarks', 'seeded');
     // Without a seed, seed-score scores 0; with seed 1 it scores 0.25. The second model's name is a formula.
     const a = await h.run(seeded, { model: 'plain-model' });
-    const b = await h.run(seeded, { model: '=1+1', options: { seed: 1 } });
+    const b = await h.run(seeded, { model: '=1+1', seed: 1 });
     runs = { a: a.runId, b: b.runId };
   });
   afterAll(async () => h?.close());

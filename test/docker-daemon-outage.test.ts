@@ -94,11 +94,12 @@ async function outageRun(name: string, liveRestore: boolean, duringOutage: (pids
     await daemon.start();
     execFileSync('sh', ['-c', `docker save benchrouter/base:bookworm | DOCKER_HOST=${daemon.host} docker load`], { stdio: 'ignore' });
     workers.push(await spawnWorker(env, `host-${name}`));
-    const spec = createRunSpec(
-      sleepersOf(path.join(scratch, `${name}-benchmark`), 40),
-      { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
-      { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 },
-    );
+    const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), 40), {
+      model: 'm',
+      endpoint: 'http://127.0.0.1:9/v1',
+      heartbeatTimeout: 5,
+      hostTimeout: 60,
+    });
     const starts = startsOn(daemon, spec.runId);
     starts.watch(Math.floor(Date.now() / 1000) - 1);
     const handle = await submitRun(client, settings, spec);

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
-import type { RunOptions } from '../runs/run-spec.js';
+import type { RunOptionsInput } from '../runs/run-options.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
 import { br, containersOfRun, dockerLines, fixturesDir, sleepersOf } from './support/harness.js';
 import { DockerEngine } from '../activities/docker-engine.js';
@@ -20,7 +20,7 @@ import { freePort } from '../embedded/embedded-services.js';
 import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
-const FAST_FAILURE: Partial<RunOptions> = { heartbeatTimeoutSeconds: 3, hostTimeoutSeconds: 4 };
+const FAST_FAILURE: Partial<RunOptionsInput> = { heartbeatTimeout: 3, hostTimeout: 4 };
 
 interface Stack {
   env: Record<string, string>;
@@ -47,8 +47,8 @@ async function worker(s: Stack, hostId: string, extraEnv: Record<string, string>
   return w;
 }
 
-function submit(s: Stack, options: Partial<RunOptions>, model = { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }) {
-  return submitRun(s.client, s.settings, createRunSpec(sleepers, model, options));
+function submit(s: Stack, options: Partial<RunOptionsInput>, model = { model: 'm', endpoint: 'http://127.0.0.1:9/v1' }) {
+  return submitRun(s.client, s.settings, createRunSpec(sleepers, { ...model, ...options }));
 }
 
 beforeAll(() => {
@@ -65,7 +65,7 @@ describe('a worker killed with kill -9 while 4 jobs run', () => {
     let w = await worker(s, 'host-kill');
     // Reattaching is the point here, not losing the host: a host timeout that a worker restarting on
     // a loaded machine meets with room to spare.
-    const handle = await submit(s, { ...FAST_FAILURE, hostTimeoutSeconds: 60 });
+    const handle = await submit(s, { ...FAST_FAILURE, hostTimeout: 60 });
     const starts = watchContainerStarts(handle.workflowId);
     try {
       await waitFor('4 running containers', () => runningContainersOf(handle.workflowId).length === 4);
@@ -145,16 +145,19 @@ describe('the Temporal server stopped mid-run and started again on the same data
 
 describe('the Temporal server killed with kill -9 for longer than the heartbeat timeout, then restarted on the same database', () => {
   it('leaves every running container alone: 8 jobs on 2 hosts start one container each and the run is COMPLETED', { timeout: 360_000 }, async () => {
-    const heartbeatTimeoutSeconds = 5;
+    const heartbeatTimeout = 5;
     const server = devServer(await freePort(), path.join(scratch, 'server-kill.db'));
     await server.start();
     const s = await stack('server-kill', server.address);
     let client: Client | undefined;
-    const spec = createRunSpec(
-      sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45),
-      { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
-      { heartbeatTimeoutSeconds, hostTimeoutSeconds: 10, repeats: 2, concurrency: 8 },
-    );
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45), {
+      model: 'm',
+      endpoint: 'http://127.0.0.1:9/v1',
+      heartbeatTimeout,
+      hostTimeout: 10,
+      repeats: 2,
+      concurrency: 8,
+    });
     const starts = watchContainerStarts(spec.runId);
     try {
       await worker(s, 'host-sk-a');
@@ -163,7 +166,7 @@ describe('the Temporal server killed with kill -9 for longer than the heartbeat 
       await waitFor('8 running containers', () => runningContainersOf(handle.workflowId).length === 8, 120_000);
       await server.kill9();
       // Long enough that every running attempt's heartbeat timeout expires while the server is down.
-      await new Promise((r) => setTimeout(r, (heartbeatTimeoutSeconds * 2 + 2) * 1000));
+      await new Promise((r) => setTimeout(r, (heartbeatTimeout * 2 + 2) * 1000));
       expect(runningContainersOf(handle.workflowId)).toHaveLength(8);
       await server.start();
 
@@ -192,7 +195,7 @@ describe('br retry', () => {
     const s = await stack('retry');
     await worker(s, 'host-retry');
     const outcomes = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'outcomes'));
-    const original = await followRun(await submitRun(s.client, s.settings, createRunSpec(outcomes, { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, {})));
+    const original = await followRun(await submitRun(s.client, s.settings, createRunSpec(outcomes, { model: 'm', endpoint: 'http://127.0.0.1:9/v1' })));
     expect(original.status).toBe('PARTIAL');
 
     const retried = await br(['retry', original.runId, '--json'], s.env);
@@ -283,12 +286,13 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
     const s = await stack('boot', server.address);
     const orphan = `br-host-boot-orphan-${randomBytes(3).toString('hex')}`;
     // A host timeout that the restarted worker meets with room to spare: moving hosts is not the point here.
-    const spec = createRunSpec(
-      sleepersOf(path.join(scratch, 'boot-benchmark'), 40),
-      { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
-      { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 },
-      ['s1', 's2'],
-    );
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'boot-benchmark'), 40), {
+      model: 'm',
+      endpoint: 'http://127.0.0.1:9/v1',
+      heartbeatTimeout: 5,
+      hostTimeout: 60,
+      tasks: ['s1', 's2'],
+    });
     const starts = watchContainerStarts(spec.runId);
     let client: Client | undefined;
     try {
@@ -352,7 +356,7 @@ describe('a lost host that comes back after its jobs moved to another host', () 
     // Each machine has its own home (and so its own dind/); host-a's is kept across its restart.
     const homeA = { BENCHROUTER_HOME: path.join(scratch, 'moved-host-a') };
     const a = await worker(s, 'host-mv-a', homeA);
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 30), { name: 'm', endpoint: 'http://127.0.0.1:9/v1' }, FAST_FAILURE);
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 30), { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...FAST_FAILURE });
     let client: Client | undefined;
     try {
       const handle = await submitRun(s.client, s.settings, spec);

@@ -64,9 +64,13 @@ describe('an EvalScope job whose worker is killed mid-run', () => {
     client = await connectClient(settings);
     let worker = await spawnWorker(env, 'host-evalscope-resume');
     workers.push(worker);
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'capture', endpoint: model.url }, { heartbeatTimeoutSeconds: 5, hostTimeoutSeconds: 60 }, [
-      'general_mcq',
-    ]);
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), {
+      model: 'capture',
+      endpoint: model.url,
+      heartbeatTimeout: 5,
+      hostTimeout: 60,
+      tasks: ['general_mcq'],
+    });
     const submittedAt = Date.now();
     const handle = await submitRun(client, settings, spec);
     const starts = watchContainerStarts(handle.workflowId);

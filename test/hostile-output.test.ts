@@ -41,7 +41,7 @@ function resetPeakMemory(): void {
 }
 
 async function runTasks(tasks: string[], extraEnv: Record<string, Record<string, string>> = {}): Promise<RunResult> {
-  const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'reference', endpoint: h.model.url }, { concurrency: 8 }, tasks);
+  const spec = createRunSpec(loadBenchmark(benchmarkDir), { model: 'reference', endpoint: h.model.url, concurrency: 8, tasks: tasks });
   for (const task of spec.tasks) Object.assign(task.extraEnv, extraEnv[task.name] ?? {});
   return followRun(await submitRun(h.client, h.settings, spec));
 }
@@ -143,7 +143,7 @@ describe('a benchmark whose definitions are too big to submit', () => {
   });
 
   it('is refused before submission when a task definition is too big for a payload, and no workflow is started', async () => {
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'reference', endpoint: h.model.url }, {}, ['well-behaved']);
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), { model: 'reference', endpoint: h.model.url, tasks: ['well-behaved'] });
     // Past validation: a definition grown after loading (a retry's carried results, a price table).
     spec.tasks[0]!.extraEnv.GROWN = 'g'.repeat(1_700_000);
     await expect(submitRun(h.client, h.settings, spec)).rejects.toThrow(
@@ -159,10 +159,10 @@ describe('a benchmark whose definitions are too big to submit', () => {
 describe('br list and br status', () => {
   it('show a terminated run as TERMINATED, not as the RUNNING its status attribute was left at', async () => {
     // A queue no worker polls: the run stays RUNNING until it is terminated.
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: `listing-${Date.now()}`, endpoint: h.model.url }, {}, ['well-behaved']);
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), { model: `listing-${Date.now()}`, endpoint: h.model.url, tasks: ['well-behaved'] });
     const handle = await submitRun(h.client, { ...h.settings, sharedQueue: `${h.settings.sharedQueue}-idle` }, spec);
     const listed = async (status?: string) =>
-      (await listRuns(h.client, 10, { model: spec.model.name, status })).map((r) => ({ runId: r.runId, status: r.status }));
+      (await listRuns(h.client, 10, { model: spec.options.model, status })).map((r) => ({ runId: r.runId, status: r.status }));
     await expect.poll(async () => (await listed()).map((r) => r.status), { timeout: 20_000 }).toEqual(['RUNNING']);
 
     await runHandle(h.client, spec.runId).terminate('test: terminated by hand');
@@ -174,7 +174,7 @@ describe('br list and br status', () => {
     expect(await listed('CANCELLED')).toEqual([]);
     expect(await listed('FAILED')).toEqual([]);
 
-    const cli = await br(['list', '--model', spec.model.name, '--json'], h.env);
+    const cli = await br(['list', '--model', spec.options.model, '--json'], h.env);
     expect(JSON.parse(cli.stdout)).toMatchObject([{ runId: spec.runId, status: 'TERMINATED' }]);
     const status = await br(['status', spec.runId, '--json'], h.env);
     expect(JSON.parse(status.stdout)).toMatchObject({ runId: spec.runId, status: 'TERMINATED' });

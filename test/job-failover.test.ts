@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { JobOnHostInput, JobOnHostOutput } from '../activities/run-job-on-host.js';
 import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
-import { DEFAULT_GATEWAY, type JobResult, type JobSpec } from '../runs/run-spec.js';
+import { runOptions } from '../runs/run-options.js';
+import type { JobResult, JobSpec } from '../runs/run-spec.js';
 
 const sharedQueue = `test-failover-${randomBytes(3).toString('hex')}`;
 const host = (hostId: string): ClaimedHost => ({ hostId, taskQueue: hostQueueName(sharedQueue, hostId) });
@@ -116,11 +117,9 @@ function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: 
       resources: { memory: '1g', cpus: 1, pids: 256 },
       network: 'isolated',
     },
-    model: { name: 'm', endpoint: 'http://127.0.0.1:9/v1' },
-    options: { hostTimeoutSeconds: 1, heartbeatTimeoutSeconds: 30, maxHosts: options.maxHosts },
-    gateway: { ...DEFAULT_GATEWAY, enabled: false },
-    generation: { set: {} },
-    prices: {},
+    options: runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', hostTimeout: 1, heartbeatTimeout: 30, maxHosts: options.maxHosts, gateway: false }),
+    resolved: { prices: {} },
+    cacheFrom: [],
     repeat: { index: 0 },
   };
   return client.workflow.execute<(job: JobSpec) => Promise<JobResult>>('jobWorkflow', { taskQueue: sharedQueue, workflowId: jobId, args: [job] });

@@ -2,7 +2,6 @@
 // the reference model. Whole runs use the real dev server, worker and Docker; the streaming and
 // token cases talk to a real gateway over HTTP directly.
 
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,8 +71,7 @@ describe('a run through the gateway', () => {
   it('applies generation overrides to the body the upstream receives, and records them in the run', async () => {
     const model = 'reference-overrides';
     const before = chatRequestsOf(model).length;
-    const generation = { set: { temperature: 0.7, seed: 11 }, maxTokensAdd: 10, thinking: false };
-    const run = await h.run(arithDir, { model, tasks: ['addition'], extras: { generation } });
+    const run = await h.run(arithDir, { model, tasks: ['addition'], gen: { temperature: 0.7, seed: 11 }, maxTokensAdd: 10, thinking: false });
     expect(run.status).toBe('COMPLETED');
     for (const request of chatRequestsOf(model).slice(before)) {
       // eval_arith.py asks for temperature 0 and max_tokens 32.
@@ -84,10 +82,8 @@ describe('a run through the gateway', () => {
   it("middle-truncates each prompt over --truncation-tokens with the model's tokenizer, and the run says how many", async () => {
     const model = 'reference-truncated';
     const tokenizerFile = path.join(fixturesDir, 'tokenizer', 'tiny-bpe.json');
-    const sha256 = createHash('sha256').update(readFileSync(tokenizerFile)).digest('hex');
     const before = chatRequestsOf(model).length;
-    const generation = { set: {}, truncation: { maxTokens: 6, tokenizer: tokenizerFile, sha256 } };
-    const run = await h.run(arithDir, { model, tasks: ['addition'], extras: { generation } });
+    const run = await h.run(arithDir, { model, tasks: ['addition'], truncationTokens: 6, tokenizer: tokenizerFile });
     expect(run.status).toBe('COMPLETED');
 
     // What eval_arith.py sends as the user message, and what the gateway must make of it.
@@ -131,7 +127,8 @@ describe('a run through the gateway', () => {
   it('gives a benchmark a judge through the optional variables, metered on its own', async () => {
     const run = await h.run(path.join(fixturesDir, 'benchmarks', 'judge-probe'), {
       model: 'reference',
-      extras: { judge: { name: 'reference-judge', endpoint: h.model.url } },
+      judgeModel: 'reference-judge',
+      judgeEndpoint: h.model.url,
     });
     expect(run.jobs[0]).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1, raw_metrics: { judge_model: 'reference-judge' } } });
     expect(run.usage!.model.requests).toBe(1);

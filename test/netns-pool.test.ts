@@ -110,8 +110,8 @@ describe('the pool of network namespaces', () => {
     // A fixed gateway port, as on a real machine: the running task's endpoint must still answer after the restart.
     const settings = { ...h.settings, sharedQueue: `${h.settings.sharedQueue}-restart`, gatewayPort: await freePort() };
     const start = () => startWorker({ settings, hostId, workflowBundlePath: inject('workflowBundlePath') });
-    const model = { name: 'reference', endpoint: h.model.url };
-    const submit = (dir: string) => submitRun(h.client, settings, createRunSpec(loadBenchmark(dir), model, { concurrency: 1 }));
+    const model = { model: 'reference', endpoint: h.model.url };
+    const submit = (dir: string) => submitRun(h.client, settings, createRunSpec(loadBenchmark(dir), { ...model, concurrency: 1 }));
 
     let worker = await start();
     const long = await submit(probeBenchmark(path.join(scratch, 'long'), { long: 8 }));

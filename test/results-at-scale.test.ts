@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe('--repeats', () => {
   it('runs each task N times with seeds in BENCHROUTER_SEED and reports exact means and stds', async () => {
-    const run = await h.run(seeded, { concurrency: 1, options: { repeats: 3 } });
+    const run = await h.run(seeded, { concurrency: 1, repeats: 3 });
     expect(run.status).toBe('COMPLETED');
     expect(run.jobs).toHaveLength(6);
     const seeds = run.jobs.filter((j) => j.task === 'seed-score').map((j) => [j.repeat, j.seed, j.result!.raw_metrics.seed]);
@@ -86,8 +86,8 @@ describe('br leaderboard', () => {
     const steady = `lb-steady-${randomBytes(3).toString('hex')}`;
     const flaky = `lb-flaky-${randomBytes(3).toString('hex')}`;
     const seedScore = { tasks: ['seed-score'] };
-    await h.run(seeded, { model: steady, ...seedScore, options: { seed: 2 } }); // 0.5
-    await h.run(seeded, { model: steady, ...seedScore, options: { seed: 1 } }); // 0.25, later
+    await h.run(seeded, { model: steady, ...seedScore, seed: 2 }); // 0.5
+    await h.run(seeded, { model: steady, ...seedScore, seed: 1 }); // 0.25, later
     await h.run(path.join(fixturesDir, 'benchmarks', 'outcomes'), { model: flaky }); // PARTIAL, 0.5
 
     const rowsOf = async (pick: string) => {

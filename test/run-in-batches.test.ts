@@ -68,13 +68,14 @@ async function executionsOf(
 
 describe('a run of 200 jobs in batches of 50', () => {
   it('continues as new four times and reports every job, the same progress counts and its search attributes across the boundaries', async () => {
-    const spec = createRunSpec(
-      loadBenchmark(benchmarkDir),
-      { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' },
-      { concurrency: 16, repeats: 2, jobsPerExecution: 50 },
-      undefined,
-      { gateway: { enabled: false } },
-    );
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), {
+      model: 'noop',
+      endpoint: 'http://127.0.0.1:9/v1',
+      concurrency: 16,
+      repeats: 2,
+      jobsPerExecution: 50,
+      gateway: false,
+    });
     const handle = await submitRun(h.client, h.settings, spec);
     const seen: RunProgress[] = [];
     const run = await followRun(handle, (p) => seen.push(p), 200);
@@ -137,9 +138,7 @@ describe('a run of 200 jobs in batches of 50', () => {
 describe('a small run in one execution', () => {
   it('returns its jobs in its own result and writes no result page (a cancelled run, below, still writes its pages)', async () => {
     const tasks = ['noop-000', 'noop-001', 'noop-002'];
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 3 }, tasks, {
-      gateway: { enabled: false },
-    });
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), { model: 'noop', endpoint: 'http://127.0.0.1:9/v1', concurrency: 3, tasks: tasks, gateway: false });
     const handle = await submitRun(h.client, h.settings, spec);
     const run = await followRun(handle);
     expect(run.status).toBe('COMPLETED');
@@ -158,13 +157,13 @@ describe('a small run in one execution', () => {
 
 describe('a batched run cancelled after its first boundary', () => {
   it('ends CANCELLED with every job accounted for, and `br retry` reruns only the jobs that did not succeed', async () => {
-    const spec = createRunSpec(
-      loadBenchmark(benchmarkDir),
-      { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' },
-      { concurrency: 4, jobsPerExecution: 30 },
-      undefined,
-      { gateway: { enabled: false } },
-    );
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), {
+      model: 'noop',
+      endpoint: 'http://127.0.0.1:9/v1',
+      concurrency: 4,
+      jobsPerExecution: 30,
+      gateway: false,
+    });
     const handle = await submitRun(h.client, h.settings, spec);
     const firstExecution = (await handle.describe()).runId;
     // Wait until a later execution runs and has jobs of its own done.
@@ -260,9 +259,7 @@ describe("a run's task definitions", () => {
 
 /** Runs every task of `benchmark` at 40 jobs per execution (three executions), and expects it COMPLETED with 1. */
 async function runInBatchesOf40(benchmark: ReturnType<typeof loadBenchmark>): Promise<RunSpec> {
-  const spec = createRunSpec(benchmark, { name: 'noop', endpoint: 'http://127.0.0.1:9/v1' }, { concurrency: 16, jobsPerExecution: 40 }, undefined, {
-    gateway: { enabled: false },
-  });
+  const spec = createRunSpec(benchmark, { model: 'noop', endpoint: 'http://127.0.0.1:9/v1', concurrency: 16, jobsPerExecution: 40, gateway: false });
   const run = await followRun(await submitRun(h.client, h.settings, spec));
   expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
   return spec;

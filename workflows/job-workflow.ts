@@ -47,7 +47,7 @@ const HARVEST_SECONDS = 120;
 function hostActivityTimeouts(job: JobSpec) {
   return {
     startToCloseTimeout: `${IMAGE_SECONDS + job.task.timeoutSeconds + 300 + HARVEST_SECONDS}s`,
-    heartbeatTimeout: `${job.options.heartbeatTimeoutSeconds}s`,
+    heartbeatTimeout: `${job.options.heartbeatTimeout}s`,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   } as const;
 }
@@ -56,7 +56,7 @@ function hostActivityTimeouts(job: JobSpec) {
 function jobOnHostActivity(host: ClaimedHost, job: JobSpec) {
   return proxyActivities<HostActivities>({
     taskQueue: host.taskQueue,
-    scheduleToStartTimeout: `${job.options.hostTimeoutSeconds}s`,
+    scheduleToStartTimeout: `${job.options.hostTimeout}s`,
     ...hostActivityTimeouts(job),
     // As runTaskContainer's: infrastructure faults retry with backoff, and the retry reattaches to the
     // job's container or harvests its saved outcome. A broken Dockerfile and a missing key are final;
@@ -141,7 +141,7 @@ async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): P
       ran = await jobOnHostActivity(host, job)(earlier ? { job, earlier } : { job });
     } catch (error) {
       if (isCancellation(error)) throw error;
-      if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeoutSeconds));
+      if (isHostLost(error)) throw new HostLost(hostLostMessage(host.hostId, job.options.hostTimeout));
       return failed(failureReasonOf(error), error);
     }
     return finishRan(ran);

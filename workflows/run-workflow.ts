@@ -166,7 +166,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     runId: spec.runId,
     ...(spec.retryOf ? { retryOf: spec.retryOf.runId } : {}),
     benchmark: spec.benchmark.name,
-    model: spec.model.name,
+    model: spec.options.model,
     status: outcome.status,
     overall: outcome.overall,
     ...(repeats > 1 ? { overallStd: outcome.overallStd } : {}),

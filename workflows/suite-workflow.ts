@@ -62,9 +62,9 @@ export async function suiteWorkflow(spec: SuiteSpec): Promise<SuiteResult> {
         results[index] = await executeChild(runWorkflow, {
           workflowId: run.runId,
           args: [run],
-          memo: { benchmark: run.benchmark.name, model: run.model.name, suite: spec.suite, suiteId: spec.suiteId },
+          memo: { benchmark: run.benchmark.name, model: run.options.model, suite: spec.suite, suiteId: spec.suiteId },
           typedSearchAttributes: [
-            { key: SEARCH_ATTRIBUTES.model, value: run.model.name },
+            { key: SEARCH_ATTRIBUTES.model, value: run.options.model },
             { key: SEARCH_ATTRIBUTES.benchmark, value: run.benchmark.name },
             { key: SEARCH_ATTRIBUTES.status, value: 'RUNNING' },
           ],

@@ -60,7 +60,9 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
       const client = await connectTemporal(deps, true);
       const runs: RunResult[] = [];
       for (const model of [...new Set(results.map((r) => r.model))].sort()) {
-        const spec = createRunSpec(benchmark, { name: model, endpoint: `${IMPORT_ENDPOINT}${path.resolve(dir)}` });
+        const made = createRunSpec(benchmark, { model, endpoint: 'http://import.invalid/v1' });
+        // Nothing was called: the endpoint records where the results came from instead.
+        const spec = { ...made, options: { ...made.options, endpoint: `${IMPORT_ENDPOINT}${path.resolve(dir)}` } };
         const at = spec.submittedAt;
         const jobs = results.filter((r) => r.model === model).map((r, i) => ({ job: importedJob(spec.runId, i, r, at), result: r }));
         // Records go where a run's own jobs keep theirs, so `br analyze --runs` and `br records` read them alike.

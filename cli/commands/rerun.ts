@@ -19,7 +19,7 @@ export function registerRerunCommand(program: Command, deps: CliDeps): Command {
       const original = await existingRun(deps, runId);
       const spec = createRerunSpec(await runSpecOf(original));
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
-      deps.say(`run ${spec.runId}: rerun of ${runId}${spec.gateway.cache ? ' (cached answers replayed)' : ''}`);
+      deps.say(`run ${spec.runId}: rerun of ${runId}${spec.options.cache ? ' (cached answers replayed)' : ''}`);
       await printRun(deps, await waitWithProgress(deps, handle), flags.json);
     });
 }

@@ -87,7 +87,7 @@ async function runOnce(deps: CliDeps, arg: string, task: string, flags: Validate
       repeats: 1,
     });
     const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
-    deps.say(`run-once: task ${task} (${flags.limit} instances) against ${spec.model.name}, run ${spec.runId}`);
+    deps.say(`run-once: task ${task} (${flags.limit} instances) against ${spec.options.model}, run ${spec.runId}`);
     const result = await waitWithProgress(deps, handle);
     return { runId: spec.runId, job: result.jobs[0]! };
   } finally {

@@ -26,7 +26,7 @@ import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { gatewaySecret, ModelGateway } from '../../gateway/model-gateway.js';
 import { startReferenceModel } from '../../reference-model/reference-model-server.js';
 import { hostQueueName, type ClaimedHost } from '../../runs/host-queues.js';
-import type { ModelTarget, RunResult, RunSpec } from '../../runs/run-spec.js';
+import type { RunResult, RunSpec } from '../../runs/run-spec.js';
 import { definitionsPageId } from '../../runs/task-definition-pages.js';
 import type { Benchmark } from '../../contract/benchmark.js';
 import type { Settings } from '../../config/settings.js';
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     const workersDone = Promise.all([shared.run(), onHost.run()]);
     const client = new Client({ connection: await Connection.connect({ address }) });
     const model = await startReferenceModel({ port: 0 });
-    const target = { name: 'reference', endpoint: model.url };
+    const target = { model: 'reference', endpoint: model.url };
 
     const outcomes = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'outcomes'));
     const seeded = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'seeded'));
@@ -120,11 +120,11 @@ async function main(): Promise<void> {
     if (onlyBatches) {
       await recordBatches(client, settings, outcomes, target);
     } else {
-      const completed = await run(createRunSpec(outcomes, target, { repeats: 2 }, ['scores-half']));
+      const completed = await run(createRunSpec(outcomes, { ...target, repeats: 2, tasks: ['scores-half'] }));
       expectStatus('completed', completed.status, 'COMPLETED');
       runAndJobs('completed', completed);
 
-      const partialSpec = createRunSpec(outcomes, target, {}, ['scores-half', 'exits-nonzero']);
+      const partialSpec = createRunSpec(outcomes, { ...target, tasks: ['scores-half', 'exits-nonzero'] });
       const partial = await run(partialSpec);
       expectStatus('partial', partial.status, 'PARTIAL');
       runAndJobs('partial', partial);
@@ -134,13 +134,13 @@ async function main(): Promise<void> {
       runAndJobs('retry', retried);
 
       silentFirstAttemptsLeft = 1;
-      const failover = await run(createRunSpec(outcomes, target, { hostTimeoutSeconds: 2 }, ['scores-half']));
+      const failover = await run(createRunSpec(outcomes, { ...target, hostTimeout: 2, tasks: ['scores-half'] }));
       expectStatus('failover', failover.status, 'COMPLETED');
       if (failover.jobs[0]?.hostsTried?.join(',') !== 'host-silent,host-a')
         throw new Error(`failover: expected hosts host-silent,host-a, got ${failover.jobs[0]?.hostsTried?.join(',')}`);
       runAndJobs('failover', failover);
 
-      const cancelSpec = createRunSpec(sleeper, target);
+      const cancelSpec = createRunSpec(sleeper, { ...target });
       const cancelHandle = await submitRun(client, settings, cancelSpec);
       for (let i = 0; ; i++) {
         const progress = await queryProgress(cancelHandle).catch(() => undefined);
@@ -161,9 +161,9 @@ async function main(): Promise<void> {
         await submitSuite(client, settings, {
           suiteId,
           suite: 'record',
-          model: target.name,
+          model: target.model,
           parallel: 2,
-          runs: [createRunSpec(outcomes, target, {}, ['scores-half']), createRunSpec(seeded, target, {}, ['constant'])],
+          runs: [createRunSpec(outcomes, { ...target, tasks: ['scores-half'] }), createRunSpec(seeded, { ...target, tasks: ['constant'] })],
         }),
         () => undefined,
       );
@@ -201,18 +201,18 @@ async function main(): Promise<void> {
  * of its one page of definitions, and (both runs) a page of results per execution: the by-reference run's
  * are recorded too.
  */
-async function recordBatches(client: Client, settings: Settings, benchmark: Benchmark, target: ModelTarget): Promise<void> {
+async function recordBatches(client: Client, settings: Settings, benchmark: Benchmark, target: { model: string; endpoint: string }): Promise<void> {
   const dir = path.join(historiesDir, 'batches');
   mkdirSync(dir, { recursive: true });
   for (const file of readdirSync(dir)) if (file.endsWith('.json')) rmSync(path.join(dir, file));
   const options = { repeats: 2, jobsPerExecution: 1 };
-  const inline = createRunSpec(benchmark, target, options, ['scores-half']);
+  const inline = createRunSpec(benchmark, { ...target, ...options, tasks: ['scores-half'] });
   const inlineHandle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: inline.runId,
     taskQueue: settings.sharedQueue,
     args: [inline],
   });
-  const byReference = createRunSpec(benchmark, target, options, ['scores-half']);
+  const byReference = createRunSpec(benchmark, { ...target, ...options, tasks: ['scores-half'] });
   const byReferenceHandle = await submitRun(client, settings, byReference, { definitionsByReference: true });
   let resultPages: string[] = [];
   for (const [name, handle] of [

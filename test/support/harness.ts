@@ -9,10 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { connectClient, createRunSpec, followRun, submitRun, type RunExtras } from '../../client/runs.js';
+import { connectClient, followRun, submitRun } from '../../client/runs.js';
+import { runSpecOfBenchmark } from '../../client/run-request.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import type { Benchmark } from '../../contract/benchmark.js';
-import type { RunOptions, RunResult } from '../../runs/run-spec.js';
+import type { RunResult } from '../../runs/run-spec.js';
+import { runOptions, type RunOptionsInput } from '../../runs/run-options.js';
 import { settingsFrom, type Settings } from '../../config/settings.js';
 import { unmountStore } from '../../activities/reflink-fs.js';
 import { startReferenceModel, type ReferenceModelServer } from '../../reference-model/reference-model-server.js';
@@ -28,10 +30,8 @@ export interface Harness {
   worker: RunningWorker;
   model: ReferenceModelServer;
   home: string;
-  run(
-    benchmarkDir: string,
-    options?: { model?: string; endpoint?: string; concurrency?: number; tasks?: string[]; extras?: RunExtras; options?: Partial<RunOptions> },
-  ): Promise<RunResult>;
+  /** Runs a benchmark with these run options over the harness's: the reference model, concurrency 8. */
+  run(benchmarkDir: string, options?: Partial<RunOptionsInput>): Promise<RunResult>;
   buildFixtureImage(dir: string, tag: string): void;
   close(): Promise<void>;
 }
@@ -63,13 +63,8 @@ export async function startHarness(name: string, options: { modelHost?: string; 
     model,
     home,
     async run(benchmarkDir, options = {}) {
-      const spec = createRunSpec(
-        loadBenchmark(benchmarkDir),
-        { name: options.model ?? 'reference', endpoint: options.endpoint ?? model.url },
-        { concurrency: options.concurrency ?? 8, ...options.options },
-        options.tasks,
-        options.extras,
-      );
+      // As a submit makes it: the options validated with their defaults, the tokenizer (if any) hashed.
+      const spec = runSpecOfBenchmark(loadBenchmark(benchmarkDir), runOptions({ model: 'reference', endpoint: model.url, concurrency: 8, ...options }));
       return followRun(await submitRun(client, settings, spec));
     },
     /** Builds a host image from test/fixtures/images/<dir> (fast when cached). */

@@ -1,6 +1,7 @@
 // The Engine API create body of a task container: the contract's mounts and variables, the task's
 // limits, deterministic names and labels, and an API key that reaches the container only via Env.
 
+import { runOptions } from '../../runs/run-options.js';
 import { describe, expect, it } from 'vitest';
 import {
   containerNameFor,
@@ -21,10 +22,9 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
   return {
     runId: 'br-20250101-120000-abc123',
     jobId: 'br-20250101-120000-abc123.001-addition',
-    options: { hostTimeoutSeconds: 120, heartbeatTimeoutSeconds: 30, maxHosts: 3 },
-    gateway: { enabled: false, cache: false, cacheFrom: [], concurrency: 64, maxRetries: 5 },
-    generation: { set: {} },
-    prices: {},
+    options: runOptions({ model: 'reference-acc80', endpoint, apiKeyEnv: 'SAMPLE_PROVIDER_KEY', gateway: false }),
+    resolved: { prices: {} },
+    cacheFrom: [],
     repeat: { index: 0 },
     benchmark: { name: 'arith', dir: '/srv/benchmarks/arith', digest: 'f'.repeat(64) },
     task: {
@@ -39,7 +39,6 @@ function sampleJob(extraEnv: Record<string, string> = {}, endpoint = 'http://127
       resources: { memory: '1g', cpus: 0.5, pids: 256 },
       network,
     },
-    model: { name: 'reference-acc80', endpoint, apiKeyEnv: 'SAMPLE_PROVIDER_KEY' },
   };
 }
 
@@ -137,7 +136,7 @@ describe('task container body in Simple mode', () => {
     expect(envOf(taskContainerBody(sampleInput(), SECRET))).not.toHaveProperty('BENCHROUTER_LIMIT');
     expect(envOf(taskContainerBody(sampleInput(), SECRET))).not.toHaveProperty('BENCHROUTER_INSTANCES');
     const input = sampleInput();
-    const selected = { ...input, job: { ...input.job, selection: { limit: 20, instances: ['q-7', 'q-11'] } } };
+    const selected = { ...input, job: { ...input.job, options: { ...input.job.options, limit: 20, instances: ['q-7', 'q-11'] } } };
     expect(envOf(taskContainerBody(selected, SECRET))).toMatchObject({ BENCHROUTER_LIMIT: '20', BENCHROUTER_INSTANCES: 'q-7,q-11' });
   });
 

@@ -2,7 +2,8 @@
 // body the upstream receives once they are applied.
 
 import { describe, expect, it } from 'vitest';
-import { applyGeneration, isEmptyGeneration, mergeGeneration, NO_GENERATION_SETTINGS, parseGenFlag } from '../../runs/generation.js';
+import { layerOptions } from '../../cli/run-option-flags.js';
+import { applyGeneration, isEmptyGeneration, NO_GENERATION_SETTINGS, parseGenFlag } from '../../runs/generation.js';
 
 describe('parseGenFlag', () => {
   it('reads the value as JSON when it parses: numbers, booleans, null, arrays and objects', () => {
@@ -27,27 +28,19 @@ describe('parseGenFlag', () => {
   });
 });
 
-describe('mergeGeneration', () => {
-  it('lets a later layer win field by field and merges the set maps', () => {
+describe('layered generation options (--gen-config, a suite entry, the flags)', () => {
+  it('lets a later layer win option by option and merges the gen maps', () => {
     expect(
-      mergeGeneration({ set: { temperature: 0.7, top_p: 1 }, maxTokens: 512, thinking: true }, undefined, {
-        set: { temperature: 0 },
-        maxTokensAdd: 64,
-        thinking: false,
-      }),
-    ).toEqual({
-      set: { temperature: 0, top_p: 1 },
-      maxTokens: 512,
-      maxTokensAdd: 64,
-      thinking: false,
-    });
+      layerOptions({ gen: { temperature: 0.7, top_p: 1 }, maxTokens: 512, thinking: true }, {}, { gen: { temperature: 0 }, maxTokensAdd: 64, thinking: false }),
+    ).toEqual({ gen: { temperature: 0, top_p: 1 }, maxTokens: 512, maxTokensAdd: 64, thinking: false });
   });
 
-  it('is the empty setting with no layers, and does not share the input set map', () => {
-    expect(mergeGeneration()).toEqual({ set: {} });
-    const layer = { set: { temperature: 0 } };
-    mergeGeneration(layer).set.temperature = 1;
-    expect(layer.set.temperature).toBe(0);
+  it('is empty with no layers, skips what a layer leaves undefined, and does not share an input gen map', () => {
+    expect(layerOptions()).toEqual({});
+    expect(layerOptions({ limit: 5 }, { limit: undefined })).toEqual({ limit: 5 });
+    const layer = { gen: { temperature: 0 } };
+    (layerOptions(layer).gen as Record<string, number>).temperature = 1;
+    expect(layer.gen.temperature).toBe(0);
   });
 });
 

@@ -13,6 +13,7 @@ import { loadTokenizerFile, middleTruncate, truncateRequest, truncator } from '.
 import { upstreamRequest } from '../../gateway/request-body.js';
 import { runSpecFromRequest } from '../../client/run-request.js';
 import { RunRequestSchema } from '../../runs/run-options.js';
+import { generationOf } from '../../runs/generation.js';
 import { InputError } from '../../contract/problems.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -142,7 +143,8 @@ describe('the run request', () => {
 
   it("pins the tokenizer's absolute path and SHA-256 in the run's generation settings", () => {
     const spec = runSpecFromRequest(request({ truncationTokens: 4096, tokenizer: FIXTURE, jobConcurrency: 32 }));
-    expect(spec.generation).toEqual({ set: {}, truncation: { maxTokens: 4096, tokenizer: FIXTURE, sha256: SHA256 } });
+    expect([spec.options.truncationTokens, spec.options.tokenizer, spec.resolved.tokenizer]).toEqual([4096, FIXTURE, { path: FIXTURE, sha256: SHA256 }]);
+    expect(generationOf(spec.options, spec.resolved)).toEqual({ set: {}, truncation: { maxTokens: 4096, tokenizer: FIXTURE, sha256: SHA256 } });
     expect(spec.options.jobConcurrency).toBe(32);
   });
 

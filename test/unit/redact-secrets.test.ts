@@ -1,6 +1,7 @@
 // Redaction of what a task may print or write: every secret the worker knows for a job is cut from
 // text and from whole results before they enter workflow history.
 
+import { runOptions } from '../../runs/run-options.js';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,10 +40,15 @@ describe('redactDeep', () => {
 describe('jobSecrets', () => {
   const job = {
     jobId: 'br-1.000-a',
-    model: { name: 'm', endpoint: 'http://x/v1', apiKeyEnv: 'MODEL_KEY' },
-    judge: { name: 'j', endpoint: 'http://y/v1', apiKeyEnv: 'JUDGE_KEY' },
-    gateway: { enabled: true },
-  } as Parameters<typeof jobSecrets>[0];
+    options: runOptions({
+      model: 'm',
+      endpoint: 'http://x/v1',
+      apiKeyEnv: 'MODEL_KEY',
+      judgeModel: 'j',
+      judgeEndpoint: 'http://y/v1',
+      judgeApiKeyEnv: 'JUDGE_KEY',
+    }),
+  };
 
   it("holds the model's and judge's resolved keys and both gateway tokens", () => {
     const gateway = { tokenFor: (jobId: string, role: string) => `brj-${jobId}-${role}` };
@@ -55,7 +61,7 @@ describe('jobSecrets', () => {
   });
 
   it('holds only the keys with --no-gateway, and skips keys not set on this host', () => {
-    expect(jobSecrets({ ...job, gateway: { ...job.gateway, enabled: false } }, undefined, { MODEL_KEY: 'model-secret' })).toEqual(['model-secret']);
+    expect(jobSecrets({ ...job, options: { ...job.options, gateway: false } }, undefined, { MODEL_KEY: 'model-secret' })).toEqual(['model-secret']);
   });
 });
 

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { createRerunSpec, createRetrySpec } from '../../client/runs.js';
 import type { TaskDefinition } from '../../contract/benchmark.js';
-import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type JobResult, type JobStatus, type RunResult, type RunSpec } from '../../runs/run-spec.js';
+import { runOptions } from '../../runs/run-options.js';
+import type { JobResult, JobStatus, RunResult, RunSpec } from '../../runs/run-spec.js';
 
 const RUN_ID = /^br-\d{8}-\d{6}-[0-9a-f]{6}$/;
 
@@ -25,11 +26,9 @@ const original: RunSpec = {
   runId: 'br-20260101-000000-aaaaaa',
   benchmark: { name: 'arith', dir: '/b/arith', digest: 'd1' },
   tasks: [task('add'), task('mul'), task('div')],
-  model: { name: 'm', endpoint: 'http://m/v1' },
-  options: { ...DEFAULT_RUN_OPTIONS, repeats: 2 },
-  gateway: { ...DEFAULT_GATEWAY, cacheFrom: ['br-older'] },
-  generation: { set: { temperature: 0 } },
-  prices: {},
+  options: runOptions({ model: 'm', endpoint: 'http://m/v1', repeats: 2, gen: { temperature: 0 } }),
+  resolved: { prices: {} },
+  cacheFrom: ['br-older'],
   submittedAt: '2026-01-01T00:00:00.000Z',
 };
 
@@ -69,7 +68,7 @@ describe('createRetrySpec', () => {
   it('reruns every repeat of each task with a repeat that did not succeed, on the pinned definitions', () => {
     expect(retry.tasks).toEqual([task('mul'), task('div')]);
     expect(retry.options).toEqual(original.options);
-    expect(retry.generation).toEqual(original.generation);
+    expect(retry.options).toEqual(original.options);
   });
 
   it('carries over the jobs of fully succeeded tasks, marked with the run they came from', () => {
@@ -90,13 +89,13 @@ describe('createRetrySpec', () => {
       ['mul', retry.runId],
     ]);
     expect(again.tasks.map((t) => t.name)).toEqual(['div']);
-    expect(again.gateway.cacheFrom).toEqual(['br-older', original.runId, retry.runId]);
+    expect(again.cacheFrom).toEqual(['br-older', original.runId, retry.runId]);
   });
 
   it("is a new run that reads the original's cached answers after the caches it already read", () => {
     expect(retry.runId).toMatch(RUN_ID);
     expect(retry.runId).not.toBe(original.runId);
-    expect(retry.gateway).toEqual({ ...original.gateway, cacheFrom: ['br-older', original.runId] });
+    expect(retry.cacheFrom).toEqual(['br-older', original.runId]);
     expect(Date.parse(retry.submittedAt)).toBeGreaterThan(Date.parse(original.submittedAt));
   });
 
@@ -111,6 +110,6 @@ describe('createRerunSpec', () => {
     expect(rerun.tasks).toEqual(original.tasks);
     expect(rerun.retryOf).toBeUndefined();
     expect(rerun.runId).toMatch(RUN_ID);
-    expect(rerun.gateway.cacheFrom).toEqual(['br-older', original.runId]);
+    expect(rerun.cacheFrom).toEqual(['br-older', original.runId]);
   });
 });

@@ -14,6 +14,7 @@ import { runSpecFromRequest } from '../../client/run-request.js';
 import { InputError } from '../../contract/problems.js';
 import { jobSpecsOf } from '../../runs/job-specs.js';
 import { RunOptionFields, RunRequestSchema } from '../../runs/run-options.js';
+import { generationOf } from '../../runs/generation.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const tokenizer = path.join(repoRoot, 'test', 'fixtures', 'tokenizer', 'tiny-bpe.json');
@@ -116,15 +117,16 @@ describe('--instances', () => {
 });
 
 describe('--truncation-tokens, --tokenizer and --job-concurrency', () => {
-  it('pin the truncation in the generation settings and the per-job concurrency in the options and job specs', () => {
+  it("pin the truncation and the tokenizer's hash, and the per-job concurrency in the options and job specs", () => {
     const spec = specOf(['--truncation-tokens', '16384', '--tokenizer', tokenizer, '--job-concurrency', '32', '--gen', 'temperature=0']);
-    expect(spec.generation).toEqual({
+    expect(generationOf(spec.options, spec.resolved)).toEqual({
       set: { temperature: 0 },
       truncation: { maxTokens: 16384, tokenizer, sha256: createHash('sha256').update(readFileSync(tokenizer)).digest('hex') },
     });
     expect(spec.options.jobConcurrency).toBe(32);
     expect(jobSpecsOf(spec).map((job) => job.options.jobConcurrency)).toEqual([32, 32]);
-    expect(specOf([]).generation).toEqual({ set: {} });
+    const plain = specOf([]);
+    expect(generationOf(plain.options, plain.resolved)).toEqual({ set: {} });
   });
 
   it('refuse one truncation flag without the other, truncation without the gateway, and a tokenizer file that is missing', () => {

@@ -9,18 +9,17 @@ import { startReferenceModel } from '../../reference-model/reference-model-serve
 import { runsQuery } from '../../client/runs.js';
 import { checkScheduleName, formatEvery, parseEvery } from '../../client/schedules.js';
 import { checkpointBoard } from '../../runs/checkpoint-board.js';
-import { DEFAULT_GATEWAY, DEFAULT_RUN_OPTIONS, type RunSpec } from '../../runs/run-spec.js';
+import { runOptions } from '../../runs/run-options.js';
+import type { RunSpec } from '../../runs/run-spec.js';
 import { checkpointRunId, CHECKPOINT_PLACEHOLDER, instantiateTarget, scheduleRunPrefix } from '../../runs/schedule-spec.js';
 
 const template = (benchmark: string): RunSpec => ({
   runId: 'br-20260101-000000-aaaaaa',
   benchmark: { name: benchmark, dir: `/b/${benchmark}`, digest: 'd1' },
   tasks: [],
-  model: { name: CHECKPOINT_PLACEHOLDER, endpoint: 'http://trainer:8000/v1', apiKeyEnv: 'TRAINER_KEY' },
-  options: DEFAULT_RUN_OPTIONS,
-  gateway: DEFAULT_GATEWAY,
-  generation: { set: {} },
-  prices: {},
+  options: runOptions({ model: CHECKPOINT_PLACEHOLDER, endpoint: 'http://trainer:8000/v1', apiKeyEnv: 'TRAINER_KEY' }),
+  resolved: { prices: {} },
+  cacheFrom: [],
   submittedAt: '2026-01-01T00:00:00.000Z',
 });
 
@@ -114,7 +113,7 @@ describe('instantiateTarget', () => {
       run: {
         ...template('arith'),
         runId,
-        model: { name: 'step-1000', endpoint: 'http://trainer:8000/v1', apiKeyEnv: 'TRAINER_KEY' },
+        options: { ...template('arith').options, model: 'step-1000' },
         submittedAt: '2026-11-30T18:00:00.000Z',
       },
     });
@@ -126,7 +125,7 @@ describe('instantiateTarget', () => {
     if (filled.kind !== 'suite') throw new Error('expected a suite');
     expect(filled.suite.suiteId).toBe('br-schedule-rl@s1-00000000');
     expect(filled.suite.model).toBe('s1');
-    expect(filled.suite.runs.map((r) => [r.runId, r.model.name])).toEqual([
+    expect(filled.suite.runs.map((r) => [r.runId, r.options.model])).toEqual([
       ['br-schedule-rl@s1-00000000.arith', 's1'],
       ['br-schedule-rl@s1-00000000.bfcl', 's1'],
       ['br-schedule-rl@s1-00000000.arith-2', 's1'],
