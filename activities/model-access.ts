@@ -58,7 +58,7 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
       upstream: { baseUrl: target.endpoint, apiKey },
       generation: role === 'model' ? generation : { set: {} },
       prices: job.resolved.prices,
-      cache: job.options.cache ? { writeDir: cacheDir(job.runId), readDirs: job.cacheFrom.map(cacheDir) } : undefined,
+      cache: job.options.cache ? { writeDir: cacheDir(job.runId), readDirs: job.cacheFrom.map(cacheDir), repeat: job.repeat.index } : undefined,
       limits: { concurrency: job.options.modelConcurrency, ratePerSecond: job.options.modelRate, maxRetries: job.options.modelRetries },
       usageFile: path.join(jobDir, usageFileName(role)),
     });

@@ -31,7 +31,8 @@ export interface GatewayRoute {
   upstream: { baseUrl: string; apiKey: string };
   generation: GenerationSettings;
   prices: PriceTable;
-  cache?: { writeDir: string; readDirs: string[] };
+  /** Stored answers: written to `writeDir`, read from it and `readDirs` (a retry's ancestors), for this repeat of the task only. */
+  cache?: { writeDir: string; readDirs: string[]; repeat: number };
   limits: { concurrency: number; ratePerSecond?: number; maxRetries: number };
   /** Where the route's counters are saved, so a restarted worker carries on counting. */
   usageFile: string;
@@ -230,7 +231,7 @@ export class ModelGateway {
     // Latency and TTFT count from here: the client's upload of its body is not the model's time.
     const started = performance.now();
 
-    const key = route.cacheStore && request ? cacheKey(model, endpoint, request.payload, request.stripUsageEvent) : undefined;
+    const key = route.cacheStore && request ? cacheKey(route.cache!.repeat, model, endpoint, request.payload, request.stripUsageEvent) : undefined;
     const hit = key ? route.cacheStore!.get(key) : undefined;
     if (hit) {
       res.writeHead(hit.status, { 'content-type': hit.contentType });

@@ -1,7 +1,8 @@
-// The gateway's response cache (opt-in with --cache): answers keyed by the upstream model, the
-// endpoint path and the request body, stored with the run's artifacts. A retry or rerun reads its
-// ancestors' caches too, so a request answered once is never paid for again. Streams are stored as
-// the exact bytes the client received and replayed as they were.
+// The gateway's response cache (opt-in with --cache): answers keyed by the job's repeat, the upstream
+// model, the endpoint path and the request body, stored with the run's artifacts. A retry or rerun reads
+// its ancestors' caches too, so a request answered once is never paid for again; distinct repeats of a
+// task never share an answer, so a score's spread over repeats is a real one. Streams are stored as the
+// exact bytes the client received and replayed as they were.
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -18,10 +19,13 @@ export interface CachedResponse {
   cost: number;
 }
 
-/** Keyed by the exact bytes sent upstream, and by whether the client's stream keeps its usage event. */
-export function cacheKey(model: string, endpoint: string, upstreamBody: Buffer, stripsUsageEvent: boolean): string {
+/**
+ * Keyed by the job's repeat (repeats resample: the same request in two repeats is two draws), the exact bytes
+ * sent upstream, and whether the client's stream keeps its usage event.
+ */
+export function cacheKey(repeat: number, model: string, endpoint: string, upstreamBody: Buffer, stripsUsageEvent: boolean): string {
   return createHash('sha256')
-    .update(JSON.stringify([model, endpoint, stripsUsageEvent]))
+    .update(JSON.stringify([model, endpoint, stripsUsageEvent, repeat]))
     .update('\0')
     .update(upstreamBody)
     .digest('hex');

@@ -39,14 +39,15 @@ export function scoreArithReply(reply: string, answer: string): boolean {
   return reply.match(/-?\d+/g)?.at(-1) === answer.trim();
 }
 
-export function expectedArithScore(benchmarkDir: string, model: string): ExpectedScore {
+/** `draw`: which asking of each question a sampled model answers (a run's repeat, when each repeat asks it anew). */
+export function expectedArithScore(benchmarkDir: string, model: string, draw = 0): ExpectedScore {
   // The contract's own loader: the task list (and every problem with it) as `br run` sees it.
   const taskNames = loadBenchmark(benchmarkDir).tasks.map((task) => task.name);
 
   const perTask: Record<string, number> = {};
   for (const task of taskNames) {
     const problems = readArithProblems(benchmarkDir, task);
-    const correct = problems.filter((problem) => scoreArithReply(referenceAnswer(model, problem.question), problem.answer)).length;
+    const correct = problems.filter((problem) => scoreArithReply(referenceAnswer(model, problem.question, draw), problem.answer)).length;
     perTask[task] = problems.length === 0 ? 0 : correct / problems.length;
   }
   const accuracies = Object.values(perTask);

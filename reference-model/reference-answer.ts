@@ -71,9 +71,19 @@ export function evaluateExpression(expression: ArithmeticExpression): bigint | '
   }
 }
 
-/** Whether a model of this name answers this expression correctly. */
-export function answersCorrectly(model: string, expression: ArithmeticExpression): boolean {
-  return fnv1a32(expression.normalized) % 100 < parseAccuracy(model);
+/**
+ * Whether a model name stands for a sampled model (`reference-acc50-sampled`): one that answers the same
+ * question afresh each time it is asked, as a model sampled at a temperature above 0 does. Its draws are
+ * still deterministic: the k-th asking of a question is draw k.
+ */
+export function isSampled(model: string): boolean {
+  return model.includes('sampled');
+}
+
+/** Whether a model of this name answers this expression correctly (on draw `draw` of a sampled model). */
+export function answersCorrectly(model: string, expression: ArithmeticExpression, draw = 0): boolean {
+  const key = isSampled(model) ? `${expression.normalized}#${draw}` : expression.normalized;
+  return fnv1a32(key) % 100 < parseAccuracy(model);
 }
 
 /**
@@ -81,11 +91,11 @@ export function answersCorrectly(model: string, expression: ArithmeticExpression
  * gets it right iff `fnv1a32(normalized expression) % 100 < N`; otherwise it replies `correct + 1`
  * (or `0` when the correct answer is "undefined", i.e. division by zero).
  */
-export function referenceAnswer(model: string, userMessage: string): string {
+export function referenceAnswer(model: string, userMessage: string, draw = 0): string {
   const expression = findExpression(userMessage);
   if (expression === undefined) return "I don't know.";
   const value = evaluateExpression(expression);
-  if (answersCorrectly(model, expression)) return `The answer is ${value}.`;
+  if (answersCorrectly(model, expression, draw)) return `The answer is ${value}.`;
   const wrong = value === 'undefined' ? 0n : value + 1n;
   return `The answer is ${wrong}.`;
 }

@@ -17,7 +17,7 @@ import {
   type JsonObject,
   type ListeningModel,
 } from './openai-http.js';
-import { countTokens, fnv1a32, parseAccuracy, referenceAnswer } from './reference-answer.js';
+import { countTokens, fnv1a32, isSampled, parseAccuracy, referenceAnswer } from './reference-answer.js';
 
 export interface RecordedRequest {
   method: string;
@@ -63,6 +63,15 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
   const chatRequestsByModel = new Map<string, number>();
   const pendingDelays = new Set<NodeJS.Timeout>();
   let completionCounter = 0;
+  // How often each prompt was asked of a sampled model: the k-th asking is draw k (reference-answer.ts).
+  const asked = new Map<string, number>();
+  const drawFor = (model: string, prompt: string): number => {
+    if (!isSampled(model)) return 0;
+    const key = `${model}\0${prompt}`;
+    const draw = asked.get(key) ?? 0;
+    asked.set(key, draw + 1);
+    return draw;
+  };
   let modelList = modelListOf(opts.servedModels ?? REFERENCE_MODEL_NAMES);
 
   const server = createServer({ keepAlive: true }, (req, res) => {
@@ -130,7 +139,7 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
     }
 
     completionCounter += 1;
-    const usage = respond(res, body, model, completionCounter);
+    const usage = respond(res, body, model, completionCounter, drawFor);
     if (usage) record.usage = usage;
   }
 
@@ -162,7 +171,7 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number) => Usage | void;
+type Respond = (res: ServerResponse, body: JsonObject, model: string, counter: number, drawFor: (model: string, prompt: string) => number) => Usage | void;
 
 function modelListOf(ids: readonly string[]) {
   return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'benchrouter' })) };
@@ -195,7 +204,7 @@ function usageOf(prompt: string, answers: string[], model: string): Usage {
   return usage;
 }
 
-function respondChat(res: ServerResponse, body: JsonObject, model: string, counter: number): Usage {
+function respondChat(res: ServerResponse, body: JsonObject, model: string, counter: number, drawFor: (model: string, prompt: string) => number): Usage {
   const messages = body['messages'];
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new HttpError(400, 'messages: expected a non-empty array', 'invalid_request_error', 'invalid_value');
@@ -205,7 +214,7 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
   messages.forEach((message: unknown, index) => {
     if ((message as JsonObject)['role'] === 'user') lastUserText = contents[index]!;
   });
-  const answer = referenceAnswer(model, lastUserText);
+  const answer = referenceAnswer(model, lastUserText, drawFor(model, lastUserText));
   const usage = usageOf(contents.join('\n'), [answer], model);
   const id = `chatcmpl-ref-${counter}`;
 
@@ -241,9 +250,9 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
   return usage;
 }
 
-function respondCompletion(res: ServerResponse, body: JsonObject, model: string, counter: number): Usage {
+function respondCompletion(res: ServerResponse, body: JsonObject, model: string, counter: number, drawFor: (model: string, prompt: string) => number): Usage {
   const prompts = promptList(body['prompt']);
-  const answers = prompts.map((prompt) => referenceAnswer(model, prompt));
+  const answers = prompts.map((prompt) => referenceAnswer(model, prompt, drawFor(model, prompt)));
   const usage = usageOf(prompts.join('\n'), answers, model);
   const id = `cmpl-ref-${counter}`;
 

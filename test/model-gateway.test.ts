@@ -10,6 +10,7 @@ import { ModelGateway, type GatewayRoute } from '../gateway/model-gateway.js';
 import { BUILT_IN_PRICES } from '../gateway/price-table.js';
 import { loadTokenizerFile, middleTruncate } from '../gateway/prompt-truncation.js';
 import { expectedArithScore } from '../reference-model/expected-score.js';
+import type { RunResult } from '../runs/run-spec.js';
 import { br, fixturesDir, repoRoot, startHarness, type Harness } from './support/harness.js';
 
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
@@ -122,6 +123,31 @@ describe('a run through the gateway', () => {
     expect(rerun.usage.model).toMatchObject({ requests: 40, cacheHits: 40, cacheMisses: 0, cost: 0 });
     expect(rerun.overall).toBe(original.overall);
     expect(rerun.jobs.map((j: { result: unknown }) => j.result)).toEqual(original.jobs.map((j: { result: unknown }) => j.result));
+  });
+
+  it('with --cache, repeats resample (each makes its own calls) and a rerun replays every repeat as it was', async () => {
+    // A sampled model answers each asking of a question afresh; one job at a time, repeat k asks each question the k-th time.
+    const model = 'reference-acc50-sampled-cached';
+    const args = ['--model', model, '--endpoint', h.model.url, '--cache', '--repeats', '3', '--concurrency', '1', '--json'];
+    const first = await br(['run', arithDir, ...args], h.env);
+    expect(first.code, first.stderr).toBe(0);
+    const original = JSON.parse(first.stdout) as RunResult;
+    const scores = (run: RunResult) => run.jobs.map((j) => [j.task, j.repeat, j.result?.overall]);
+    const expected = [0, 1, 2].flatMap((repeat) =>
+      Object.entries(expectedArithScore(arithDir, model, repeat).perTask).map(([task, score]) => [task, repeat, score]),
+    );
+    expect(scores(original)).toEqual(expected);
+    // The spread is a real one: per-repeat means 0.425, 0.475 and 0.7 (with one cache shared by repeats it was 0).
+    expect(original.overallStd).toBeCloseTo(Math.sqrt(((0.425 - 0.5333) ** 2 + (0.475 - 0.5333) ** 2 + (0.7 - 0.5333) ** 2) / 2), 3);
+    expect(original.usage!.model).toMatchObject({ requests: 120, cacheHits: 0, cacheMisses: 120 });
+    const upstreamCalls = chatRequestsOf(model).length;
+
+    const again = await br(['rerun', original.runId, '--json'], h.env);
+    expect(again.code, again.stderr).toBe(0);
+    const rerun = JSON.parse(again.stdout) as RunResult;
+    expect(chatRequestsOf(model).length).toBe(upstreamCalls);
+    expect(rerun.usage!.model).toMatchObject({ requests: 120, cacheHits: 120, cacheMisses: 0 });
+    expect(scores(rerun)).toEqual(expected);
   });
 
   it('gives a benchmark a judge through the optional variables, metered on its own', async () => {

@@ -65,6 +65,14 @@ describe('reference answer (pure)', () => {
     expect(referenceAnswer(`m-acc${bucket}`, 'What is 037 +   58?')).toBe('The answer is 96.');
   });
 
+  it('a sampled model answers the k-th asking of a question as draw k; a plain one ignores the draw', () => {
+    const asked = 'What is 37 + 58?';
+    const draws = Array.from({ length: 12 }, (_, draw) => referenceAnswer('m-acc50-sampled', asked, draw));
+    expect(new Set(draws)).toEqual(new Set(['The answer is 95.', 'The answer is 96.']));
+    expect(draws.map((answer, draw) => answer === (fnv1a32(`37 + 58#${draw}`) % 100 < 50 ? 'The answer is 95.' : 'The answer is 96.'))).not.toContain(false);
+    expect(new Set(Array.from({ length: 5 }, (_, draw) => referenceAnswer('m-acc50', asked, draw))).size).toBe(1);
+  });
+
   it('counts tokens as words plus punctuation characters', () => {
     expect(countTokens('The answer is 95.')).toBe(5);
     expect(countTokens("I don't know.")).toBe(5);
@@ -165,6 +173,17 @@ describe('reference model server', () => {
       headers: { authorization: 'Bearer test-key' },
       body: { model: 'reference', messages },
     });
+  });
+
+  it('serves a sampled model draw after draw: the same question asked again is answered afresh, in order', async () => {
+    const ask = async () =>
+      (
+        (await (
+          await post('/chat/completions', { model: 'reference-acc50-sampled-server', messages: [{ role: 'user', content: 'What is 12 * 7?' }] })
+        ).json()) as any
+      ).choices[0].message.content;
+    const answers = [await ask(), await ask(), await ask(), await ask()];
+    expect(answers).toEqual([0, 1, 2, 3].map((draw) => referenceAnswer('reference-acc50-sampled-server', 'What is 12 * 7?', draw)));
   });
 
   it('for reference-acc80, eval_arith.py scores exactly the accuracy computed from the data', async () => {
