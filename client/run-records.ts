@@ -49,3 +49,25 @@ export async function recordsOfRuns(client: Client, artifactsRoot: string, runs:
   }
   return { records, notes };
 }
+
+/**
+ * One finished run's per-instance scores by task, every repeat's score of an instance kept (the paired
+ * comparison averages them): read from this machine's artifacts, as the routing analysis reads them.
+ */
+export async function instanceScoresByTask(client: Client, artifactsRoot: string, runId: string): Promise<Map<string, Map<string, number[]>>> {
+  const [run] = await runResults(client, [runId]);
+  const byTask = new Map<string, Map<string, number[]>>();
+  for (const job of run?.jobs ?? []) {
+    const scores = byTask.get(job.task) ?? new Map<string, number[]>();
+    byTask.set(job.task, scores);
+    await readRecordsFile(
+      jobResultsDir(artifactsRoot, { runId, jobId: job.jobId, ...(job.carriedFrom ? { carriedFrom: job.carriedFrom } : {}) }),
+      (outcome) => {
+        if (!('record' in outcome)) return;
+        const id = String(outcome.record.index);
+        scores.set(id, [...(scores.get(id) ?? []), outcome.record.score]);
+      },
+    );
+  }
+  return byTask;
+}

@@ -12,7 +12,8 @@ import { settingsFrom, type Settings } from '../config/settings.js';
 import { InputError } from '../contract/problems.js';
 import type { CliDeps } from '../cli/cli-deps.js';
 import { buildProgram, main, unknownCommand } from '../cli/main.js';
-import { fixturesDir, startHarness, type Harness } from './support/harness.js';
+import { expectedArithScore } from '../reference-model/expected-score.js';
+import { fixturesDir, repoRoot, startHarness, type Harness } from './support/harness.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-cli-program-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -215,6 +216,31 @@ describe('br compare against real runs', () => {
     expect(sheet.getCell('C1').value).toBe("'=1+1");
     expect(sheet.getCell('C1').type).toBe(ExcelJS.ValueType.String);
     expect(sheet.getCell('C2').value).toBe(0.625);
+  });
+
+  it('two runs with per-instance records: a paired comparison per task and overall, with McNemar counts from the data', async () => {
+    const arith = path.join(repoRoot, 'benchmarks', 'arith');
+    const strong = await h.run(arith, { model: 'reference-acc80' });
+    const weak = await h.run(arith, { model: 'reference-acc50' });
+    const captured = programDeps();
+    await br(captured, 'compare', strong.runId, weak.runId, '--json');
+    const { paired } = JSON.parse(captured.stdout()) as { paired: Array<Record<string, unknown>> };
+    // acc50's right answers are a subset of acc80's (the same hash buckets, below 50 and below 80): B is never better.
+    const counts = (task: string) => {
+      const a = expectedArithScore(arith, 'reference-acc80').perTask[task]!;
+      const b = expectedArithScore(arith, 'reference-acc50').perTask[task]!;
+      return { A: a, B: b, 'A better': Math.round((a - b) * 20), 'B better': 0 };
+    };
+    expect(paired.map((row) => row.task)).toEqual(['addition', 'multiplication', 'overall']);
+    for (const row of paired.slice(0, 2)) {
+      const expected = counts(row.task as string);
+      expect(row).toMatchObject({ instances: 20, test: 'mcnemar', ...expected, 'B - A': Number((expected.B - expected.A).toFixed(4)) });
+      expect(row['p-value']).toBeCloseTo(Math.min(1, 2 * 0.5 ** expected['A better']), 4);
+      expect(row['95% CI low'] as number).toBeLessThanOrEqual(row['B - A'] as number);
+      expect(row['95% CI high'] as number).toBeLessThanOrEqual(0);
+    }
+    expect(paired[2]).toMatchObject({ instances: 40, test: 'mcnemar' });
+    expect(captured.notes).toContain(`paired: A is ${strong.runId}, B is ${weak.runId}; B - A with a 95% paired bootstrap interval (docs/results.md)`);
   });
 
   it('results --json is the whole run result, the same as --format json, and exits with its outcome', async () => {

@@ -1,7 +1,11 @@
-// `br compare`: several runs in one table, benchmarks and tasks as rows and one column per model.
+// `br compare`: several runs in one table, benchmarks and tasks as rows and one column per model; for two
+// runs, also their paired comparison per task and overall (analysis/paired-comparison.ts).
 
 import type { Command } from 'commander';
 import { runResults } from '../../client/leaderboard.js';
+import { instanceScoresByTask } from '../../client/run-records.js';
+import { comparePaired, type PairedComparison } from '../../analysis/paired-comparison.js';
+import type { TableView } from '../../runs/table-view.js';
 import { compareView } from '../../runs/leaderboard.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
@@ -17,6 +21,60 @@ export function registerCompareCommand(program: Command, deps: CliDeps): Command
     .action(async (runIds: string[], flags: OutputFlags) => {
       const client = await connectTemporal(deps, false);
       for (const runId of runIds) await existingRun(deps, runId, client);
-      await emitOutput({ tables: [compareView(await runResults(client, runIds, 16, false))] }, flags, 'compare', deps);
+      const tables = [compareView(await runResults(client, runIds, 16, false))];
+      if (runIds.length === 2) {
+        const [a, b] = await Promise.all(runIds.map((runId) => instanceScoresByTask(client, deps.settings().artifactsRoot, runId)));
+        const paired = pairedView(runIds[0]!, a!, runIds[1]!, b!);
+        if (paired.table.rows.some((row) => row[1] !== 0)) {
+          tables.push(paired.table);
+          for (const note of paired.notes) deps.say(note);
+        } else deps.say('paired: the two runs share no per-instance records (records.jsonl) on this machine: nothing to compare instance by instance');
+      }
+      await emitOutput({ tables }, flags, 'compare', deps);
     });
+}
+
+const round = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value.toFixed(4)));
+
+/** Two runs compared instance by instance, a row per task and one overall (instances of every task pooled). */
+export function pairedView(
+  runA: string,
+  a: Map<string, Map<string, number[]>>,
+  runB: string,
+  b: Map<string, Map<string, number[]>>,
+): { table: TableView; notes: string[] } {
+  const tasks = [...new Set([...a.keys(), ...b.keys()])].sort();
+  const pooled = (runs: Map<string, Map<string, number[]>>) =>
+    new Map([...runs].flatMap(([task, scores]) => [...scores].map(([id, values]) => [`${task}/${id}`, values] as const)));
+  const rows: Array<[string, PairedComparison]> = [
+    ...tasks.map((task): [string, PairedComparison] => [task, comparePaired(a.get(task) ?? new Map(), b.get(task) ?? new Map())]),
+    ['overall', comparePaired(pooled(a), pooled(b))],
+  ];
+  const notes = rows.flatMap(([task, c]) =>
+    c.shared === 0
+      ? [`${task}: the runs share no instance (A has ${c.onlyA}, B has ${c.onlyB}): nothing to compare`]
+      : c.onlyA || c.onlyB
+        ? [`${task}: ${c.onlyA} instances only in A and ${c.onlyB} only in B are left out; ${c.shared} are compared`]
+        : [],
+  );
+  return {
+    table: {
+      name: 'paired',
+      columns: ['task', 'instances', 'A', 'B', 'B - A', '95% CI low', '95% CI high', 'test', 'A better', 'B better', 'p-value'],
+      rows: rows.map(([task, c]) => [
+        task,
+        c.shared,
+        round(c.meanA),
+        round(c.meanB),
+        round(c.difference),
+        round(c.interval?.[0]),
+        round(c.interval?.[1]),
+        c.test?.name ?? null,
+        c.test?.aBetter ?? null,
+        c.test?.bBetter ?? null,
+        c.test ? Number(c.test.pValue.toPrecision(4)) : null,
+      ]),
+    },
+    notes: [`paired: A is ${runA}, B is ${runB}; B - A with a 95% paired bootstrap interval (docs/results.md)`, ...notes],
+  };
 }
