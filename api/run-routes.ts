@@ -1,6 +1,7 @@
 // The run routes: submit (idempotent with a key), list, state and progress, results, records, cancel,
 // retry and a job's log. Each is a thin layer over client/, the same code `br` runs.
 
+import { jobCountOf } from '../runs/job-specs.js';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { withJobs } from '../client/run-jobs.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -149,13 +150,13 @@ async function submitOnce(context: ApiContext, request: FastifyRequest, body: Ru
   const spec = runSpecFromRequest(body, { file: 'body', runId });
   try {
     await submitRun(context.client, context.settings, spec, { once: { requestDigest: digest } });
-    return { runId, created: true, jobs: spec.tasks.length * spec.options.repeats };
+    return { runId, created: true, jobs: jobCountOf(spec) };
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     const described = await runHandle(context.client, runId).describe();
     if (described.memo?.requestDigest !== digest)
       throw new ApiError(422, `Idempotency-Key "${key}" was used before for a different request body`, 'header.idempotency-key');
-    return { runId, created: false, jobs: spec.tasks.length * spec.options.repeats };
+    return { runId, created: false, jobs: jobCountOf(spec) };
   }
 }
 
@@ -181,9 +182,7 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
       }
       const spec = runSpecFromRequest(request.body, { file: 'body' });
       await submitRun(context.client, context.settings, spec);
-      return reply
-        .status(201)
-        .send({ runId: spec.runId, created: true, jobs: spec.tasks.length * spec.options.repeats, links: runLinks(request, context.settings, spec.runId) });
+      return reply.status(201).send({ runId: spec.runId, created: true, jobs: jobCountOf(spec), links: runLinks(request, context.settings, spec.runId) });
     },
   );
 
@@ -312,7 +311,7 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
       return reply.status(201).send({
         runId: spec.runId,
         created: true,
-        jobs: spec.tasks.length * spec.options.repeats,
+        jobs: jobCountOf(spec),
         retryOf: request.params.id,
         carried: spec.retryOf?.carried.length ?? 0,
         links: runLinks(request, context.settings, spec.runId),

@@ -27,13 +27,17 @@ import {
 
 export { resolveBenchmarkDir };
 
-/** The run options the flags stand for, over --gen-config's layers; a suite entry's tasks, repeats, limit and generation apply on top of the flags. */
+/**
+ * The run options the flags stand for. Generation settings layer weakest first: --gen-config's defaults and
+ * benchmark entry, a suite entry's `generation`, then the flags; a suite entry's tasks, repeats and limit
+ * are the entry's own choice and apply over the flags.
+ */
 export function optionsFromFlags(benchmark: Benchmark, flags: ParsedFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunOptions {
   const { entry } = suite ?? {};
   const layered = layerOptions(
     ...(flags.genConfig ? generationConfigLayers(flags.genConfig, benchmark.name) : []),
-    runOptionsFromFlags(flags),
     entry?.generation ? generationOptionsOf(entry.generation, suite!.file, `${suite!.field}.generation`) : {},
+    runOptionsFromFlags(flags),
     { tasks: entry?.tasks, repeats: entry?.repeats, limit: entry?.limit },
   );
   const parsed = RunOptionsSchema.safeParse(layered, { reportInput: true });

@@ -9,7 +9,7 @@ import { fieldPath, InputError, type Problem } from '../contract/problems.js';
 import { readYamlFile } from '../contract/yaml-file.js';
 import { loadPriceFile } from '../gateway/price-table.js';
 import { parseGenFlag } from '../runs/generation.js';
-import { RunOptionFields, type CliForm, type RunOptionName, type RunOptionsInput } from '../runs/run-options.js';
+import { RunOptionFields, type CliForm, type RuleIssueParams, type RunOptionName, type RunOptionsInput } from '../runs/run-options.js';
 
 /** `maxTokensAdd` → `max-tokens-add`. */
 export function kebabCase(name: string): string {
@@ -28,6 +28,19 @@ function baseType(field: Field): string {
   let def = field.def as { type: string; innerType?: Field };
   while ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable') && def.innerType) def = def.innerType.def as typeof def;
   return def.type;
+}
+
+/** An option every run must give: no default, not optional (`model`, `endpoint`). */
+export function isRequired(field: Field): boolean {
+  return field.def.type !== 'optional' && field.def.type !== 'default';
+}
+
+/** The flags an option is set by: `--concurrency`; a boolean on by default `--no-gateway`; one with no default both ways. */
+export function flagsOf(name: RunOptionName): string[] {
+  const field = RunOptionFields.shape[name] as Field;
+  if (baseType(field) !== 'boolean') return [flagOf(name)];
+  const fallback = defaultOf(field);
+  return [...(fallback !== true ? [flagOf(name)] : []), ...(fallback !== false ? [`--no-${kebabCase(name)}`] : [])];
 }
 
 function defaultOf(field: Field): unknown {
@@ -57,17 +70,17 @@ export function addRunOptionFlags(command: Command, omit: readonly RunOptionName
     const description = `${field.description ?? ''}`;
     if (baseType(field) === 'boolean') {
       // Default true: the flag turns it off (--no-gateway); no default: both ways (--thinking / --no-thinking).
-      if (fallback !== true) command.addOption(new Option(flag, description));
-      if (fallback !== false)
-        command.addOption(
-          new Option(`--no-${kebabCase(name)}`, fallback === true ? `${description} (on unless this flag is given)` : `the opposite of ${flag}`),
-        );
+      for (const each of flagsOf(name)) {
+        const negated = each !== flag;
+        const help = !negated ? description : fallback === true ? `${description} (on unless this flag is given)` : `the opposite of ${flag}`;
+        command.addOption(new Option(each, help));
+      }
       continue;
     }
     const { value = 'value', form } = metaOf(field);
     const option = new Option(`${flag} <${value}>`, `${description}${shownDefault}`);
     if (form === 'key-value') option.argParser((v: string, previous: string[] = []) => [...previous, v]);
-    if (name === 'model' || name === 'endpoint') option.makeOptionMandatory();
+    if (isRequired(field)) option.makeOptionMandatory();
     command.addOption(option);
   }
   return command.option(GEN_CONFIG_FLAG, 'YAML generation settings under the flags: {defaults: {...}, benchmarks: {<name>: {...}}}');
@@ -143,9 +156,21 @@ export function requestProblems(error: z.ZodError, source: 'flags' | { file: str
   return error.issues.map((issue) => {
     const [first] = issue.path;
     if (source === 'flags')
-      return { file: typeof first === 'string' ? flagOf(first) : 'br run', field: fieldPath(issue.path.slice(1)), message: issue.message };
+      return { file: typeof first === 'string' ? flagOf(first) : 'br run', field: fieldPath(issue.path.slice(1)), message: asFlags(issue) };
     return { file: source.file, field: [source.at, fieldPath(issue.path)].filter(Boolean).join('.'), message: issue.message };
   });
+}
+
+/** A rule's message with the options it names shown as their flags: `tokenizer` as --tokenizer, `gateway false` as --no-gateway. */
+function asFlags(issue: z.core.$ZodIssue): string {
+  const names = (issue as { params?: Partial<RuleIssueParams> }).params?.names ?? [];
+  return names.reduce(
+    (message, name) =>
+      message.includes(`${name} false`)
+        ? message.replace(`${name} false`, `--no-${kebabCase(name)}`)
+        : message.replace(new RegExp(`\\b${name}\\b`), flagOf(name)),
+    issue.message,
+  );
 }
 
 /** Generation-config keys that are not request fields: they adjust max_tokens and thinking. */
@@ -154,12 +179,11 @@ const GenConfigSchema = z.strictObject({ defaults: GenEntrySchema.optional(), be
 
 /** One generation entry (a --gen-config section, a suite entry's `generation`) as run options. */
 export function generationOptionsOf(entry: Record<string, unknown>, file: string, at: string): Partial<RunOptionsInput> {
-  const { max_tokens_add, max_tokens_scale, max_tokens, thinking, ...gen } = entry;
+  const { max_tokens_add, max_tokens_scale, thinking, ...gen } = entry;
   const problems: Problem[] = [];
   const check = (ok: boolean, key: string, what: string, value: unknown) => {
     if (!ok) problems.push({ file, field: `${at}.${key}`, message: `expected ${what}, got ${JSON.stringify(value)}` });
   };
-  if (max_tokens !== undefined) check(Number.isInteger(max_tokens) && (max_tokens as number) > 0, 'max_tokens', 'a positive whole number', max_tokens);
   if (max_tokens_add !== undefined) check(Number.isInteger(max_tokens_add), 'max_tokens_add', 'a whole number', max_tokens_add);
   if (max_tokens_scale !== undefined)
     check(typeof max_tokens_scale === 'number' && max_tokens_scale > 0, 'max_tokens_scale', 'a positive number', max_tokens_scale);
@@ -167,7 +191,6 @@ export function generationOptionsOf(entry: Record<string, unknown>, file: string
   if (problems.length) throw new InputError(problems);
   return {
     gen,
-    ...(max_tokens !== undefined ? { maxTokens: max_tokens as number } : {}),
     ...(max_tokens_add !== undefined ? { maxTokensAdd: max_tokens_add as number } : {}),
     ...(max_tokens_scale !== undefined ? { maxTokensScale: max_tokens_scale as number } : {}),
     ...(thinking !== undefined ? { thinking: thinking as boolean } : {}),

@@ -59,7 +59,7 @@ export async function listedJobs(workflows: WorkflowClient, runId: string): Prom
 
 /** The jobs a run's result pages hold (each page the input of its page workflow), by job id, in job order. */
 export async function pagedJobs(workflows: WorkflowClient, pageIds: readonly string[]): Promise<Map<string, JobResult>> {
-  const pages = await Promise.all(pageIds.map((id) => startInputOf<JobResult[]>(workflows, id, 'results page')));
+  const pages = await pMap(pageIds, (id) => startInputOf<JobResult[]>(workflows, id, 'results page'), { concurrency: HISTORY_READS_AT_ONCE });
   return new Map(pages.flat().map((job) => [job.jobId, job]));
 }
 

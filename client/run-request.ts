@@ -56,6 +56,6 @@ function hashedTokenizer(tokenizerPath: string, file: string | undefined): { pat
     return { path: absolute, sha256: loadTokenizerFile(absolute).sha256 };
   } catch (error) {
     if (!(error instanceof TokenizerFileError)) throw error;
-    throw new InputError([{ file: error.file, field: file ? `${file} tokenizer` : '--tokenizer', message: error.problem }]);
+    throw new InputError([{ file: error.file, field: file ? 'tokenizer' : '--tokenizer', message: error.problem }]);
   }
 }

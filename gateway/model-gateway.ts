@@ -31,7 +31,7 @@ export interface GatewayRoute {
   upstream: { baseUrl: string; apiKey: string };
   generation: GenerationSettings;
   prices: PriceTable;
-  /** Stored answers: written to `writeDir`, read from it and `readDirs` (a retry's ancestors), for this repeat of the task only. */
+  /** Stored answers: written to `writeDir`, read from it and `readDirs` (a retry's ancestors); keyed by the job's repeat, so repeats never share one. */
   cache?: { writeDir: string; readDirs: string[]; repeat: number };
   limits: { concurrency: number; ratePerSecond?: number; maxRetries: number };
   /** Where the route's counters are saved, so a restarted worker carries on counting. */

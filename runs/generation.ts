@@ -1,6 +1,7 @@
 // Generation settings applied uniformly to every model call of a run, by the gateway: set or
-// override request fields, adjust max_tokens, switch thinking on or off. Pure: the run pins the
-// resolved settings in its input, so history says what was applied.
+// override request fields, adjust max_tokens, switch thinking on or off. Pure. A run pins the options
+// they come from (runs/run-options.ts) and the tokenizer's hash; generationOf derives the settings from
+// them on the host, so a change to generationOf changes what runs in flight apply.
 
 import type { RunOptions } from './run-options.js';
 import type { ResolvedOptions } from './run-spec.js';
@@ -37,6 +38,10 @@ export function generationOf(
   options: Pick<RunOptions, 'gen' | 'maxTokens' | 'maxTokensAdd' | 'maxTokensScale' | 'thinking' | 'truncationTokens'>,
   resolved: Pick<ResolvedOptions, 'tokenizer'>,
 ): GenerationSettings {
+  if (options.truncationTokens !== undefined && !resolved.tokenizer)
+    throw new Error(
+      'truncationTokens is set but the run pins no tokenizer hash: submit it through runSpecOfBenchmark (client/run-request.ts), which checks and hashes the file',
+    );
   return {
     set: options.gen,
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),

@@ -11,9 +11,14 @@ export function repeatFields(job: JobSpec): Pick<JobResult, 'repeat' | 'seed'> {
   return { repeat: job.repeat.index, ...(job.repeat.seed !== undefined ? { seed: job.repeat.seed } : {}) };
 }
 
+/** How many jobs a run starts: a job per task and repeat (a run pinned by reference knows its tasks by name). */
+export function jobCountOf(spec: Pick<RunSpec, 'tasks' | 'definitions' | 'options'>): number {
+  return (spec.definitions?.names.length ?? spec.tasks.length) * spec.options.repeats;
+}
+
 /** Repeat-major order: every task's first repeat runs before any task's second. */
 export function jobSpecsOf(spec: RunSpec): JobSpec[] {
-  const repeats = spec.options.repeats ?? 1;
+  const repeats = spec.options.repeats;
   return Array.from({ length: repeats }, (_, repeat) =>
     spec.tasks.map((task, index) => ({
       runId: spec.runId,

@@ -18,7 +18,9 @@ function shown(value: unknown): string {
 const positiveInt = z.number(expecting('a positive whole number')).int(expecting('a positive whole number')).positive(expecting('a positive whole number'));
 const nonNegativeInt = z.number(expecting('a whole number >= 0')).int(expecting('a whole number >= 0')).nonnegative(expecting('a whole number >= 0'));
 const positiveNumber = z.number(expecting('a positive number')).positive(expecting('a positive number'));
-const httpUrl = z.string(expecting('an http(s) URL')).regex(/^https?:\/\/\S+$/, expecting('an http(s) URL ending in /v1'));
+const httpUrl = z
+  .string(expecting('an http(s) URL'))
+  .regex(/^https?:\/\/\S+$/, expecting('an http(s) URL, the OpenAI-compatible base (usually ending in /v1)'));
 const envName = z.string(expecting('a variable name')).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, expecting('an environment variable name like OPENAI_API_KEY'));
 const name = z.string(expecting('a name')).min(1, expecting('a non-empty name'));
 const instanceId = z
@@ -38,15 +40,13 @@ function cli(value: string, form?: CliForm) {
   return { 'x-cli-value': value, ...(form ? { 'x-cli-form': form } : {}) };
 }
 
-export const DEFAULT_CONCURRENCY = 8;
-
 /** The options' fields, before the rules that tie some of them together (runOptionRules). */
 export const RunOptionFields = z.strictObject({
   model: name.describe('model name sent to the endpoint').meta(cli('name')),
   endpoint: httpUrl.describe('OpenAI-compatible base URL, ending in /v1').meta(cli('url')),
   apiKeyEnv: envName.optional().describe('environment variable on the worker host that holds the API key (the key never enters the run)').meta(cli('VAR')),
   tasks: z.array(name, expecting('a list of task names')).min(1).optional().describe('only these tasks (default: all)').meta(cli('names', 'list')),
-  concurrency: positiveInt.default(DEFAULT_CONCURRENCY).describe('jobs running at once').meta(cli('n')),
+  concurrency: positiveInt.default(8).describe('jobs running at once').meta(cli('n')),
   repeats: positiveInt.default(1).describe('run each task n times, with seeds seed..seed+n-1 in BENCHROUTER_SEED; reports mean ± std').meta(cli('n')),
   seed: z
     .number(expecting('a whole number'))
@@ -114,6 +114,14 @@ export const RunOptionFields = z.strictObject({
     .meta(cli('file', 'yaml-file')),
 });
 
+/**
+ * A rule's message names other options by their field names (as the API's callers write them); `params.names`
+ * lists them, so that the command line can show each as its flag instead (cli/run-option-flags.ts).
+ */
+export interface RuleIssueParams {
+  names: string[];
+}
+
 /** The rules between options, for any schema made of RunOptionFields (the schedule's omits the model). */
 export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof RunOptionFields>>>>(schema: T) {
   return schema.superRefine((options, ctx) => {
@@ -123,6 +131,7 @@ export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof R
           code: 'custom',
           path: [options[a] === undefined ? a : b],
           message: `expected together with ${options[a] === undefined ? b : a}: ${why}`,
+          params: { names: [options[a] === undefined ? b : a] } satisfies RuleIssueParams,
         });
     };
     both('judgeModel', 'judgeEndpoint', 'a judge needs a model and an endpoint');
@@ -131,7 +140,8 @@ export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof R
       ctx.addIssue({
         code: 'custom',
         path: ['truncationTokens'],
-        message: 'prompt truncation is applied by the gateway: it cannot be used without it (gateway: false)',
+        message: 'prompt truncation is applied by the gateway: it cannot be used with gateway false',
+        params: { names: ['gateway'] } satisfies RuleIssueParams,
       });
   });
 }

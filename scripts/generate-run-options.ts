@@ -6,10 +6,9 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { flagOf } from '../cli/run-option-flags.js';
-import { RunOptionFields, RunRequestSchema } from '../runs/run-options.js';
-
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+import { flagsOf, isRequired } from '../cli/run-option-flags.js';
+import { REPO_ROOT as repoRoot } from '../config/repository.js';
+import { RunOptionFields, RunRequestSchema, type RunOptionName } from '../runs/run-options.js';
 export const PYTHON_OPTIONS_FILE = path.join(repoRoot, 'clients', 'python', 'benchrouter_client', 'run_options.json');
 export const OPTIONS_DOC_FILE = path.join(repoRoot, 'docs', 'run-options.md');
 
@@ -28,9 +27,11 @@ export function optionsDoc(): string {
   const rows = Object.entries(RunOptionFields.shape).map(([name, field]) => {
     const fallback =
       (field.def as { type: string; defaultValue?: unknown }).type === 'default' ? JSON.stringify((field.def as { defaultValue?: unknown }).defaultValue) : '';
-    const required = ['model', 'endpoint'].includes(name) ? 'required' : fallback;
-    const flag = typeOf(field) === 'boolean' && fallback === 'true' ? `--no-${flagOf(name).slice(2)}` : flagOf(name);
-    return `| \`${name}\` | \`${flag}\` | ${typeOf(field)} | ${required ? `\`${required}\``.replace('`required`', 'required') : ''} | ${(field.description ?? '').replace(/\|/g, '\\|')} |`;
+    const fallbackCell = isRequired(field) ? 'required' : fallback ? `\`${fallback}\`` : '';
+    const flags = flagsOf(name as RunOptionName)
+      .map((flag) => `\`${flag}\``)
+      .join(' ');
+    return `| \`${name}\` | ${flags} | ${typeOf(field)} | ${fallbackCell} | ${(field.description ?? '').replace(/\|/g, '\\|')} |`;
   });
   return [
     '# Run options',

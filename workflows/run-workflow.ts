@@ -83,7 +83,7 @@ async function writeResultPages(runId: string, first: number, results: JobResult
 
 export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   const startedAt = spec.continuation?.startedAt ?? new Date().toISOString();
-  const repeats = spec.options.repeats ?? 1;
+  const repeats = spec.options.repeats;
   const carried = spec.retryOf?.carried ?? [];
   const first = spec.continuation?.nextJob ?? 0;
   const batchSize = Math.max(1, spec.options.jobsPerExecution ?? JOBS_PER_EXECUTION);

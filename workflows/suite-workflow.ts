@@ -3,6 +3,7 @@
 
 import { CancellationScope, defineQuery, executeChild, isCancellation, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { RunResult, RunSpec, RunStatus } from '../runs/run-spec.js';
+import { jobCountOf } from '../runs/job-specs.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { runWorkflow } from './run-workflow.js';
 
@@ -44,7 +45,7 @@ export async function suiteWorkflow(spec: SuiteSpec): Promise<SuiteResult> {
       runId: run.runId,
       benchmark: run.benchmark.name,
       // A run that pins its definitions by reference carries their names only.
-      tasks: (run.definitions?.names.length ?? run.tasks.length) * run.options.repeats,
+      tasks: jobCountOf(run),
       state: 'pending',
     })),
   };

@@ -1,6 +1,7 @@
 // `br retry`: a new run of the jobs of a finished run that did not succeed, carrying the succeeded
 // results over.
 
+import { jobCountOf } from '../../runs/job-specs.js';
 import type { Command } from 'commander';
 import { withJobs } from '../../client/run-jobs.js';
 import { createRetrySpec, runSpecOf, submitRun } from '../../client/runs.js';
@@ -30,7 +31,7 @@ export function registerRetryCommand(program: Command, deps: CliDeps): Command {
         return;
       }
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
-      deps.say(`run ${spec.runId}: retrying ${spec.tasks.length} of ${result.jobs.length} jobs of ${runId} (${spec.retryOf!.carried.length} carried over)`);
+      deps.say(`run ${spec.runId}: retrying ${jobCountOf(spec)} of ${result.jobs.length} jobs of ${runId} (${spec.retryOf!.carried.length} carried over)`);
       if (!flags.wait) {
         await deps.stdout(`${spec.runId}\n`);
         return;

@@ -154,14 +154,14 @@ describe('the run request', () => {
     writeFileSync(notTokenizer, '{"architectures": []}');
     const submit = () => runSpecFromRequest(request({ truncationTokens: 8, tokenizer: notTokenizer }), { file: 'body' });
     expect(submit).toThrow(InputError);
-    expect(submit).toThrow(`${notTokenizer}: body tokenizer: not a tokenizer: expected a Hugging Face tokenizer.json`);
+    expect(submit).toThrow(`${notTokenizer}: tokenizer: not a tokenizer: expected a Hugging Face tokenizer.json`);
     expect(
       RunRequestSchema.safeParse({ benchmark: 'arith', model: 'm', endpoint: 'http://127.0.0.1:1/v1', gateway: false, truncationTokens: 8, tokenizer: FIXTURE })
         .error?.issues,
     ).toEqual([
       expect.objectContaining({
         path: ['truncationTokens'],
-        message: 'prompt truncation is applied by the gateway: it cannot be used without it (gateway: false)',
+        message: 'prompt truncation is applied by the gateway: it cannot be used with gateway false',
       }),
     ]);
   });

@@ -81,7 +81,9 @@ describe('the flags derived from the options', () => {
       ]);
     }
     expect(() => specOf(['--tasks', 'division'])).toThrow('--tasks: no task named "division" (have addition, multiplication)');
-    expect(() => specOf(['--endpoint', 'ftp://x'])).toThrow('--endpoint: expected an http(s) URL ending in /v1, got "ftp://x"');
+    expect(() => specOf(['--endpoint', 'ftp://x'])).toThrow(
+      '--endpoint: expected an http(s) URL, the OpenAI-compatible base (usually ending in /v1), got "ftp://x"',
+    );
   });
 });
 
@@ -131,11 +133,11 @@ describe('--truncation-tokens, --tokenizer and --job-concurrency', () => {
 
   it('refuse one truncation flag without the other, truncation without the gateway, and a tokenizer file that is missing', () => {
     expect(() => specOf(['--truncation-tokens', '100'])).toThrow(
-      "--tokenizer: expected together with truncationTokens: prompt truncation needs a token count and the model's tokenizer.json",
+      "--tokenizer: expected together with --truncation-tokens: prompt truncation needs a token count and the model's tokenizer.json",
     );
-    expect(() => specOf(['--tokenizer', tokenizer])).toThrow('--truncation-tokens: expected together with tokenizer');
+    expect(() => specOf(['--tokenizer', tokenizer])).toThrow('--truncation-tokens: expected together with --tokenizer');
     expect(() => specOf(['--truncation-tokens', '100', '--tokenizer', tokenizer, '--no-gateway'])).toThrow(
-      '--truncation-tokens: prompt truncation is applied by the gateway: it cannot be used without it (gateway: false)',
+      '--truncation-tokens: prompt truncation is applied by the gateway: it cannot be used with --no-gateway',
     );
     expect(() => specOf(['--truncation-tokens', '100', '--tokenizer', '/nonexistent/tokenizer.json'])).toThrow(
       "/nonexistent/tokenizer.json: --tokenizer: no such file: expected the model's tokenizer.json",
