@@ -1,7 +1,9 @@
 // A job's records.jsonl as the host reads it: opened safely, streamed line by line with a cap on
 // line length and total size, each line validated by the contract; used by harvest, pass@k and `br`.
 
+import path from 'node:path';
 import { parseRecordLine, RecordsSummarizer, type InstanceRecord, type RecordsSummary } from '../contract/records.js';
+import { savedInstanceUsage, type InstanceUsage } from '../gateway/instance-usage.js';
 import { JOB_FILES } from '../runs/job-artifacts.js';
 import { linesOfTaskOutput, openTaskOutputFile } from './task-output-file.js';
 
@@ -13,15 +15,20 @@ export const RECORD_LINE_CAP_BYTES = 1024 * 1024;
 export type RecordLineOutcome = { record: InstanceRecord } | { problem: string };
 export type RecordsFileRead = { kind: 'missing' } | { kind: 'refused'; problem: string } | { kind: 'read'; lines: number; notRead?: string };
 
-/** Calls `visit` with each non-blank line of `resultsDir/records.jsonl`, in order, as a record or a problem naming its line. */
+/**
+ * Calls `visit` with each non-blank line of `resultsDir/records.jsonl`, in order, as a record or a problem
+ * naming its line. A record whose index the harness tagged its model calls with carries the gateway's
+ * figures for it (withGatewayUsage); the file itself is never changed.
+ */
 export async function readRecordsFile(resultsDir: string, visit: (outcome: RecordLineOutcome) => void | Promise<void>): Promise<RecordsFileRead> {
   const opened = openTaskOutputFile(resultsDir, JOB_FILES.records);
   if (opened.kind !== 'opened') return opened;
+  const instances = savedInstanceUsage(path.dirname(resultsDir));
   let lines = 0;
   for await (const { line, text } of linesOfTaskOutput(opened.fd, RECORD_LINE_CAP_BYTES, RECORDS_SIZE_CAP_BYTES)) {
     lines = line;
     const outcome = text === undefined ? { problem: `line ${line}: longer than ${RECORD_LINE_CAP_BYTES} bytes; not read` } : parseRecordLine(text, line);
-    if (outcome) await visit(outcome);
+    if (outcome) await visit(instances.size && 'record' in outcome ? { record: withGatewayUsage(outcome.record, instances) } : outcome);
   }
   const notRead =
     opened.size > RECORDS_SIZE_CAP_BYTES ? `${JOB_FILES.records}: ${opened.size} bytes; only the first ${RECORDS_SIZE_CAP_BYTES} were read` : undefined;
@@ -39,4 +46,19 @@ export async function summarizeRecordsFile(resultsDir: string): Promise<{ summar
   }
   if (read.notRead) summary.addBadLine(read.notRead);
   return { summary: summary.result() };
+}
+
+/**
+ * The record with the gateway's figures for its instance as `gateway` (calls, tokens, reasoning tokens,
+ * cost, latency), and its own prompt_tokens, completion_tokens and cost filled from them where the
+ * benchmark reported none. Untagged instances are left as they are.
+ */
+export function withGatewayUsage(record: InstanceRecord, instances: ReadonlyMap<string, InstanceUsage>): InstanceRecord {
+  const usage = instances.get(String(record.index));
+  if (!usage) return record;
+  record.gateway = usage;
+  record.prompt_tokens ??= usage.prompt_tokens;
+  record.completion_tokens ??= usage.completion_tokens;
+  record.cost ??= usage.cost;
+  return record;
 }

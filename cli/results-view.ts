@@ -132,6 +132,8 @@ export function scoreNotesView(runs: readonly RunResult[]): TableView | null {
   for (const run of runs) {
     const truncated = run.usage?.model.truncated;
     if (truncated) rows.push([run.benchmark, run.runId, `${truncated} prompts middle-truncated by the gateway (--truncation-tokens)`]);
+    const cut = run.usage?.model.endedInThinking;
+    if (cut) rows.push([run.benchmark, run.runId, `${cut} answers cut off by max_tokens while thinking`]);
   }
   return rows.length ? { name: 'notes', columns: ['benchmark', 'run', 'note'], rows } : null;
 }

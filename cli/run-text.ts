@@ -82,7 +82,7 @@ function usageLine(role: string, u: UsageSummary): string {
   const errors = Object.values(u.errors).reduce((a, b) => a + b, 0);
   const parts = [
     `${u.requests} calls`,
-    `${u.promptTokens} in / ${u.completionTokens} out tokens`,
+    `${u.promptTokens} in / ${u.completionTokens} out tokens${u.reasoningTokens !== undefined ? ` (${u.reasoningTokens} thinking)` : ''}`,
     `$${u.cost.toFixed(4)}`,
     u.latencyMs && `latency p50 ${duration(u.latencyMs.p50)} p95 ${duration(u.latencyMs.p95)}`,
     u.ttftMs && `TTFT p50 ${duration(u.ttftMs.p50)}`,
@@ -91,6 +91,7 @@ function usageLine(role: string, u: UsageSummary): string {
     u.retries && `${u.retries} retries (${u.throttled} throttled)`,
     (u.cacheHits || u.cacheMisses) && `cache ${u.cacheHits} hits / ${u.cacheMisses} misses`,
     u.truncated && `${u.truncated} prompts middle-truncated`,
+    u.endedInThinking && `${u.endedInThinking} answers cut off by max_tokens while thinking`,
   ].filter(Boolean);
   return `${role}:   ${parts.join(', ')}`;
 }

@@ -1,8 +1,9 @@
 // The model gateway: an OpenAI-compatible proxy on each worker host. Every job's container talks to
 // the model through it with a per-job token, so BenchRouter sees every call of an opaque benchmark:
 // it meters usage, keeps the real API key out of containers (and forwards only the model routes of
-// its allow-list), limits and retries calls toward the upstream, caches answers, and applies the
-// run's generation settings and prompt truncation.
+// its allow-list), limits and retries calls toward the upstream, caches answers, applies the run's
+// generation settings and prompt truncation, meters per instance where the harness tags its calls,
+// and notes (or, asked to, strips) reasoning models' thinking.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -12,14 +13,16 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { GenerationSettings, TruncationSettings } from '../runs/generation.js';
-import { emptyCounters, record, type UsageCounters } from '../runs/usage.js';
+import { emptyCounters, record, type UsageCounters, type UsageSample } from '../runs/usage.js';
 import { checkRoute } from './gateway-routes.js';
+import { addToInstance, INSTANCE_HEADER, instanceOf, type InstanceUsage } from './instance-usage.js';
 import { costOf, type PriceTable } from './price-table.js';
 import { loadTokenizerFile, TokenizerFileError, truncator, type LoadedTokenizer, type Truncate } from './prompt-truncation.js';
 import { upstreamRequest, type UpstreamRequest } from './request-body.js';
 import { cacheKey, ResponseCache } from './response-cache.js';
 import { RunLimiter } from './run-limiter.js';
 import { StreamObserver } from './stream-observer.js';
+import { wholeAnswerThinking } from './thinking.js';
 import { usageOf, type TokenUsage } from './usage-fields.js';
 
 /** One job's (or one job's judge's) access to one upstream. */
@@ -41,6 +44,8 @@ export interface GatewayRoute {
 interface LiveRoute extends GatewayRoute {
   token: string;
   counters: UsageCounters;
+  /** The figures of calls tagged with an instance (X-BenchRouter-Instance), by instance. */
+  instances: Record<string, InstanceUsage>;
   cacheStore?: ResponseCache;
   /** The run's prompt truncation, with its tokenizer loaded. */
   truncate?: Truncate;
@@ -134,11 +139,11 @@ export class ModelGateway {
   register(route: GatewayRoute): string {
     const token = this.tokenFor(route.jobId, route.role);
     const truncate = route.generation.truncation ? this.truncatorFor(route.generation.truncation) : undefined;
-    const counters = existsSync(route.usageFile) ? savedCounters(route.usageFile) : emptyCounters();
+    const saved = existsSync(route.usageFile) ? savedUsage(route.usageFile) : { counters: emptyCounters(), instances: {} };
     this.routes.set(token, {
       ...route,
       token,
-      counters,
+      ...saved,
       savedRequests: -1,
       cacheStore: route.cache ? new ResponseCache(route.cache.writeDir, route.cache.readDirs) : undefined,
       ...(truncate ? { truncate } : {}),
@@ -180,7 +185,7 @@ export class ModelGateway {
     mkdirSync(path.dirname(route.usageFile), { recursive: true });
     // Write then rename: a reader (a restarted worker) never sees half a file.
     const partial = `${route.usageFile}.${process.pid}.partial`;
-    writeFileSync(partial, JSON.stringify({ role: route.role, counters: route.counters }));
+    writeFileSync(partial, JSON.stringify({ role: route.role, counters: route.counters, instances: route.instances }));
     renameSync(partial, route.usageFile);
   }
 
@@ -197,9 +202,14 @@ export class ModelGateway {
     }
     const arrived = performance.now();
     const method = req.method ?? 'GET';
+    const instance = instanceOf(req.headers[INSTANCE_HEADER]);
+    const meter = (sample: UsageSample) => {
+      record(route.counters, sample);
+      if (instance !== undefined) addToInstance(route.instances, instance, sample);
+    };
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
     const refuse = (status: number, message: string, type: string) => {
-      record(route.counters, {
+      meter({
         status,
         latencyMs: performance.now() - arrived,
         promptTokens: 0,
@@ -236,7 +246,7 @@ export class ModelGateway {
     if (hit) {
       res.writeHead(hit.status, { 'content-type': hit.contentType });
       res.end(Buffer.from(hit.body, 'base64'));
-      record(route.counters, {
+      meter({
         status: hit.status,
         latencyMs: performance.now() - started,
         promptTokens: hit.promptTokens,
@@ -264,7 +274,7 @@ export class ModelGateway {
             await sleep(backoffMs(retries));
             continue;
           }
-          record(route.counters, {
+          meter({
             status: 0,
             latencyMs: performance.now() - started,
             promptTokens: 0,
@@ -291,9 +301,11 @@ export class ModelGateway {
         const sample = { status: answer.status, retries, throttled, queued, cache: key ? ('miss' as const) : undefined };
         let usage: TokenUsage | undefined;
         let ttftMs: number | undefined;
+        let endedInThinking = 0;
         let forwarded: Buffer;
+        const stripThinking = route.generation.stripThinking === true;
         if (streamed) {
-          const observer = new StreamObserver(started, request?.stripUsageEvent === true);
+          const observer = new StreamObserver(started, { dropUsageEvent: request?.stripUsageEvent === true, stripThinking });
           const sent: Buffer[] = [];
           for await (const chunk of answer.response) {
             const out = observer.feed(chunk as Buffer);
@@ -308,17 +320,33 @@ export class ModelGateway {
           forwarded = Buffer.concat(sent);
           usage = observer.usage;
           ttftMs = observer.firstTokenAt;
+          endedInThinking = observer.endedInThinking;
         } else {
           const chunks: Buffer[] = [];
           for await (const chunk of answer.response) chunks.push(chunk as Buffer);
           forwarded = Buffer.concat(chunks);
+          if (answer.status >= 200 && answer.status < 300) {
+            const parsed = parsedBody(forwarded);
+            usage = parsed === undefined ? undefined : usageOf(parsed);
+            const thinking = wholeAnswerThinking(parsed, stripThinking);
+            endedInThinking = thinking.endedInThinking;
+            if (thinking.changed) forwarded = Buffer.from(JSON.stringify(parsed));
+          }
           res.end(forwarded);
-          if (answer.status >= 200 && answer.status < 300) usage = usageOfBody(forwarded);
         }
         const promptTokens = usage?.promptTokens ?? 0;
         const completionTokens = usage?.completionTokens ?? 0;
         const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
-        record(route.counters, { ...sample, latencyMs: performance.now() - started, ttftMs, promptTokens, completionTokens, cost });
+        meter({
+          ...sample,
+          latencyMs: performance.now() - started,
+          ttftMs,
+          promptTokens,
+          completionTokens,
+          cost,
+          ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+          ...(endedInThinking ? { endedInThinking } : {}),
+        });
         if (key && answer.status === 200)
           route.cacheStore!.put(key, { status: 200, contentType, body: forwarded.toString('base64'), promptTokens, completionTokens, cost });
         return;
@@ -381,9 +409,9 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-function usageOfBody(text: Buffer): TokenUsage | undefined {
+function parsedBody(text: Buffer): unknown {
   try {
-    return usageOf(JSON.parse(text.toString('utf8')));
+    return JSON.parse(text.toString('utf8')) as unknown;
   } catch {
     return undefined;
   }
@@ -408,15 +436,15 @@ function sendError(res: http.ServerResponse, status: number, message: string, ty
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type, code: null } }));
 }
 
-/** The counters a route's usage file holds (a restarted worker resumes from them); errors name the file. */
-function savedCounters(usageFile: string): UsageCounters {
-  let saved: { counters?: UsageCounters } | null;
+/** The counters (and per-instance figures) a route's usage file holds: a restarted worker resumes from them; errors name the file. */
+function savedUsage(usageFile: string): { counters: UsageCounters; instances: Record<string, InstanceUsage> } {
+  let saved: { counters?: UsageCounters; instances?: Record<string, InstanceUsage> } | null;
   try {
-    saved = JSON.parse(readFileSync(usageFile, 'utf8')) as { counters?: UsageCounters } | null;
+    saved = JSON.parse(readFileSync(usageFile, 'utf8')) as typeof saved;
   } catch (error) {
     throw new Error(`${usageFile}: expected the JSON usage snapshot the gateway writes (${(error as Error).message})`, { cause: error });
   }
   if (typeof saved?.counters !== 'object' || saved.counters === null)
     throw new Error(`${usageFile}: counters: expected an object, got ${JSON.stringify(saved?.counters)}`);
-  return saved.counters;
+  return { counters: saved.counters, instances: saved.instances ?? {} };
 }

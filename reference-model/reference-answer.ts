@@ -113,3 +113,24 @@ export function countTokens(text: string): number {
   const punctuation = text.match(PUNCTUATION)?.length ?? 0;
   return words + punctuation;
 }
+
+const THINKING_PATTERN = /thinking(\d*)/;
+
+/**
+ * A reasoning model's answer: names with `thinking<N>` (`reference-thinking`, N = 8 by default) think N
+ * words (`step`) inside `<think>…</think>` before the reference answer. Under a `max_tokens` the text is
+ * cut to that many words and the answer ends for `length`: with N at or above it, inside the thinking.
+ * `reasoningTokens` is N (or what was left of it), as a server reports `completion_tokens_details`.
+ */
+export function thinkingAnswer(
+  model: string,
+  answer: string,
+  maxTokens: number | undefined,
+): { text: string; reasoningTokens: number; finish: 'stop' | 'length' } | undefined {
+  const match = THINKING_PATTERN.exec(model);
+  if (!match) return undefined;
+  const steps = Math.max(2, match[1] ? Number(match[1]) : 8);
+  const words = ['<think>step', ...Array<string>(Math.max(steps - 2, 0)).fill('step'), 'step</think>', ...answer.split(WHITESPACE).filter(Boolean)];
+  if (maxTokens === undefined || words.length <= maxTokens) return { text: words.join(' '), reasoningTokens: steps, finish: 'stop' };
+  return { text: words.slice(0, maxTokens).join(' '), reasoningTokens: Math.min(steps, maxTokens), finish: 'length' };
+}

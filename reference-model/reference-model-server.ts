@@ -1,5 +1,6 @@
 // A deterministic OpenAI-compatible HTTP server backed by `referenceAnswer`, for integration tests,
-// the demo and perf runs. Faults are injected through the model name: `fail429x<K>`, `delay<MS>`.
+// the demo and perf runs. Faults are injected through the model name: `fail429x<K>`, `delay<MS>`; a
+// `thinking<N>` model thinks N words in `<think>…</think>` before answering (reference-answer.ts).
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,7 +18,7 @@ import {
   type JsonObject,
   type ListeningModel,
 } from './openai-http.js';
-import { countTokens, fnv1a32, isSampled, parseAccuracy, referenceAnswer } from './reference-answer.js';
+import { countTokens, fnv1a32, isSampled, parseAccuracy, referenceAnswer, thinkingAnswer } from './reference-answer.js';
 
 export interface RecordedRequest {
   method: string;
@@ -193,6 +194,8 @@ export interface Usage {
   total_tokens: number;
   /** Only for model names containing `cost`: $0.01 per 1,000 prompt tokens, $0.02 per 1,000 completion tokens. */
   cost?: number;
+  /** Only for `thinking` models: the completion tokens spent thinking. */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 function usageOf(prompt: string, answers: string[], model: string): Usage {
@@ -214,8 +217,12 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
   messages.forEach((message: unknown, index) => {
     if ((message as JsonObject)['role'] === 'user') lastUserText = contents[index]!;
   });
-  const answer = referenceAnswer(model, lastUserText, drawFor(model, lastUserText));
+  const reference = referenceAnswer(model, lastUserText, drawFor(model, lastUserText));
+  const thinking = thinkingAnswer(model, reference, typeof body['max_tokens'] === 'number' ? body['max_tokens'] : undefined);
+  const answer = thinking?.text ?? reference;
+  const finish = thinking?.finish ?? 'stop';
   const usage = usageOf(contents.join('\n'), [answer], model);
+  if (thinking) usage.completion_tokens_details = { reasoning_tokens: thinking.reasoningTokens };
   const id = `chatcmpl-ref-${counter}`;
 
   if (body['stream'] !== true) {
@@ -224,7 +231,7 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
       object: 'chat.completion',
       created: 0,
       model,
-      choices: [{ index: 0, message: { role: 'assistant', content: answer }, logprobs: null, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: answer }, logprobs: null, finish_reason: finish }],
       usage,
     });
     return usage;
@@ -244,7 +251,7 @@ function respondChat(res: ServerResponse, body: JsonObject, model: string, count
   for (const piece of splitForStreaming(answer)) {
     events.push(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
   }
-  events.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]));
+  events.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finish }]));
   if (includeUsage) events.push(chunk([], { usage }));
   sendEventStream(res, events);
   return usage;

@@ -19,6 +19,8 @@ export interface GenerationSettings {
   thinking?: boolean;
   /** `--truncation-tokens N --tokenizer FILE`: the gateway middle-truncates prompts over N tokens. */
   truncation?: TruncationSettings;
+  /** `--strip-thinking`: the gateway removes `<think>…</think>` from answers (gateway/thinking.ts). */
+  stripThinking?: true;
 }
 
 /** Middle truncation of over-long prompts with the model's own tokenizer (gateway/prompt-truncation.ts). */
@@ -35,7 +37,7 @@ export const NO_GENERATION_SETTINGS: GenerationSettings = { set: {} };
 
 /** The settings the gateway applies to a run's model calls, from its options and what submitting resolved (the tokenizer's hash). */
 export function generationOf(
-  options: Pick<RunOptions, 'gen' | 'maxTokens' | 'maxTokensAdd' | 'maxTokensScale' | 'thinking' | 'truncationTokens'>,
+  options: Pick<RunOptions, 'gen' | 'maxTokens' | 'maxTokensAdd' | 'maxTokensScale' | 'thinking' | 'truncationTokens' | 'stripThinking'>,
   resolved: Pick<ResolvedOptions, 'tokenizer'>,
 ): GenerationSettings {
   if (options.truncationTokens !== undefined && !resolved.tokenizer)
@@ -51,6 +53,7 @@ export function generationOf(
     ...(options.truncationTokens !== undefined && resolved.tokenizer
       ? { truncation: { maxTokens: options.truncationTokens, tokenizer: resolved.tokenizer.path, sha256: resolved.tokenizer.sha256 } }
       : {}),
+    ...(options.stripThinking ? { stripThinking: true as const } : {}),
   };
 }
 
@@ -67,6 +70,7 @@ export function parseGenFlag(flag: string): [string, unknown] {
   }
 }
 
+/** Whether the settings leave request bodies as they are (stripThinking acts on answers). */
 export function isEmptyGeneration(g: GenerationSettings): boolean {
   return (
     Object.keys(g.set).length === 0 &&

@@ -16,6 +16,8 @@ export const JOB_FILES = {
   containerTail: 'container-tail.log',
   /** What the finished container did, saved before it is harvested: a retried job harvests it instead of starting it again. */
   containerOutcome: 'container-outcome.json',
+  /** The gateway's usage of the model route, per instance too (usageFileName('model')). */
+  modelUsage: 'usage-model.json',
 } as const;
 
 /** Directories of a run that are not jobs: the gateway's answer cache. */

@@ -97,6 +97,10 @@ export const RunOptionFields = z.strictObject({
     .boolean(expecting('true or false'))
     .optional()
     .describe('turn thinking on (or off) on every model call: chat_template_kwargs.enable_thinking, reasoning_effort'),
+  stripThinking: z
+    .boolean(expecting('true or false'))
+    .default(false)
+    .describe('remove <think>…</think> from answers before the benchmark sees them, in the gateway (streamed answers too)'),
   truncationTokens: positiveInt.optional().describe('middle-truncate prompts over n tokens, in the gateway (needs tokenizer)').meta(cli('n')),
   tokenizer: z
     .string(expecting('a file path'))
@@ -136,13 +140,17 @@ export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof R
     };
     both('judgeModel', 'judgeEndpoint', 'a judge needs a model and an endpoint');
     both('truncationTokens', 'tokenizer', "prompt truncation needs a token count and the model's tokenizer.json");
-    if (options.truncationTokens !== undefined && options.gateway === false)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['truncationTokens'],
-        message: 'prompt truncation is applied by the gateway: it cannot be used with gateway false',
-        params: { names: ['gateway'] } satisfies RuleIssueParams,
-      });
+    const needsGateway = (name: 'truncationTokens' | 'stripThinking', what: string) => {
+      if (options[name] !== undefined && options[name] !== false && options.gateway === false)
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `${what} is applied by the gateway: it cannot be used with gateway false`,
+          params: { names: ['gateway'] } satisfies RuleIssueParams,
+        });
+    };
+    needsGateway('truncationTokens', 'prompt truncation');
+    needsGateway('stripThinking', 'stripping thinking');
   });
 }
 

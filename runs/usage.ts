@@ -31,6 +31,10 @@ export interface UsageCounters {
   outputTpsCount: number;
   /** Requests whose prompt the gateway middle-truncated (--truncation-tokens); absent when none. */
   truncated?: number;
+  /** Of completionTokens, those the upstream says were spent thinking; absent when it never said. */
+  reasoningTokens?: number;
+  /** Answers max_tokens cut off inside their thinking; absent when none. */
+  endedInThinking?: number;
 }
 
 export interface UsageSample {
@@ -44,6 +48,8 @@ export interface UsageSample {
   throttled: number;
   queued: boolean;
   cache?: 'hit' | 'miss';
+  reasoningTokens?: number;
+  endedInThinking?: number;
 }
 
 export interface UsageSummary {
@@ -63,6 +69,8 @@ export interface UsageSummary {
   outputTokensPerSecond: number | null;
   /** Requests whose prompt the gateway middle-truncated (--truncation-tokens); absent when none. */
   truncated?: number;
+  reasoningTokens?: number;
+  endedInThinking?: number;
 }
 
 const BASE = 1.02;
@@ -124,6 +132,8 @@ export function record(counters: UsageCounters, sample: UsageSample): void {
   counters.promptTokens += sample.promptTokens;
   counters.completionTokens += sample.completionTokens;
   counters.cost += sample.cost;
+  if (sample.reasoningTokens !== undefined) counters.reasoningTokens = (counters.reasoningTokens ?? 0) + sample.reasoningTokens;
+  if (sample.endedInThinking) counters.endedInThinking = (counters.endedInThinking ?? 0) + sample.endedInThinking;
   if (sample.cache === 'hit') counters.cacheHits += 1;
   if (sample.cache === 'miss') counters.cacheMisses += 1;
   observe(counters.latencyMs, sample.latencyMs);
@@ -163,6 +173,8 @@ export function mergeCounters(a: UsageCounters, b: UsageCounters): UsageCounters
     outputTpsSum: a.outputTpsSum + b.outputTpsSum,
     outputTpsCount: a.outputTpsCount + b.outputTpsCount,
     ...(a.truncated || b.truncated ? { truncated: (a.truncated ?? 0) + (b.truncated ?? 0) } : {}),
+    ...(a.reasoningTokens !== undefined || b.reasoningTokens !== undefined ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) } : {}),
+    ...(a.endedInThinking || b.endedInThinking ? { endedInThinking: (a.endedInThinking ?? 0) + (b.endedInThinking ?? 0) } : {}),
   };
 }
 
@@ -188,5 +200,7 @@ export function summarizeUsage(counters: UsageCounters): UsageSummary {
     ttftMs: distribution(counters.ttftMs),
     outputTokensPerSecond: counters.outputTpsCount ? counters.outputTpsSum / counters.outputTpsCount : null,
     ...(counters.truncated ? { truncated: counters.truncated } : {}),
+    ...(counters.reasoningTokens !== undefined ? { reasoningTokens: counters.reasoningTokens } : {}),
+    ...(counters.endedInThinking ? { endedInThinking: counters.endedInThinking } : {}),
   };
 }

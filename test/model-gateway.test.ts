@@ -108,6 +108,35 @@ describe('a run through the gateway', () => {
     expect(run.jobs[0]!.usage!.model.truncated).toBe(20);
   });
 
+  it("gives each instance the harness tags its own figures, meters a reasoning model's thinking and, with --strip-thinking, hides it", async () => {
+    const run = await h.run(arithDir, { model: 'reference-thinking', tasks: ['addition'], stripThinking: true });
+    expect(run.status).toBe('COMPLETED');
+    expect(run.overall).toBe(1);
+    // Each of the 20 answers thought 8 words: the upstream said so in completion_tokens_details.
+    expect(run.usage!.model).toMatchObject({ requests: 20, reasoningTokens: 160 });
+    expect(run.usage!.model.endedInThinking).toBeUndefined();
+    const printed = await br(['records', run.runId, '--json'], h.env);
+    expect(printed.code).toBe(0);
+    const records = printed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { raw_output: string; completion_tokens: number; gateway: Record<string, number> });
+    expect(records).toHaveLength(20);
+    for (const record of records) {
+      // arith records the text it was given: the answer, its thinking gone.
+      expect(record.raw_output).toMatch(/^The answer is -?\d+\.$/);
+      expect(record.gateway).toMatchObject({ calls: 1, errors: 0, reasoning_tokens: 8, completion_tokens: record.completion_tokens });
+    }
+    expect(records.reduce((sum, r) => sum + r.gateway.prompt_tokens!, 0)).toBe(run.usage!.model.promptTokens);
+
+    // 40 words of thinking under arith's max_tokens of 32: every answer is cut off inside it, and scores 0.
+    const cut = await h.run(arithDir, { model: 'reference-thinking40', tasks: ['addition'] });
+    expect(cut.overall).toBe(0);
+    expect(cut.usage!.model).toMatchObject({ requests: 20, endedInThinking: 20, reasoningTokens: 20 * 32 });
+    const cutRecords = (await br(['records', cut.runId, '--json'], h.env)).stdout.trim().split('\n');
+    expect(cutRecords.map((line) => (JSON.parse(line) as { gateway: { ended_in_thinking?: number } }).gateway.ended_in_thinking)).toEqual(Array(20).fill(1));
+  });
+
   it('with --cache, a rerun makes zero upstream requests and gives identical results', async () => {
     const model = 'reference-acc80-cached';
     const first = await br(['run', arithDir, '--model', model, '--endpoint', h.model.url, '--cache', '--json'], h.env);
@@ -237,6 +266,28 @@ describe('the gateway itself', () => {
       const counters = gateway.unregister('completions-job', 'model')!;
       expect(counters.requests).toBe(2);
       expect(counters.ttftMs.count).toBe(1);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('strips thinking from whole and streamed answers alike, and counts the thinking tokens of both', async () => {
+    const gateway = new ModelGateway('test-secret');
+    const port = await gateway.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${port}/v1`;
+    try {
+      const token = gateway.register({ ...route('thinking-job'), generation: { set: {}, stripThinking: true } });
+      const question = { model: 'reference-thinking', messages: [{ role: 'user', content: 'What is 12 + 30?' }] };
+      const whole = (await (await chat(url, token, question)).json()) as { choices: Array<{ message: { content: string } }> };
+      expect(whole.choices[0]!.message.content).toBe('The answer is 42.');
+      const streamed = await (await chat(url, token, { ...question, stream: true })).text();
+      const text = streamed
+        .split('\n\n')
+        .filter((e) => e && e !== 'data: [DONE]')
+        .map((e) => (JSON.parse(e.replace(/^data: /, '')) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '')
+        .join('');
+      expect(text).toBe('The answer is 42.');
+      expect(gateway.unregister('thinking-job', 'model')).toMatchObject({ requests: 2, reasoningTokens: 16 });
     } finally {
       await gateway.close();
     }

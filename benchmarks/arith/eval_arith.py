@@ -56,11 +56,12 @@ def select(problems):
     return problems
 
 
-def chat(endpoint, api_key, model, messages):
-    """POSTs one chat completion; retries rate limits, server errors and dropped connections."""
+def chat(endpoint, api_key, model, messages, instance):
+    """POSTs one chat completion for one problem (tagged with its index for BenchRouter's per-instance usage);
+    retries rate limits, server errors and dropped connections."""
     url = endpoint.rstrip("/") + "/chat/completions"
     payload = json.dumps({"model": model, "messages": messages, "temperature": 0, "max_tokens": 32}).encode()
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api_key}"}
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api_key}", "X-BenchRouter-Instance": str(instance)}
 
     for attempt in range(MAX_RETRIES + 1):
         request = urllib.request.Request(url, data=payload, headers=headers, method="POST")
@@ -106,7 +107,7 @@ def main():
             ]
             try:
                 response = chat(env["BENCHROUTER_MODEL_ENDPOINT"], env["BENCHROUTER_API_KEY"],
-                                env["BENCHROUTER_MODEL_NAME"], messages)
+                                env["BENCHROUTER_MODEL_NAME"], messages, problem["index"])
             except RuntimeError as error:
                 sys.exit(f"eval_arith.py: problem {problem['index']}: {error}")
 

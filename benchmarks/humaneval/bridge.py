@@ -24,10 +24,10 @@ if env.get("BENCHROUTER_LIMIT"):
     problems = problems[: int(env["BENCHROUTER_LIMIT"])]
 
 
-def chat(messages):
+def chat(messages, instance):
     url = env["BENCHROUTER_MODEL_ENDPOINT"].rstrip("/") + "/chat/completions"
     body = json.dumps({"model": env["BENCHROUTER_MODEL_NAME"], "messages": messages, "temperature": 0}).encode()
-    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {env['BENCHROUTER_API_KEY']}"})
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {env['BENCHROUTER_API_KEY']}", "X-BenchRouter-Instance": str(instance)})
     try:
         with urllib.request.urlopen(request, timeout=300) as response:
             return json.load(response)
@@ -40,7 +40,7 @@ def chat(messages):
 samples, replies = [], {}
 for problem in problems:
     messages = [{"role": "user", "content": INSTRUCTION + problem["prompt"]}]
-    response = chat(messages)
+    response = chat(messages, problem["task_id"])
     reply = response["choices"][0]["message"].get("content") or ""
     match = CODE_BLOCK.search(reply)
     samples.append({"task_id": problem["task_id"], "completion": match.group(1) if match else reply})

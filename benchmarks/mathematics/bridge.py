@@ -37,10 +37,10 @@ if wanted is not None and len(problems) < len(wanted):
     sys.exit(f"bridge.py: BENCHROUTER_INSTANCES: no question {sorted(wanted - {p['id'] for p in problems})} in {REGIME}: expected ids <module>/<n>, n from 0 to {generate.counts[REGIME] - 1}")
 
 
-def chat(messages):
+def chat(messages, instance):
     url = env["BENCHROUTER_MODEL_ENDPOINT"].rstrip("/") + "/chat/completions"
     body = json.dumps({"model": env["BENCHROUTER_MODEL_NAME"], "messages": messages, "temperature": 0}).encode()
-    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {env['BENCHROUTER_API_KEY']}"})
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {env['BENCHROUTER_API_KEY']}", "X-BenchRouter-Instance": str(instance)})
     try:
         with urllib.request.urlopen(request, timeout=300) as response:
             return json.load(response)
@@ -54,7 +54,7 @@ correct = 0
 with open(out / "records.jsonl", "w") as records:
     for p in problems:
         messages = [{"role": "user", "content": INSTRUCTION + p["question"]}]
-        response = chat(messages)
+        response = chat(messages, p["id"])
         reply = response["choices"][0]["message"].get("content") or ""
         usage = response.get("usage") or {}
         score = int(reply.strip() == p["answer"])

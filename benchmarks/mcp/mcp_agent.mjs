@@ -24,11 +24,11 @@ if (env.BENCHROUTER_INSTANCES) {
 }
 if (env.BENCHROUTER_LIMIT) instances = instances.slice(0, Number(env.BENCHROUTER_LIMIT));
 
-async function chat(messages, tools) {
+async function chat(messages, tools, instance) {
   const url = `${env.BENCHROUTER_MODEL_ENDPOINT.replace(/\/+$/, '')}/chat/completions`;
   let response;
   try {
-    response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${env.BENCHROUTER_API_KEY}` }, body: JSON.stringify({ model: env.BENCHROUTER_MODEL_NAME, messages, tools, temperature: 0 }), signal: AbortSignal.timeout(120_000) });
+    response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${env.BENCHROUTER_API_KEY}`, 'x-benchrouter-instance': String(instance) }, body: JSON.stringify({ model: env.BENCHROUTER_MODEL_NAME, messages, tools, temperature: 0 }), signal: AbortSignal.timeout(120_000) });
   } catch (error) { fail(`POST ${url} failed: ${error.cause?.message ?? error.message}`); }
   if (!response.ok) fail(`POST ${url} failed with HTTP ${response.status}: ${(await response.text()).slice(0, 500)}`);
   return response.json();
@@ -55,7 +55,7 @@ async function runInstance(task) {
   const messages = [{ role: 'system', content: `You operate on files through tools. The workspace is ${WORKSPACE}; use absolute paths inside it. When the task is done, reply without calling a tool.` }, { role: 'user', content: task.instruction }];
   const usage = { prompt_tokens: 0, completion_tokens: 0 };
   for (let step = 0; step < MAX_STEPS; step += 1) {
-    const response = await chat(messages, openaiTools);
+    const response = await chat(messages, openaiTools, task.index);
     usage.prompt_tokens += response.usage?.prompt_tokens ?? 0;
     usage.completion_tokens += response.usage?.completion_tokens ?? 0;
     const message = response.choices[0].message;

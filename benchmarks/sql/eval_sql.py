@@ -39,10 +39,10 @@ def start_database(schema):
         sys.exit(f"eval_sql.py: loading the schema failed: {error}")
 
 
-def chat(messages):
+def chat(messages, instance):
     url = os.environ["BENCHROUTER_MODEL_ENDPOINT"].rstrip("/") + "/chat/completions"
     body = json.dumps({"model": os.environ["BENCHROUTER_MODEL_NAME"], "messages": messages, "temperature": 0}).encode()
-    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {os.environ['BENCHROUTER_API_KEY']}"})
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {os.environ['BENCHROUTER_API_KEY']}", "X-BenchRouter-Instance": str(instance)})
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
             return json.load(response)
@@ -74,7 +74,7 @@ def main():
         for q in questions:
             messages = [{"role": "system", "content": SYSTEM_PROMPT},
                         {"role": "user", "content": f"Database schema:\n{schema}\nQuestion: {q['question']}"}]
-            response = chat(messages)
+            response = chat(messages, q["index"])
             reply = response["choices"][0]["message"].get("content") or ""
             match = SQL_BLOCK.search(reply)
             predicted = (match.group(1) if match else reply).strip().rstrip(";")

@@ -139,6 +139,9 @@ async function recordsSources(
     const resultsDir = path.join(scratch, job.jobId, JOB_FILES.results);
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(path.join(resultsDir, JOB_FILES.records), bytes);
+    // The gateway's per-instance figures, which reading joins to the records, sit beside results/.
+    const usage = await readJobFile(deps, job, 'modelUsage');
+    if (usage) writeFileSync(path.join(scratch, job.jobId, JOB_FILES.modelUsage), usage);
     sources.push({ jobId: job.jobId, resultsDir });
   }
   return sources;

@@ -181,7 +181,7 @@ describe('the stream observer', () => {
   const contentChunk = 'data: {"choices":[{"delta":{"content":"h\u00e9"}}]}\r\n\r\n';
 
   it('drops the usage event it asked for, byte for byte around it, and meters it', () => {
-    const observer = new StreamObserver(performance.now(), true);
+    const observer = new StreamObserver(performance.now(), { dropUsageEvent: true, stripThinking: false });
     const all = Buffer.from(contentChunk + usageChunk + 'data: [DONE]\r\n\r\n');
     const out = [observer.feed(all.subarray(0, 33)), observer.feed(all.subarray(33, 120)), observer.feed(all.subarray(120)), observer.end()];
     expect(Buffer.concat(out).toString()).toBe(contentChunk + 'data: [DONE]\r\n\r\n');
@@ -190,7 +190,7 @@ describe('the stream observer', () => {
   });
 
   it('forwards every chunk as it came when nothing is to be dropped', () => {
-    const observer = new StreamObserver(performance.now(), false);
+    const observer = new StreamObserver(performance.now(), { dropUsageEvent: false, stripThinking: false });
     const all = Buffer.from(contentChunk + usageChunk);
     const parts = [all.subarray(0, 40), all.subarray(40)];
     expect(parts.map((p) => observer.feed(p))).toEqual(parts);
@@ -199,7 +199,7 @@ describe('the stream observer', () => {
   });
 
   it("meters the Responses API's streamed response.completed event", () => {
-    const observer = new StreamObserver(performance.now(), false);
+    const observer = new StreamObserver(performance.now(), { dropUsageEvent: false, stripThinking: false });
     observer.feed(Buffer.from('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"Hi"}\n\n'));
     observer.feed(
       Buffer.from(

@@ -16,6 +16,7 @@ describe('the job-artifact layout', () => {
     expect(jobFilePath('containerLog')).toBe('container.log');
     expect(jobFilePath('containerTail')).toBe('container-tail.log');
     expect(usageFileName('judge')).toBe('usage-judge.json');
+    expect(jobFilePath('modelUsage')).toBe(usageFileName('model'));
   });
 
   it('finds a job file on this host under its run, or under the run it was carried from', () => {

@@ -26,26 +26,26 @@ describe('StreamObserver', () => {
     const stream = roleOnly + token('Hel') + token('lo') + usageOnly + done;
     for (const size of [1, 7, 64, stream.length]) {
       const chunks = stream.match(new RegExp(`[^]{1,${size}}`, 'g'))!;
-      expect(passThrough(new StreamObserver(0, false), chunks), `chunks of ${size}`).toBe(stream);
+      expect(passThrough(new StreamObserver(0, { dropUsageEvent: false, stripThinking: false }), chunks), `chunks of ${size}`).toBe(stream);
     }
   });
 
   it('drops only the usage-only event it asked for and still meters it', () => {
-    const observer = new StreamObserver(0, true);
+    const observer = new StreamObserver(0, { dropUsageEvent: true, stripThinking: false });
     expect(passThrough(observer, [roleOnly + token('Hi'), usageOnly.slice(0, 10), usageOnly.slice(10) + done])).toBe(roleOnly + token('Hi') + done);
     expect(observer.usage).toEqual({ promptTokens: 12, completionTokens: 3 });
   });
 
   it('keeps a final chunk that carries both a token and usage, since the client needs the token', () => {
     const last = event({ choices: [{ delta: { content: '!' } }], usage: { prompt_tokens: 5, completion_tokens: 1 } });
-    const observer = new StreamObserver(0, true);
+    const observer = new StreamObserver(0, { dropUsageEvent: true, stripThinking: false });
     expect(passThrough(observer, [token('Hi') + last + done])).toBe(token('Hi') + last + done);
     expect(observer.usage).toEqual({ promptTokens: 5, completionTokens: 1 });
   });
 
   it('times the first token from the first chunk with generated text, not from a role-only chunk', () => {
     const now = vi.spyOn(performance, 'now');
-    const observer = new StreamObserver(1000, false);
+    const observer = new StreamObserver(1000, { dropUsageEvent: false, stripThinking: false });
     now.mockReturnValue(1100);
     observer.feed(Buffer.from(roleOnly));
     expect(observer.firstTokenAt).toBeUndefined();
@@ -58,9 +58,9 @@ describe('StreamObserver', () => {
 
   it('counts reasoning text and legacy completion text as the first token', () => {
     const now = vi.spyOn(performance, 'now').mockReturnValue(40);
-    const reasoning = new StreamObserver(0, false);
+    const reasoning = new StreamObserver(0, { dropUsageEvent: false, stripThinking: false });
     reasoning.feed(Buffer.from(event({ choices: [{ delta: { reasoning_content: 'thinking' } }] })));
-    const legacy = new StreamObserver(10, false);
+    const legacy = new StreamObserver(10, { dropUsageEvent: false, stripThinking: false });
     legacy.feed(Buffer.from(event({ choices: [{ text: 'Hi' }] })));
     expect([reasoning.firstTokenAt, legacy.firstTokenAt]).toEqual([40, 30]);
     expect(now).toHaveBeenCalled();
@@ -68,7 +68,7 @@ describe('StreamObserver', () => {
 
   it('passes comments and data that is not JSON through untouched, without metering them', () => {
     const odd = ': keep-alive\n\n' + event('not json {') + done;
-    const observer = new StreamObserver(0, true);
+    const observer = new StreamObserver(0, { dropUsageEvent: true, stripThinking: false });
     expect(passThrough(observer, [odd])).toBe(odd);
     expect(observer.usage).toBeUndefined();
     expect(observer.firstTokenAt).toBeUndefined();
