@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { builtinDir, replayAnswers } from './support/benchmark-image.js';
-import { startHarness, type Harness } from './support/harness.js';
+import { br, startHarness, type Harness } from './support/harness.js';
 
 // On a new machine the first run builds the image (about 2.5 minutes on 2 loaded cores).
 const COLD_BUILD_MS = 10 * 60_000;
@@ -28,6 +28,11 @@ describe('mcp', () => {
     expect(job.result).toEqual({ overall: 0.8, raw_metrics: { passed: 4, total: 5 } });
     // Every step of every instance was answered: the server's tool results hashed as when recorded.
     expect(replay.counts).toEqual({ answered: 14, unknown: 0 });
+    // The agent tags each step's call with its instance: the gateway's 14 calls, instance by instance.
+    const records = (await br(['records', run.runId, '--json'], h.env)).stdout.trim().split('\n');
+    const calls = records.map((line) => JSON.parse(line) as { index: string; gateway?: { calls: number } });
+    expect(calls.every((r) => r.gateway!.calls >= 1)).toBe(true);
+    expect(calls.reduce((sum, r) => sum + r.gateway!.calls, 0)).toBe(14);
   });
 
   it('runs only the named instances under --instances', async () => {

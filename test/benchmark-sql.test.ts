@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { builtinDir, replayAnswers } from './support/benchmark-image.js';
-import { startHarness, type Harness } from './support/harness.js';
+import { br, startHarness, type Harness } from './support/harness.js';
 
 // On a new machine the first job builds the database image the benchmark declares (about 2.5 minutes),
 // and each run loads its 704 MB archive into the task's own daemon (about a minute on 2 loaded cores).
@@ -35,6 +35,9 @@ describe('sql', () => {
     expect(preloaded).toMatchObject({ 'benchrouter.benchmark': 'sql', 'benchrouter.preload-image': 'benchrouter/bench-postgres:15' });
     expect(job.result).toEqual({ overall: 0.75, raw_metrics: { correct: 6, total: 8 } });
     expect(replay.counts.unknown).toBe(0);
+    // One tagged call per question: the gateway's figures are on each record.
+    const records = (await br(['records', run.runId, '--json'], h.env)).stdout.trim().split('\n');
+    expect(records.map((line) => (JSON.parse(line) as { gateway?: { calls: number } }).gateway?.calls)).toEqual(Array(8).fill(1));
   });
 
   it('runs only the first N questions under --limit', { timeout: 5 * 60_000 }, async () => {

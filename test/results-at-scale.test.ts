@@ -60,7 +60,10 @@ describe('br compare', () => {
 
     const compared = await br(['compare', a.runId, b.runId, '--format', 'json'], h.env);
     expect(compared.code).toBe(0);
-    expect(JSON.parse(compared.stdout)).toEqual([
+    // Two runs: the side-by-side table, and the paired one (its figures are tested in cli-program.test.ts).
+    const tables = JSON.parse(compared.stdout) as { compare: unknown; paired: Array<{ task: string }> };
+    expect(tables.paired.map((row) => row.task)).toEqual(['addition', 'multiplication', 'overall']);
+    expect(tables.compare).toEqual([
       { benchmark: 'arith', 'reference-acc80': expectedA.overall, 'reference-acc50': expectedB.overall },
       { benchmark: 'arith/addition', 'reference-acc80': expectedA.perTask.addition, 'reference-acc50': expectedB.perTask.addition },
       { benchmark: 'arith/multiplication', 'reference-acc80': expectedA.perTask.multiplication, 'reference-acc50': expectedB.perTask.multiplication },

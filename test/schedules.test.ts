@@ -206,7 +206,10 @@ describe('br schedule', () => {
           ['schedule', 'create', 'x', 'arith', '--endpoint', h.model.url, '--every', '5 weeks'],
           '--every: expected an interval such as 30s, 15m, 2h or 1d (a bare number is minutes), at least 1s, got "5 weeks"\n',
         ],
-        [['schedule', 'create', 'x', 'arith', '--endpoint', 'ftp://x'], '--endpoint: expected an http(s) URL ending in /v1, got "ftp://x"\n'],
+        [
+          ['schedule', 'create', 'x', 'arith', '--endpoint', 'ftp://x'],
+          '--endpoint: expected an http(s) URL, the OpenAI-compatible base (usually ending in /v1), got "ftp://x"\n',
+        ],
         [
           ['schedule', 'create', 'x', '--endpoint', h.model.url],
           'br schedule create: expected a benchmark (a directory or a built-in name) or --suite <name>\n',

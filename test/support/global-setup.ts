@@ -44,12 +44,32 @@ export async function teardown(): Promise<void> {
   await new Promise((r) => setTimeout(r, 300));
   if (dir) rmSync(dir, { recursive: true, force: true });
   // Every test removes what its runs started: a task container left over is a test (or a cleanup path) to fix.
-  const left = taskContainers().filter((c) => !containersBefore.has(c.id));
+  const left = taskContainers().filter((c) => !containersBefore.has(c.id) && !ofLiveSession(c.id));
   if (left.length) {
     execFileSync('docker', ['rm', '--force', ...left.map((c) => c.id)], { stdio: 'ignore' });
     // vitest reports an error thrown here but exits 0 all the same: the exit code says it too.
     process.exitCode = 1;
     throw new Error(`the suite left ${left.length} task container(s) on the engine (removed now): ${left.map((c) => c.name).join(', ')}`);
+  }
+}
+
+/**
+ * Whether a container belongs to another test session still running on this engine (a second suite, a
+ * developer's run): its job's artifacts are in a temporary directory that still exists, where every
+ * harness home of this session is gone by now. Such a container is not this session's to report or remove.
+ */
+function ofLiveSession(id: string): boolean {
+  try {
+    const sources = execFileSync('docker', ['inspect', '--format', '{{range .Mounts}}{{println .Source}}{{end}}', id], { encoding: 'utf8' });
+    return (
+      sources
+        .split('\n')
+        // Its job's artifacts, under its harness home: not the benchmark's sources, which a clone under /tmp keeps.
+        .filter((source) => source.startsWith(`${os.tmpdir()}${path.sep}`) && source.includes(`${path.sep}artifacts${path.sep}`))
+        .some((source) => existsSync(source))
+    );
+  } catch {
+    return false;
   }
 }
 
