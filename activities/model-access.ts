@@ -2,14 +2,15 @@
 // tokens (the real keys stay with the gateway); with --no-gateway, the endpoint and the real key.
 
 import { generationOf } from '../runs/generation.js';
-import { judgeTargetOf, modelTargetOf, type ModelTarget } from '../runs/run-options.js';
+import { judgeTargetOf, modelTargetOf, RunOptionFields, type ModelTarget } from '../runs/run-options.js';
 import { ApplicationFailure } from '@temporalio/common';
 import path from 'node:path';
 import type { ModelGateway } from '../gateway/model-gateway.js';
 import { TokenizerFileError } from '../gateway/prompt-truncation.js';
+import { DEFAULT_TRANSCRIPT_MAX_BYTES } from '../gateway/transcript.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import type { TruncationSettings } from '../runs/generation.js';
-import { gatewayCacheDir, usageFileName } from '../runs/job-artifacts.js';
+import { gatewayCacheDir, JOB_FILES, usageFileName } from '../runs/job-artifacts.js';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { summarizeUsage } from '../runs/usage.js';
 import { endpointSeenFromBridge, type ModelAccess } from './container-spec.js';
@@ -61,6 +62,17 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
       cache: job.options.cache ? { writeDir: cacheDir(job.runId), readDirs: job.cacheFrom.map(cacheDir), repeat: job.repeat.index } : undefined,
       limits: { concurrency: job.options.modelConcurrency, ratePerSecond: job.options.modelRate, maxRetries: job.options.modelRetries },
       usageFile: path.join(jobDir, usageFileName(role)),
+      // The model's calls: a judge's are metered on their own, not transcribed.
+      ...(role === 'model' && job.options.transcripts !== false
+        ? {
+            transcript: {
+              file: path.join(jobDir, JOB_FILES.transcript),
+              // A run pinned before transcripts existed has no cap of its own: the option's default.
+              maxCalls: (job.options.transcriptMaxCalls as number | undefined) ?? RunOptionFields.shape.transcriptMaxCalls.parse(undefined),
+              maxBytes: DEFAULT_TRANSCRIPT_MAX_BYTES,
+            },
+          }
+        : {}),
     });
   const apiKey = route('model', model, modelKey);
   const judge =

@@ -20,6 +20,7 @@ import { registerImportCommand } from './commands/import.js';
 import { registerLeaderboardCommand } from './commands/leaderboard.js';
 import { registerListCommand } from './commands/list.js';
 import { registerLogsCommand } from './commands/logs.js';
+import { registerTranscriptsCommand } from './commands/transcripts.js';
 import { registerRecordsCommand } from './commands/records.js';
 import { registerReferenceModelCommand } from './commands/reference-model.js';
 import { registerReplayModelCommand } from './commands/replay-model.js';
@@ -88,6 +89,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerArtifactsCommand(program, artifacts);
   registerRecordsCommand(program, artifacts);
   registerLogsCommand(program, artifacts);
+  registerTranscriptsCommand(program, artifacts);
   registerAnalyzeCommand(program, {
     stdout: deps.stdout,
     say: deps.say,

@@ -21,8 +21,10 @@ import { loadTokenizerFile, TokenizerFileError, truncator, type LoadedTokenizer,
 import { upstreamRequest, type UpstreamRequest } from './request-body.js';
 import { cacheKey, ResponseCache } from './response-cache.js';
 import { RunLimiter } from './run-limiter.js';
+import { StreamAssembler } from './stream-assembly.js';
 import { StreamObserver } from './stream-observer.js';
 import { wholeAnswerThinking } from './thinking.js';
+import { TranscriptWriter, transcriptBody, type TranscriptLimits } from './transcript.js';
 import { usageOf, type TokenUsage } from './usage-fields.js';
 
 /** One job's (or one job's judge's) access to one upstream. */
@@ -39,6 +41,8 @@ export interface GatewayRoute {
   limits: { concurrency: number; ratePerSecond?: number; maxRetries: number };
   /** Where the route's counters are saved, so a restarted worker carries on counting. */
   usageFile: string;
+  /** Record every call in this job's transcript (gateway/transcript.ts). */
+  transcript?: TranscriptLimits & { file: string };
 }
 
 interface LiveRoute extends GatewayRoute {
@@ -51,6 +55,7 @@ interface LiveRoute extends GatewayRoute {
   truncate?: Truncate;
   /** Requests counted when the usage file was last written: every call counts one, so equal means unchanged. */
   savedRequests: number;
+  transcriptWriter?: TranscriptWriter;
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -140,7 +145,11 @@ export class ModelGateway {
     const token = this.tokenFor(route.jobId, route.role);
     const truncate = route.generation.truncation ? this.truncatorFor(route.generation.truncation) : undefined;
     const saved = existsSync(route.usageFile) ? savedUsage(route.usageFile) : { counters: emptyCounters(), instances: {} };
+    // A later attempt registers the same token again: its transcript carries on in the same file.
+    void this.routes.get(token)?.transcriptWriter?.close();
+    const transcriptWriter = route.transcript ? new TranscriptWriter(route.transcript.file, route.transcript, [route.upstream.apiKey, token]) : undefined;
     this.routes.set(token, {
+      ...(transcriptWriter ? { transcriptWriter } : {}),
       ...route,
       token,
       ...saved,
@@ -158,6 +167,7 @@ export class ModelGateway {
     const route = this.routes.get(token);
     if (!route) return undefined;
     this.save(route);
+    void route.transcriptWriter?.close();
     this.routes.delete(token);
     this.ended.add(token);
     if (![...this.routes.values()].some((r) => r.runId === route.runId)) this.limiters.delete(route.runId);
@@ -203,25 +213,52 @@ export class ModelGateway {
     const arrived = performance.now();
     const method = req.method ?? 'GET';
     const instance = instanceOf(req.headers[INSTANCE_HEADER]);
-    const meter = (sample: UsageSample) => {
+    const target = req.url ?? '/';
+    let sent: Buffer | undefined;
+    /** Counts a call that ended, per instance too, and records it in the transcript with what was answered. */
+    const meter = (sample: UsageSample, exchange: { response?: unknown; error?: string } = {}) => {
       record(route.counters, sample);
       if (instance !== undefined) addToInstance(route.instances, instance, sample);
+      route.transcriptWriter?.write({
+        seq: route.counters.requests,
+        at: new Date().toISOString(),
+        ...(instance !== undefined ? { instance } : {}),
+        path: target,
+        status: sample.status,
+        latency_ms: Math.round(sample.latencyMs * 1000) / 1000,
+        ...(sample.cache === 'hit' ? { cache: 'hit' as const } : {}),
+        ...(sent ? { request: transcriptBody(sent) } : {}),
+        ...(exchange.response !== undefined ? { response: exchange.response } : {}),
+        ...(sample.status >= 200 && sample.status < 300
+          ? {
+              usage: {
+                prompt_tokens: sample.promptTokens,
+                completion_tokens: sample.completionTokens,
+                ...(sample.reasoningTokens !== undefined ? { reasoning_tokens: sample.reasoningTokens } : {}),
+                cost: sample.cost,
+              },
+            }
+          : {}),
+        ...(exchange.error !== undefined ? { error: exchange.error } : {}),
+      });
     };
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
     const refuse = (status: number, message: string, type: string) => {
-      meter({
-        status,
-        latencyMs: performance.now() - arrived,
-        promptTokens: 0,
-        completionTokens: 0,
-        cost: 0,
-        retries: 0,
-        throttled: 0,
-        queued: false,
-      });
+      meter(
+        {
+          status,
+          latencyMs: performance.now() - arrived,
+          promptTokens: 0,
+          completionTokens: 0,
+          cost: 0,
+          retries: 0,
+          throttled: 0,
+          queued: false,
+        },
+        { error: message },
+      );
       sendError(res, status, message, type);
     };
-    const target = req.url ?? '/';
     const check = checkRoute(method, target);
     if (!check.allowed) return refuse(404, check.reason, 'not_found');
     const { endpoint, upstreamPath } = check.route;
@@ -233,6 +270,7 @@ export class ModelGateway {
       const prepared = upstreamRequest(endpoint, raw, route.generation, route.truncate);
       if (!prepared.ok) return refuse(400, prepared.message, 'invalid_request_error');
       request = prepared;
+      sent = prepared.payload;
       if (prepared.truncated) route.counters.truncated = (route.counters.truncated ?? 0) + 1;
     }
     const query = target.indexOf('?');
@@ -245,18 +283,22 @@ export class ModelGateway {
     const hit = key ? route.cacheStore!.get(key) : undefined;
     if (hit) {
       res.writeHead(hit.status, { 'content-type': hit.contentType });
-      res.end(Buffer.from(hit.body, 'base64'));
-      meter({
-        status: hit.status,
-        latencyMs: performance.now() - started,
-        promptTokens: hit.promptTokens,
-        completionTokens: hit.completionTokens,
-        cost: 0,
-        retries: 0,
-        throttled: 0,
-        queued: false,
-        cache: 'hit',
-      });
+      const body = Buffer.from(hit.body, 'base64');
+      res.end(body);
+      meter(
+        {
+          status: hit.status,
+          latencyMs: performance.now() - started,
+          promptTokens: hit.promptTokens,
+          completionTokens: hit.completionTokens,
+          cost: 0,
+          retries: 0,
+          throttled: 0,
+          queued: false,
+          cache: 'hit',
+        },
+        { response: route.transcriptWriter ? transcriptBody(body) : undefined },
+      );
       return;
     }
 
@@ -274,17 +316,20 @@ export class ModelGateway {
             await sleep(backoffMs(retries));
             continue;
           }
-          meter({
-            status: 0,
-            latencyMs: performance.now() - started,
-            promptTokens: 0,
-            completionTokens: 0,
-            cost: 0,
-            retries,
-            throttled,
-            queued,
-            cache: key ? 'miss' : undefined,
-          });
+          meter(
+            {
+              status: 0,
+              latencyMs: performance.now() - started,
+              promptTokens: 0,
+              completionTokens: 0,
+              cost: 0,
+              retries,
+              throttled,
+              queued,
+              cache: key ? 'miss' : undefined,
+            },
+            { error: `upstream did not answer: ${(error as Error).message}` },
+          );
           return sendError(res, 502, `upstream did not answer: ${(error as Error).message}`, 'upstream_unreachable');
         }
         const retryable = answer.status === 429 || answer.status >= 500;
@@ -303,9 +348,13 @@ export class ModelGateway {
         let ttftMs: number | undefined;
         let endedInThinking = 0;
         let forwarded: Buffer;
+        /** What the transcript records as the answer: computed only when there is a transcript. */
+        let answered = (): unknown => transcriptBody(forwarded);
         const stripThinking = route.generation.stripThinking === true;
         if (streamed) {
-          const observer = new StreamObserver(started, { dropUsageEvent: request?.stripUsageEvent === true, stripThinking });
+          const assembler = route.transcriptWriter ? new StreamAssembler() : undefined;
+          answered = () => assembler?.answer();
+          const observer = new StreamObserver(started, { dropUsageEvent: request?.stripUsageEvent === true, stripThinking }, assembler);
           const sent: Buffer[] = [];
           for await (const chunk of answer.response) {
             const out = observer.feed(chunk as Buffer);
@@ -331,22 +380,26 @@ export class ModelGateway {
             const thinking = wholeAnswerThinking(parsed, stripThinking);
             endedInThinking = thinking.endedInThinking;
             if (thinking.changed) forwarded = Buffer.from(JSON.stringify(parsed));
+            if (parsed !== undefined) answered = () => parsed;
           }
           res.end(forwarded);
         }
         const promptTokens = usage?.promptTokens ?? 0;
         const completionTokens = usage?.completionTokens ?? 0;
         const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
-        meter({
-          ...sample,
-          latencyMs: performance.now() - started,
-          ttftMs,
-          promptTokens,
-          completionTokens,
-          cost,
-          ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
-          ...(endedInThinking ? { endedInThinking } : {}),
-        });
+        meter(
+          {
+            ...sample,
+            latencyMs: performance.now() - started,
+            ttftMs,
+            promptTokens,
+            completionTokens,
+            cost,
+            ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+            ...(endedInThinking ? { endedInThinking } : {}),
+          },
+          { response: route.transcriptWriter ? answered() : undefined },
+        );
         if (key && answer.status === 200)
           route.cacheStore!.put(key, { status: 200, contentType, body: forwarded.toString('base64'), promptTokens, completionTokens, cost });
         return;

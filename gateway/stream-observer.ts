@@ -4,6 +4,7 @@
 // --strip-thinking removes the thinking from the answers' text. Bytes are forwarded as they came
 // unless an event must change; text is decoded (with a streaming decoder) only to read them.
 
+import type { StreamAssembler } from './stream-assembly.js';
 import { SseSplitter, sseData } from './sse-splitter.js';
 import { StreamedThinking } from './thinking.js';
 import { carriesOutput, usageOf, type TokenUsage } from './usage-fields.js';
@@ -31,9 +32,11 @@ export class StreamObserver {
   /** Answers (choices) that ended for length inside their thinking. */
   endedInThinking = 0;
 
+  /** `assembler`, when given, is handed every event as the client gets it (the transcript's answer). */
   constructor(
     private readonly startedAt: number,
     private readonly edits: StreamEdits,
+    private readonly assembler?: StreamAssembler,
   ) {}
 
   /** Takes upstream bytes; returns the bytes to forward now. */
@@ -68,6 +71,7 @@ export class StreamObserver {
     }
     if (this.firstTokenAt === undefined && carriesOutput(parsed)) this.firstTokenAt = performance.now() - this.startedAt;
     const changed = this.watchThinking(parsed);
+    this.assembler?.add(parsed);
     const usage = usageOf(parsed);
     if (usage) {
       this.usage = usage;

@@ -18,6 +18,8 @@ export const JOB_FILES = {
   containerOutcome: 'container-outcome.json',
   /** The gateway's usage of the model route, per instance too (usageFileName('model')). */
   modelUsage: 'usage-model.json',
+  /** Every model call of the job, as the gateway saw it (gateway/transcript.ts). */
+  transcript: 'transcript.jsonl',
 } as const;
 
 /** Directories of a run that are not jobs: the gateway's answer cache. */

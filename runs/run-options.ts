@@ -97,6 +97,14 @@ export const RunOptionFields = z.strictObject({
     .boolean(expecting('true or false'))
     .optional()
     .describe('turn thinking on (or off) on every model call: chat_template_kwargs.enable_thinking, reasoning_effort'),
+  transcripts: z
+    .boolean(expecting('true or false'))
+    .default(true)
+    .describe("record each job's model calls (request, answer, usage, instance) in its transcript.jsonl, keys and tokens redacted; br transcripts prints them"),
+  transcriptMaxCalls: positiveInt
+    .default(10_000)
+    .describe("per job, the calls its transcript records; later ones are metered but not recorded, and the transcript's last line says so")
+    .meta(cli('n')),
   stripThinking: z
     .boolean(expecting('true or false'))
     .default(false)

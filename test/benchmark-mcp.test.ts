@@ -33,6 +33,13 @@ describe('mcp', () => {
     const calls = records.map((line) => JSON.parse(line) as { index: string; gateway?: { calls: number } });
     expect(calls.every((r) => r.gateway!.calls >= 1)).toBe(true);
     expect(calls.reduce((sum, r) => sum + r.gateway!.calls, 0)).toBe(14);
+    // Its transcript: the instance's calls in order, each tool call the model made.
+    const first = calls.find((r) => r.gateway!.calls > 1)!;
+    const shown = await br(['transcripts', run.runId, '--instance', first.index], h.env);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`${first.gateway!.calls} calls of instance ${first.index}`);
+    expect(shown.stdout.match(/^#\d+ {2}instance /gm)).toHaveLength(first.gateway!.calls);
+    expect(shown.stdout).toMatch(/ {2}assistant → \w+\(/);
   });
 
   it('runs only the named instances under --instances', async () => {

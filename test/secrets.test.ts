@@ -72,9 +72,16 @@ describe('an API key named by --api-key-env', () => {
       const listed = await br(['list', '--model', modelName, '--json'], env);
       expect(JSON.parse(listed.stdout).map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, 'COMPLETED']]);
 
+      // The transcript has every call, and neither the key nor the job's token.
+      const transcripts = await br(['transcripts', runId, '--json'], env);
+      expect(transcripts.code).toBe(0);
+      expect(transcripts.stdout.trim().split('\n')).toHaveLength(20);
+      expect(transcripts.stdout).not.toMatch(/brj-[0-9a-f]{40}/);
+
       const everything = [
         results.stdout,
         listed.stdout,
+        transcripts.stdout,
         historyText(runId),
         ...run.jobs.map((j: { jobId: string }) => historyText(j.jobId)),
         // The pages the run wrote its jobs' results into, if any (a small run holds them in its own result).
