@@ -3,7 +3,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { gitCommit } from '../../config/benchrouter-version.js';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { datasetDigest } from '../../activities/dataset-digest.js';
+import { provenanceNotes } from '../../cli/commands/compare.js';
 import os from 'node:os';
 import path from 'node:path';
 import { runOptions } from '../../runs/run-options.js';
@@ -155,5 +158,34 @@ describe('gitCommit', () => {
     writeFileSync(path.join(common, 'refs', 'heads', 'provenance'), `${'3'.repeat(40)}\n`);
     expect(gitCommit(path.join(root, 'wt'))).toBe('3'.repeat(40));
     expect(gitCommit(path.join(root, 'nowhere'))).toBeUndefined();
+  });
+});
+
+describe('datasetDigest', () => {
+  it("is sha256 over the listing's paths, sizes and mtimes: the same until a file changes", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'br-dataset-'));
+    mkdirSync(path.join(dir, 'sub'));
+    writeFileSync(path.join(dir, 'b.jsonl'), 'bb');
+    writeFileSync(path.join(dir, 'sub', 'a.jsonl'), 'a');
+    utimesSync(path.join(dir, 'b.jsonl'), 1000, 1000);
+    utimesSync(path.join(dir, 'sub', 'a.jsonl'), 2000, 2000);
+    const listing = `b.jsonl\0${2}\0${1000n * 1_000_000_000n}\nsub/a.jsonl\0${1}\0${2000n * 1_000_000_000n}\n`;
+    expect(datasetDigest(dir)).toBe(`sha256:${createHash('sha256').update(listing).digest('hex')}`);
+    const before = datasetDigest(dir);
+    expect(datasetDigest(dir)).toBe(before);
+    writeFileSync(path.join(dir, 'sub', 'a.jsonl'), 'A');
+    expect(datasetDigest(dir)).not.toBe(before);
+  });
+});
+
+describe('br compare', () => {
+  it("names how each run's provenance differs from the first run's, or that it does not, or that a run kept none", () => {
+    const a = provenanceOf(spec({ model: 'm', endpoint: 'http://m/v1', gen: { temperature: 0 } }), harvest);
+    const b = provenanceOf(spec({ model: 'm', endpoint: 'http://m/v1', gen: { temperature: 0.7 } }), harvest);
+    expect(provenanceNotes([{ runId: 'A', provenance: a }, { runId: 'B', provenance: b }, { runId: 'C', provenance: a }, { runId: 'D' }])).toEqual([
+      'provenance: A vs B: generation differs: temperature 0 vs 0.7',
+      'provenance: C was measured as A was (same benchmark, images, dataset, generation, judge, seeds and version)',
+      'provenance: D kept none (run before provenance was recorded): not compared',
+    ]);
   });
 });
