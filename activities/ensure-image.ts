@@ -28,6 +28,8 @@ export interface EnsureImageInput {
 
 export interface EnsureImageOutput {
   image: string;
+  /** The image's id on this host (`sha256:...`), for the run's provenance. */
+  imageId: string;
   built: boolean;
   seconds: number;
   /** Host paths of the preload archives (DinD tasks only). */
@@ -62,13 +64,15 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
   const started = Date.now();
   const contextDir = path.join(input.benchmarkDir, 'environments', input.environment);
   const image = imageTagFor(input.benchmarkName, input.environment, directoryDigest(contextDir));
-  const built = (await deps.docker.imageExists(image))
-    ? false
-    : await buildOnce(deps, { contextDir, tag: image, what: `environments/${input.environment}`, labels: envLabels(input) });
+  // The one inspect a cached image costs says its id as well; a build is inspected once more, after.
+  let inspected = await deps.docker.inspectImage(image);
+  const built = inspected ? false : await buildOnce(deps, { contextDir, tag: image, what: `environments/${input.environment}`, labels: envLabels(input) });
+  inspected ??= await deps.docker.inspectImage(image);
+  if (!inspected) throw new Error(`environments/${input.environment}: image ${image} is not on this host right after its build`);
 
   let archives: string[] = [];
   if (input.dind) {
-    const labels = (await deps.docker.inspectImage(image))?.labels;
+    const labels = inspected.labels;
     if (!labels?.[DIND_IMAGE_LABEL]) {
       throw imageProblem(
         `environments/${input.environment}: a task with docker: true needs an image built FROM the DinD runtime image (benchrouter/dind:bookworm), which brings the task's own Docker daemon; this one is not`,
@@ -88,7 +92,7 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
       clearInterval(heartbeat);
     }
   }
-  return { image, built, seconds: (Date.now() - started) / 1000, archives };
+  return { image, imageId: inspected.id, built, seconds: (Date.now() - started) / 1000, archives };
 }
 
 /**

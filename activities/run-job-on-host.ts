@@ -16,6 +16,8 @@ import { z } from 'zod';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { JOB_FILES, jobArtifactsDir } from '../runs/job-artifacts.js';
 import type { JobSpec } from '../runs/run-spec.js';
+import type { DatasetDigest } from '../runs/provenance.js';
+import { datasetDigest } from './dataset-digest.js';
 import { ensureImage, type ImageDeps } from './ensure-image.js';
 import { harvestResult, type HarvestOutput } from './harvest-result.js';
 import { jobSecrets } from './redact-secrets.js';
@@ -33,7 +35,11 @@ export interface JobOnHostOutput {
   /** The host it ran on: for a first attempt, the one the server handed it to. */
   host: string;
   image: string;
+  /** The image's id on the host (`sha256:...`); absent from an outcome saved before it was kept. */
+  imageId?: string;
   imageBuilt: boolean;
+  /** The host's dataset directory the container mounted, and its digest (activities/dataset-digest.ts). */
+  dataset?: DatasetDigest;
   outcome: ContainerOutcome;
   harvest: HarvestOutput;
 }
@@ -90,14 +96,33 @@ async function runOnThisHost(deps: JobOnHostDeps, { job, earlier }: JobOnHostInp
       clearInterval(heartbeat);
     }
     if (ctx.cancellationDetails?.cancelRequested) throw new CancelledFailure(`job ${job.jobId} cancelled before its container started`);
+    // As the container finds it when it starts.
+    const dataset = deps.datasetDir ? { dir: deps.datasetDir, digest: digestOrWhy(deps.datasetDir) } : undefined;
     const outcome = await runTaskContainer(deps, { job, image: ensured.image, archives: ensured.archives, ...(earlier ? { earlier } : {}) });
-    ran = { workflowRunId, image: ensured.image, imageBuilt: ensured.built, outcome };
+    ran = { workflowRunId, image: ensured.image, imageId: ensured.imageId, imageBuilt: ensured.built, ...(dataset ? { dataset } : {}), outcome };
     // The container is gone now: a retry from here on (a harvest that failed, a worker killed) must
     // find what it did, not start it again.
     saveOutcome(jobDir, ran);
   }
   const harvest = await harvestResult(deps.artifactsRoot, { job, outcome: ran.outcome }, jobSecrets(job, deps.gateway?.instance));
-  return { host: deps.hostId, image: ran.image, imageBuilt: ran.imageBuilt, outcome: ran.outcome, harvest };
+  return {
+    host: deps.hostId,
+    image: ran.image,
+    ...(ran.imageId ? { imageId: ran.imageId } : {}),
+    imageBuilt: ran.imageBuilt,
+    ...(ran.dataset ? { dataset: ran.dataset } : {}),
+    outcome: ran.outcome,
+    harvest,
+  };
+}
+
+/** The dataset directory's digest; a directory that cannot be read is the container's problem, not provenance's: named, not thrown. */
+function digestOrWhy(dir: string): string {
+  try {
+    return datasetDigest(dir);
+  } catch (error) {
+    return `unreadable: ${(error as Error).message}`;
+  }
 }
 
 /**
@@ -124,7 +149,9 @@ export function namingHost(error: unknown, host: string): unknown {
 const savedOutcomeSchema = z.object({
   workflowRunId: z.string(),
   image: z.string(),
+  imageId: z.string().optional(),
   imageBuilt: z.boolean(),
+  dataset: z.object({ dir: z.string(), digest: z.string() }).optional(),
   outcome: z.custom<ContainerOutcome>((value) => typeof value === 'object' && value !== null && typeof (value as ContainerOutcome).kind === 'string'),
 });
 type SavedOutcome = z.infer<typeof savedOutcomeSchema>;

@@ -2,7 +2,8 @@
 // routing analysis and the submit form. Live progress comes from static/dashboard.js over the SSE stream.
 
 import type { RunSummary } from '../client/runs.js';
-import type { Leaderboard } from '../runs/leaderboard.js';
+import { DIFFERS_MARK, DIFFERS_NOTE, type Leaderboard, type LeaderboardCell } from '../runs/leaderboard.js';
+import { provenanceEntries, type Provenance } from '../runs/provenance.js';
 import type { TableView } from '../runs/table-view.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
@@ -150,6 +151,7 @@ export function runPage(
         >${result.overallStd !== undefined && result.overallStd !== null ? ` ± ${result.overallStd.toFixed(4)}` : ''}
       </p>
       ${rejectedRecords(result)}
+      ${result.provenance ? provenanceList(result.provenance) : ''}
       ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
       ${table(
         ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Log'],
@@ -157,6 +159,14 @@ export function runPage(
         'jobs',
       )}`,
   );
+}
+
+/** What the score was measured with: benchmark and image digests, dataset, generation settings, judge, seeds, version. */
+function provenanceList(provenance: Provenance): SafeHtml {
+  return html`<details class="provenance" open>
+    <summary>Provenance</summary>
+    <dl id="provenance">${provenanceEntries(provenance).map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>
+  </details>`;
 }
 
 /** A warning per job whose records.jsonl had lines that could not be read, with the first reason. */
@@ -173,16 +183,28 @@ export function leaderboardPage(board: Leaderboard, pick: string): string {
     model,
     ...board.benchmarks.map((b) => {
       const cell = board.cells[model]?.[b];
-      return cell ? html`<a href="/ui/runs/${encodeURIComponent(cell.runId)}">${cell.score.toFixed(4)}</a>${cell.partial ? ' (partial)' : ''}` : '–';
+      return cell ? leaderboardCell(cell) : '–';
     }),
   ]);
+  const marked = Object.values(board.cells).some((row) => Object.values(row).some((cell) => cell.differs));
   return page(
     'Leaderboard',
     html`<p>
         Showing the <a href="/ui/leaderboard?pick=latest">latest</a> / <a href="/ui/leaderboard?pick=best">best</a> finished run per cell (now: ${pick}).
       </p>
-      ${table(['Model', ...board.benchmarks], rows, 'leaderboard')}`,
+      ${table(['Model', ...board.benchmarks], rows, 'leaderboard')}
+      <p class="note">Each cell: the score, its 95% interval in brackets and n, what the score is a mean over (see docs/results.md).</p>
+      ${marked ? html`<p class="note" id="provenance-note">${DIFFERS_NOTE}</p>` : ''}`,
   );
+}
+
+function leaderboardCell(cell: LeaderboardCell): SafeHtml {
+  const { stats } = cell;
+  return html`<a href="/ui/runs/${encodeURIComponent(cell.runId)}">${cell.score.toFixed(4)}</a>${
+    stats?.low !== undefined && stats.high !== undefined ? html` <span class="interval">[${stats.low.toFixed(4)}, ${stats.high.toFixed(4)}]</span>` : ''
+  }${stats ? html` <span class="n">n=${stats.n}</span>` : ''}${cell.partial ? ' (partial)' : ''}${
+    cell.differs ? html` <abbr class="differs" title="${DIFFERS_NOTE}">${DIFFERS_MARK}</abbr>` : ''
+  }`;
 }
 
 function runsForm(action: string, runs: string): SafeHtml {

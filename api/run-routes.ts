@@ -47,6 +47,11 @@ const RunSummarySchema = z.object({
   startTime: z.string(),
   closeTime: z.string().optional(),
   score: z.number().optional(),
+  provenance: z.string().optional().describe("a hash of the run's provenance: runs with equal hashes were measured alike"),
+  scoreStats: z
+    .object({ n: z.number(), low: z.number().optional(), high: z.number().optional(), method: z.enum(['repeats', 'wilson', 'normal']).optional() })
+    .optional()
+    .describe("the score's n and 95% interval (docs/results.md)"),
 });
 const RunStateSchema = z.object({
   runId: z.string(),

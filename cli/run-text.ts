@@ -1,6 +1,7 @@
 // How `br` shows runs to a person: a run's and a suite's results as text, and the live progress line.
 
 import { rejectedRecordsNote } from '../contract/records.js';
+import { provenanceEntries } from '../runs/provenance.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
@@ -60,6 +61,11 @@ export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidt
   if (rejected.length) lines.push(...rejected, `records: \`br records ${run.runId}\` names every rejected line (docs/benchmark-contract.md has the fields)`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
   if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
+  if (run.provenance) {
+    const entries = provenanceEntries(run.provenance);
+    const width = Math.max(...entries.map(([label]) => label.length));
+    lines.push('provenance:', ...entries.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`));
+  }
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
   return lines.join('\n');
 }

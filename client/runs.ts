@@ -13,6 +13,8 @@ import { BUILT_IN_PRICES } from '../gateway/price-table.js';
 import { runOptions, type RunOptionsInput } from '../runs/run-options.js';
 import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { parseScoreStats, type ScoreStats } from '../runs/score-interval.js';
+import { benchRouterVersion } from '../config/benchrouter-version.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import { withJobs } from './run-jobs.js';
 import { pinDefinitions, storePages, withTaskDefinitions } from './task-definitions.js';
@@ -53,6 +55,7 @@ export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, toke
     resolved: { prices: { ...BUILT_IN_PRICES, ...options.prices }, ...(tokenizer ? { tokenizer } : {}) },
     cacheFrom: [],
     submittedAt: new Date().toISOString(),
+    benchrouter: benchRouterVersion(),
   };
 }
 
@@ -74,6 +77,7 @@ export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
     // A retry reads the original's cached answers: what was answered once is not paid for again.
     cacheFrom: [...original.cacheFrom, original.runId],
     submittedAt: new Date().toISOString(),
+    benchrouter: benchRouterVersion(),
     retryOf: { runId: original.runId, carried },
   };
 }
@@ -84,6 +88,7 @@ export function createRerunSpec(original: RunSpec): RunSpec {
     ...original,
     runId: newRunId(),
     submittedAt: new Date().toISOString(),
+    benchrouter: benchRouterVersion(),
     retryOf: undefined,
     cacheFrom: [...original.cacheFrom, original.runId],
   };
@@ -249,6 +254,10 @@ export interface RunSummary {
   closeTime?: string;
   /** The run's overall score, once it has ended with one. */
   score?: number;
+  /** A hash of the run's provenance, once it has ended (runs/provenance.ts provenanceHash). */
+  provenance?: string;
+  /** The score's n and 95% interval, once it has ended (runs/score-interval.ts). */
+  scoreStats?: ScoreStats;
 }
 
 export interface RunFilter {
@@ -322,6 +331,10 @@ function keywordOf(fields: Record<string, proto.temporal.api.common.v1.IPayload>
   return Array.isArray(value) ? String(value[0]) : String(value);
 }
 
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
 function doubleOf(fields: Record<string, proto.temporal.api.common.v1.IPayload> | null | undefined, name: string): number | undefined {
   const payload = fields?.[name];
   return payload?.data ? Number(defaultPayloadConverter.fromPayload<unknown>(payload)) : undefined;
@@ -364,6 +377,8 @@ export async function listRunsPage(
       benchmark: keywordOf(fields, SEARCH_ATTRIBUTES.benchmark.name) ?? '',
       model: keywordOf(fields, SEARCH_ATTRIBUTES.model.name) ?? '',
       ...(doubleOf(fields, SEARCH_ATTRIBUTES.score.name) !== undefined ? { score: doubleOf(fields, SEARCH_ATTRIBUTES.score.name) } : {}),
+      ...optional('provenance', keywordOf(fields, SEARCH_ATTRIBUTES.provenance.name)),
+      ...optional('scoreStats', parseScoreStats(keywordOf(fields, SEARCH_ATTRIBUTES.scoreStats.name))),
       startTime: optionalTsToDate(execution.startTime)?.toISOString() ?? '',
       closeTime: optionalTsToDate(execution.closeTime)?.toISOString(),
     };

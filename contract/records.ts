@@ -43,6 +43,8 @@ export interface RecordsSummary {
   badLineExamples: string[];
   /** Mean score over valid records; null when there are none. */
   meanScore: number | null;
+  /** Sum of the valid records' squared scores (for the score's interval); absent in summaries from before it was kept. */
+  scoreSquares?: number;
   promptTokens: RecordsTotal;
   completionTokens: RecordsTotal;
   cost: RecordsTotal;
@@ -128,6 +130,7 @@ function plainRecord(value: Record<string, unknown>): InstanceRecord | undefined
 export class RecordsSummarizer {
   private count = 0;
   private scoreSum = 0;
+  private scoreSquares = 0;
   private badLines = 0;
   private readonly examples: string[] = [];
   private readonly totals = { promptTokens: { total: 0, missing: 0 }, completionTokens: { total: 0, missing: 0 }, cost: { total: 0, missing: 0 } };
@@ -135,6 +138,7 @@ export class RecordsSummarizer {
   addRecord(record: InstanceRecord): void {
     this.count += 1;
     this.scoreSum += record.score;
+    this.scoreSquares += record.score * record.score;
     add(this.totals.promptTokens, record.prompt_tokens);
     add(this.totals.completionTokens, record.completion_tokens);
     add(this.totals.cost, record.cost);
@@ -151,6 +155,7 @@ export class RecordsSummarizer {
       badLines: this.badLines,
       badLineExamples: [...this.examples],
       meanScore: this.count ? this.scoreSum / this.count : null,
+      scoreSquares: this.scoreSquares,
       promptTokens: { ...this.totals.promptTokens },
       completionTokens: { ...this.totals.completionTokens },
       cost: { ...this.totals.cost },

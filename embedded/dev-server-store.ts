@@ -17,12 +17,18 @@
 // installs it); without one the database keeps every index and works as before.
 
 import { spawnSync } from 'node:child_process';
-import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { FILTERED_SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 
-/** Custom slots BenchRouter's attributes take, in registration order: Keyword01.., Double01.. */
+/**
+ * The custom slots BenchRouter's filtered attributes take: slots are given in registration order
+ * (Keyword01.., Double01..), so an attribute's slot is its place among the attributes of its type.
+ */
 function slotsOf(type: 'KEYWORD' | 'DOUBLE', prefix: string): string[] {
-  const count = Object.values(SEARCH_ATTRIBUTES).filter((key) => key.type === type).length;
-  return Array.from({ length: count }, (_, i) => `${prefix}_${String(i + 1).padStart(2, '0')}`);
+  return Object.entries(SEARCH_ATTRIBUTES)
+    .filter(([, key]) => key.type === type)
+    .flatMap(([name], i) =>
+      FILTERED_SEARCH_ATTRIBUTES.includes(name as keyof typeof SEARCH_ATTRIBUTES) ? [`${prefix}_${String(i + 1).padStart(2, '0')}`] : [],
+    );
 }
 
 /**

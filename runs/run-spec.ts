@@ -8,6 +8,8 @@ import type { RecordsSummary } from '../contract/records.js';
 import type { RunTally } from './run-tally.js';
 import type { PinnedTaskDefinitions } from './task-definition-pages.js';
 import type { RunOptions } from './run-options.js';
+import type { ScoreStats } from './score-interval.js';
+import type { BenchRouterVersion, DatasetDigest, Provenance } from './provenance.js';
 
 export interface RunSpec {
   runId: string;
@@ -26,6 +28,8 @@ export interface RunSpec {
   /** Runs whose gateway caches this one reads, oldest first: a retry or rerun reads its original's. */
   cacheFrom: string[];
   submittedAt: string;
+  /** BenchRouter's version that submitted the run (absent in runs submitted before it was pinned). */
+  benchrouter?: BenchRouterVersion;
   /** Set by `br retry`: the run this one retries, and the succeeded jobs carried over from it. */
   retryOf?: { runId: string; carried: JobResult[] };
   /** Set only by the run workflow when it continues as new: where the next execution starts. */
@@ -95,6 +99,10 @@ export interface JobResult {
   /** For a job carried over by `br retry`: the run whose result this is. */
   carriedFrom?: string;
   image?: string;
+  /** The Docker image id (`sha256:...`) of `image` on the job's host, as ensuring the image found it. */
+  imageId?: string;
+  /** The host's dataset directory (BENCHROUTER_DATASET_DIR) the job mounted, and its digest. */
+  dataset?: DatasetDigest;
   /** `simple`, or `dind:<mode>` for a task with its own Docker daemon (sysbox, privileged, capabilities). */
   runtime?: string;
   /** A DinD task's preloaded images: `store` (a clone of the host's prepared image set) or `load` (`docker load` of the archives). */
@@ -165,6 +173,10 @@ export interface RunResult {
   resultPages?: string[];
   /** Model usage over all jobs (absent with --no-gateway). */
   usage?: { model: UsageSummary; judge?: UsageSummary };
+  /** What the score was measured with (runs/provenance.ts); absent in runs from before it was kept. */
+  provenance?: Provenance;
+  /** The score's n and 95% interval (runs/score-interval.ts). */
+  scoreStats?: ScoreStats;
   startedAt: string;
   finishedAt: string;
 }

@@ -3,6 +3,8 @@
 
 import { mergeRepeatCounts, meanAndStd, passAtKOfCounts, type RepeatCounts } from './run-outcome.js';
 import type { JobResult, JobStatus, RunResult, RunStatus, TaskScore } from './run-spec.js';
+import { emptyHarvest, harvestProvenance, type HarvestedProvenance } from './provenance.js';
+import { scoreStats, type InstanceSums, type ScoreStats } from './score-interval.js';
 import { emptyCounters, mergeCounters, summarizeUsage, type UsageCounters } from './usage.js';
 
 export interface RunTally {
@@ -19,10 +21,24 @@ export interface RunTally {
   usage?: { model: UsageCounters; judge?: UsageCounters };
   /** pass@k counts per task, merged over the hosts and batches that reported them. */
   repeatCounts: Record<string, RepeatCounts>;
+  /** Image ids and dataset digests the jobs reported (absent in a tally carried from before it was kept). */
+  provenance?: HarvestedProvenance;
+  /** Sums over the scored jobs' per-instance records; null once a scored job had none (its instances are unknown). */
+  instances?: InstanceSums | null;
 }
 
 export function emptyTally(): RunTally {
-  return { jobs: 0, statuses: { SUCCEEDED: 0, FAILED: 0, TIMED_OUT: 0, CANCELLED: 0 }, scoreSum: 0, scored: 0, tasks: [], repeatScores: {}, repeatCounts: {} };
+  return {
+    jobs: 0,
+    statuses: { SUCCEEDED: 0, FAILED: 0, TIMED_OUT: 0, CANCELLED: 0 },
+    scoreSum: 0,
+    scored: 0,
+    tasks: [],
+    repeatScores: {},
+    repeatCounts: {},
+    provenance: emptyHarvest(),
+    instances: { n: 0, sum: 0, squares: 0 },
+  };
 }
 
 /** Adds finished jobs to the tally; call it with jobs in job order so sums match a single pass. */
@@ -41,12 +57,19 @@ export function addJobs(tally: RunTally, jobs: ReadonlyArray<JobResult>): RunTal
       const repeat = (next.repeatScores[String(job.repeat ?? 0)] ??= [0, 0]);
       repeat[0] += job.result.overall;
       repeat[1] += 1;
+      const records = job.records;
+      if (next.instances && records && records.count > 0 && records.meanScore !== null && records.scoreSquares !== undefined) {
+        next.instances.n += records.count;
+        next.instances.sum += records.meanScore * records.count;
+        next.instances.squares += records.scoreSquares;
+      } else next.instances = null;
     }
     if (job.usage) {
       const judge = job.usage.counters.judge ? mergeCounters(next.usage?.judge ?? emptyCounters(), job.usage.counters.judge) : next.usage?.judge;
       next.usage = { model: mergeCounters(next.usage?.model ?? emptyCounters(), job.usage.counters.model), ...(judge ? { judge } : {}) };
     }
   }
+  if (next.provenance) next.provenance = harvestProvenance(next.provenance, jobs);
   return next;
 }
 
@@ -68,7 +91,7 @@ export function tallyOutcome(
   tally: RunTally,
   cancelled: boolean,
   withPassAtK: boolean,
-): Pick<RunResult, 'status' | 'overall' | 'usage'> & { tasks: TaskScore[]; overallStd: number | null } {
+): Pick<RunResult, 'status' | 'overall' | 'usage'> & { tasks: TaskScore[]; overallStd: number | null; scoreStats: ScoreStats } {
   let status: RunStatus;
   if (cancelled) status = 'CANCELLED';
   else if (tally.jobs > 0 && tally.statuses.SUCCEEDED === tally.jobs) status = 'COMPLETED';
@@ -84,10 +107,12 @@ export function tallyOutcome(
   const usage = tally.usage
     ? { model: summarizeUsage(tally.usage.model), ...(tally.usage.judge ? { judge: summarizeUsage(tally.usage.judge) } : {}) }
     : undefined;
+  const overall = tally.scored > 0 ? tally.scoreSum / tally.scored : null;
   return {
     status,
-    overall: tally.scored > 0 ? tally.scoreSum / tally.scored : null,
+    overall,
     overallStd: repeatMeans.length < 2 ? null : meanAndStd(repeatMeans).std,
+    scoreStats: scoreStats({ overall, scoredJobs: tally.scored, repeatMeans, ...(tally.instances ? { instances: tally.instances } : {}) }),
     tasks,
     ...(usage ? { usage } : {}),
   };

@@ -1,10 +1,15 @@
 // The core pipeline end to end: real dev server, real worker, real Docker, reference model.
 
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { benchRouterVersion } from '../config/benchrouter-version.js';
+import { directoryDigest } from '../contract/benchmark-digest.js';
 import { expectedArithScore } from '../reference-model/expected-score.js';
+import { provenanceHash } from '../runs/provenance.js';
+import type { JobResult } from '../runs/run-spec.js';
 import { br, containersOfRun, copyFixture, fixturesDir, repoRoot, startHarness, type Harness } from './support/harness.js';
 
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
@@ -140,6 +145,50 @@ describe('the br CLI', () => {
 
     const listed = await br(['list', '--json'], h.env);
     expect(JSON.parse(listed.stdout).map((r: { runId: string }) => r.runId)).toContain(fromRun.runId);
+  });
+
+  it('a run pins its provenance: the benchmark digest, the image id Docker gives each task, generation, seeds and version, in --json and in the text', async () => {
+    const ran = await br(['run', 'arith', '--model', 'reference-acc80', '--endpoint', h.model.url, '--json'], h.env);
+    expect(ran.code).toBe(0);
+    const run = JSON.parse(ran.stdout);
+    // Both tasks run in the python environment: one image, its id as `docker image inspect` tells it.
+    const [image] = new Set(run.jobs.map((job: JobResult) => job.image));
+    const imageId = execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', image as string], { encoding: 'utf8' }).trim();
+    expect(imageId).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(run.provenance).toEqual({
+      benchrouter: benchRouterVersion(repoRoot),
+      benchmark: { name: 'arith', digest: directoryDigest(arithDir) },
+      images: { addition: [imageId], multiplication: [imageId] },
+      gateway: true,
+      generation: { set: {} },
+      seeds: [],
+    });
+    expect(run.provenance.benchrouter.version).toBe(JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version);
+    // 32 of 40 instances right: the Wilson interval [0.6524, 0.8950].
+    expect(run.scoreStats.n).toBe(40);
+    expect(run.scoreStats.method).toBe('wilson');
+    expect(run.scoreStats.low).toBeCloseTo(0.652427, 6);
+    expect(run.scoreStats.high).toBeCloseTo(0.895, 6);
+
+    // The leaderboard reads both from visibility.
+    const listed = JSON.parse((await br(['list', '--json'], h.env)).stdout).find((r: { runId: string }) => r.runId === run.runId);
+    expect(listed.provenance).toBe(provenanceHash(run.provenance));
+    expect(listed.scoreStats).toEqual({ n: 40, low: 0.652427, high: 0.895, method: 'wilson' });
+
+    const text = await br(['results', run.runId], h.env);
+    const line = (label: string, value: string) => `  ${label.padEnd('image multiplication'.length)}  ${value}`;
+    expect(text.stdout).toContain(
+      [
+        'provenance:',
+        line('benchmark', `arith ${directoryDigest(arithDir)}`),
+        line('image addition', imageId),
+        line('image multiplication', imageId),
+        line('gateway', 'on'),
+        line('generation', 'none (the benchmark’s own requests)'),
+        line('judge', 'none'),
+        line('seeds', 'none'),
+      ].join('\n'),
+    );
   });
 
   it('exits 3 for a PARTIAL run and prints the table with reasons', async () => {

@@ -111,7 +111,9 @@ async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): P
   const finishRan = (ran: JobOnHostOutput): JobResult => {
     const { outcome } = ran;
     partial.image = ran.image;
+    if (ran.imageId) partial.imageId = ran.imageId;
     partial.imageBuilt = ran.imageBuilt;
+    if (ran.dataset) partial.dataset = ran.dataset;
     // The last page of rewards rides on the outcome (records-follower.ts).
     if (outcome.rewards) addRewards(outcome.rewards);
     partial.exitCode = outcome.exitCode;

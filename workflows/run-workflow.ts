@@ -20,10 +20,12 @@ import type { HostActivities, SharedActivities } from '../activities/index.js';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { jobSpecsOf } from '../runs/job-specs.js';
+import { provenanceHash, provenanceOf } from '../runs/provenance.js';
 import { paginateResults, resultsPageId } from '../runs/result-pages.js';
 import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { addJobs, addRepeatCounts, addUnstarted, emptyTally, tallyOutcome, type RunTally } from '../runs/run-tally.js';
+import { formatScoreStats } from '../runs/score-interval.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { definitionsPageId, pagesForJobs, tasksByName, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
 import { runJobsInLanes } from './job-lanes.js';
@@ -158,9 +160,12 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   if (byReference) await releaseDefinitions(spec.runId, spec.definitions!);
   tally = addUnstarted(tally, all.length - first - ran.length);
   const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
+  const provenance = provenanceOf(spec, tally.provenance);
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.status, value: outcome.status },
     ...(outcome.overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: outcome.overall }] : []),
+    { key: SEARCH_ATTRIBUTES.provenance, value: provenanceHash(provenance) },
+    { key: SEARCH_ATTRIBUTES.scoreStats, value: formatScoreStats(outcome.scoreStats) },
   ]);
   return {
     runId: spec.runId,
@@ -173,6 +178,8 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     tasks: outcome.tasks,
     ...(inline ? { jobs: ran } : { jobs: [], jobsIn: 'result-pages' as const, jobCount: tally.jobs, resultPages }),
     ...(outcome.usage ? { usage: outcome.usage } : {}),
+    provenance,
+    scoreStats: outcome.scoreStats,
     startedAt,
     finishedAt: new Date().toISOString(),
   };

@@ -6,6 +6,8 @@ import { runResults } from '../../client/leaderboard.js';
 import { instanceScoresByTask } from '../../client/run-records.js';
 import { comparePaired, type PairedComparison } from '../../analysis/paired-comparison.js';
 import type { TableView } from '../../runs/table-view.js';
+import { provenanceDifferences } from '../../runs/provenance.js';
+import type { RunResult } from '../../runs/run-spec.js';
 import { compareView } from '../../runs/leaderboard.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
@@ -21,7 +23,9 @@ export function registerCompareCommand(program: Command, deps: CliDeps): Command
     .action(async (runIds: string[], flags: OutputFlags) => {
       const client = await connectTemporal(deps, false);
       for (const runId of runIds) await existingRun(deps, runId, client);
-      const tables = [compareView(await runResults(client, runIds, 16, false))];
+      const results = await runResults(client, runIds, 16, false);
+      const tables = [compareView(results)];
+      for (const line of provenanceNotes(results)) deps.say(line);
       if (runIds.length === 2) {
         const [a, b] = await Promise.all(runIds.map((runId) => instanceScoresByTask(client, deps.settings().artifactsRoot, runId)));
         const paired = pairedView(runIds[0]!, a!, runIds[1]!, b!);
@@ -32,6 +36,28 @@ export function registerCompareCommand(program: Command, deps: CliDeps): Command
       }
       await emitOutput({ tables }, flags, 'compare', deps);
     });
+}
+
+/**
+ * How each run's provenance differs from the first run's, a line each (the runs' scores were measured
+ * differently), or that it is the same; a run from before provenance was kept is named as such.
+ */
+export function provenanceNotes(runs: ReadonlyArray<Pick<RunResult, 'runId' | 'provenance'>>): string[] {
+  const [first, ...rest] = runs;
+  if (!first) return [];
+  return rest.flatMap((run) => {
+    if (!first.provenance || !run.provenance)
+      return [
+        `provenance: ${[first, run]
+          .filter((r) => !r.provenance)
+          .map((r) => r.runId)
+          .join(' and ')} kept none (run before provenance was recorded): not compared`,
+      ];
+    const differences = provenanceDifferences(first.provenance, run.provenance);
+    return differences.length
+      ? differences.map((line) => `provenance: ${first.runId} vs ${run.runId}: ${line}`)
+      : [`provenance: ${run.runId} was measured as ${first.runId} was (same benchmark, images, dataset, generation, judge, seeds and version)`];
+  });
 }
 
 const round = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value.toFixed(4)));

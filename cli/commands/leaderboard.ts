@@ -1,10 +1,10 @@
 // `br leaderboard`: the latest (or best) finished result per model and benchmark, over every run in
-// the cluster.
+// the cluster, each with its n and 95% interval, and marked † where its provenance differs from its column's.
 
 import { Option, type Command } from 'commander';
 import { finishedRuns } from '../../client/leaderboard.js';
 import { entryNames } from '../../runs/suites.js';
-import { buildLeaderboard, leaderboardView } from '../../runs/leaderboard.js';
+import { buildLeaderboard, DIFFERS_NOTE, leaderboardView } from '../../runs/leaderboard.js';
 import type { CliDeps } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
@@ -36,6 +36,9 @@ export function registerLeaderboardCommand(program: Command, deps: CliDeps): Com
         const names = new Set(findSuite(flags.suite, flags.suites, deps.settings()).entries.flatMap(entryNames));
         entries = entries.filter((e) => names.has(e.benchmark));
       }
-      await emitOutput({ tables: [leaderboardView(buildLeaderboard(entries, flags.pick))] }, flags, 'leaderboard', deps);
+      const board = buildLeaderboard(entries, flags.pick);
+      await emitOutput({ tables: [leaderboardView(board)] }, flags, 'leaderboard', deps);
+      // On stderr, so that every format's output stays the table alone.
+      if (Object.values(board.cells).some((row) => Object.values(row).some((cell) => cell.differs))) deps.say(DIFFERS_NOTE);
     });
 }

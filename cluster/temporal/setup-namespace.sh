@@ -12,7 +12,7 @@ if ! temporal operator namespace describe --namespace "$namespace" >/dev/null 2>
 fi
 # A new namespace reaches each service through its cache (up to ~10 s): wait until it is usable.
 until registered="$(temporal operator search-attribute list --namespace "$namespace" --output json 2>/dev/null)"; do sleep 1; done
-for attribute in BenchRouterModel:Keyword BenchRouterBenchmark:Keyword BenchRouterStatus:Keyword BenchRouterScore:Double; do
+for attribute in BenchRouterModel:Keyword BenchRouterBenchmark:Keyword BenchRouterStatus:Keyword BenchRouterScore:Double BenchRouterProvenance:Keyword BenchRouterScoreStats:Keyword; do
   name="${attribute%%:*}" type="${attribute##*:}"
   if ! grep -q "\"$name\"" <<<"$registered"; then
     temporal operator search-attribute create --namespace "$namespace" --name "$name" --type "$type"

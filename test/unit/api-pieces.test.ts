@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addToken, hashToken, removeToken, tokenVerifier } from '../../api/api-tokens.js';
-import { runPage } from '../../api/dashboard-pages.js';
+import { leaderboardPage, runPage } from '../../api/dashboard-pages.js';
+import { buildLeaderboard } from '../../runs/leaderboard.js';
 import { html } from '../../api/html-text.js';
 import { FinishedResults, SingleFlight } from '../../api/run-read-cache.js';
 import type { RunResult } from '../../runs/run-spec.js';
@@ -79,6 +80,66 @@ describe('dashboard HTML', () => {
       { ...result, jobs: [job('b', false)] },
     );
     expect(clean).not.toContain('rejected-records');
+  });
+});
+
+describe('provenance and intervals on the dashboard', () => {
+  it("the run page lists the run's provenance as a definition list, values escaped", () => {
+    const result: RunResult = {
+      runId: 'br-1',
+      benchmark: 'arith',
+      model: 'm',
+      status: 'COMPLETED',
+      overall: 1,
+      jobs: [],
+      provenance: {
+        benchrouter: { version: '0.1.0' },
+        benchmark: { name: 'arith', digest: 'd1' },
+        images: { addition: ['sha256:aa'] },
+        gateway: true,
+        generation: { set: { stop: '<end>' } },
+        seeds: [0, 1],
+      },
+      startedAt: '',
+      finishedAt: '',
+    };
+    const page = runPage({ runId: 'br-1', status: 'COMPLETED', benchmark: 'arith', model: 'm', progress: null, webUi: 'http://ui' }, result);
+    const list = /<dl id="provenance">([\s\S]*?)<\/dl>/.exec(page)?.[1]?.replace(/\s+/g, '');
+    expect(list).toBe(
+      [
+        ['benchmark', 'arithd1'],
+        ['imageaddition', 'sha256:aa'],
+        ['gateway', 'on'],
+        ['generation', 'stop=&lt;end&gt;'],
+        ['judge', 'none'],
+        ['seeds', '0,1'],
+        ['benchrouter', '0.1.0'],
+      ]
+        .map(([label, value]) => `<dt>${label}</dt><dd>${value}</dd>`)
+        .join(''),
+    );
+    expect(
+      runPage({ runId: 'br-1', status: 'COMPLETED', benchmark: 'arith', model: 'm', progress: null, webUi: 'http://ui' }, { ...result, provenance: undefined }),
+    ).not.toContain('id="provenance"');
+  });
+
+  it('the leaderboard shows each cell with its interval and n, and marks with a tooltip and a note a cell whose provenance differs', () => {
+    const entry = (runId: string, model: string, score: number, provenance: string) => ({
+      runId,
+      model,
+      benchmark: 'arith',
+      status: 'COMPLETED',
+      startTime: '2026-01-01T00:00:00Z',
+      score,
+      provenance,
+      scoreStats: { n: 40, low: 0.652427, high: 0.895, method: 'wilson' as const },
+    });
+    const page = leaderboardPage(buildLeaderboard([entry('r1', 'a', 0.8, 'h1'), entry('r2', 'b', 0.7, 'h1'), entry('r3', 'c', 0.6, 'h2')]), 'latest');
+    expect(page).toContain('<span class="interval">[0.6524, 0.8950]</span> <span class="n">n=40</span>');
+    expect(page.match(/<abbr class="differs"/g)).toHaveLength(1);
+    expect(page).toMatch(/<a href="\/ui\/runs\/r3">0\.6000<\/a>[^]*?<abbr class="differs" title="† measured with a different setup/);
+    expect(page).toContain('id="provenance-note"');
+    expect(leaderboardPage(buildLeaderboard([entry('r1', 'a', 0.8, 'h1'), entry('r2', 'b', 0.7, 'h1')]), 'latest')).not.toContain('provenance-note');
   });
 });
 

@@ -2,7 +2,7 @@
 // and benchmark, and the side-by-side comparison of chosen runs.
 
 import { describe, expect, it } from 'vitest';
-import { buildLeaderboard, compareView, leaderboardView, type RunEntry } from '../../runs/leaderboard.js';
+import { buildLeaderboard, compareView, leaderboardView, provenanceMarks, type RunEntry } from '../../runs/leaderboard.js';
 import type { RunResult, TaskScore } from '../../runs/run-spec.js';
 
 const entry = (runId: string, model: string, benchmark: string, status: string, startTime: string, score?: number): RunEntry => ({
@@ -32,15 +32,18 @@ describe('buildLeaderboard', () => {
       models: ['m-b', 'm-a'],
       benchmarks: ['arith', 'qa'],
       cells: {
-        'm-a': { arith: { score: 0.4, runId: 'r2', partial: false } },
-        'm-b': { arith: { score: 0.8, runId: 'r5', partial: true }, qa: { score: 0.6, runId: 'r6', partial: false } },
+        'm-a': { arith: { score: 0.4, runId: 'r2', partial: false, provenance: '', differs: false } },
+        'm-b': {
+          arith: { score: 0.8, runId: 'r5', partial: true, provenance: '', differs: false },
+          qa: { score: 0.6, runId: 'r6', partial: false, provenance: '', differs: false },
+        },
       },
     });
   });
 
   it('takes the best-scoring run with pick "best", a PARTIAL one included and marked', () => {
     const board = buildLeaderboard(runs, 'best');
-    expect(board.cells['m-a']).toEqual({ arith: { score: 0.9, runId: 'r3', partial: true } });
+    expect(board.cells['m-a']).toEqual({ arith: { score: 0.9, runId: 'r3', partial: true, provenance: '', differs: false } });
     expect(board.models).toEqual(['m-a', 'm-b']);
   });
 
@@ -74,6 +77,38 @@ describe('leaderboardView', () => {
         ['m-a', '0.4000', null, 0.4],
       ],
     });
+  });
+});
+
+describe('provenance marks', () => {
+  it("mark every cell whose hash is not the one most of its column's cells share", () => {
+    const marked = provenanceMarks(['h1', 'h1', 'h2']);
+    expect([marked('h1'), marked('h2')]).toEqual([false, true]);
+  });
+
+  it('mark every cell when no hash is shared by more cells than another, and none when all agree or the column has one cell', () => {
+    const tied = provenanceMarks(['h1', 'h2']);
+    expect([tied('h1'), tied('h2')]).toEqual([true, true]);
+    expect(provenanceMarks(['h1', 'h1'])('h1')).toBe(false);
+    expect(provenanceMarks(['h1'])('h1')).toBe(false);
+    // A run from before provenance was kept ('') is a provenance of its own.
+    expect(provenanceMarks(['h1', 'h1', ''])('')).toBe(true);
+  });
+
+  it('show in the view as † after the score, its 95% interval and n', () => {
+    const stats = { n: 40, low: 0.652427, high: 0.895, method: 'wilson' as const };
+    const board = buildLeaderboard([
+      { ...entry('a', 'm-a', 'arith', 'COMPLETED', '2026-01-01T00:00:00Z', 0.8), provenance: 'h1', scoreStats: stats },
+      { ...entry('b', 'm-b', 'arith', 'COMPLETED', '2026-01-01T00:00:00Z', 0.7), provenance: 'h1', scoreStats: { n: 40 } },
+      { ...entry('c', 'm-c', 'arith', 'PARTIAL', '2026-01-01T00:00:00Z', 0.6), provenance: 'h2', scoreStats: stats },
+      { ...entry('d', 'm-c', 'qa', 'COMPLETED', '2026-01-01T00:00:00Z', 0.5), provenance: 'h3' },
+    ]);
+    expect(board.cells['m-c']!.arith).toEqual({ score: 0.6, runId: 'c', partial: true, stats, provenance: 'h2', differs: true });
+    expect(leaderboardView(board).rows).toEqual([
+      ['m-a', '0.8000 [0.6524, 0.8950] n=40', null, 0.8],
+      ['m-b', '0.7000 n=40', null, 0.7],
+      ['m-c', '0.6000 [0.6524, 0.8950] n=40 (PARTIAL) †', '0.5000', 0.55],
+    ]);
   });
 });
 

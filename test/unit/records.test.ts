@@ -73,6 +73,7 @@ describe('records.jsonl validation', () => {
       badLines: 2,
       badLineExamples: ['line 4: not valid JSON', 'line 7: score: expected a number in [0, 1] or a boolean, got "high"'],
       meanScore: 0.5, // (1 + 0 + 0.5 + 1 + 0) / 5
+      scoreSquares: 2.25, // 1 + 0 + 0.25 + 1 + 0
       promptTokens: { total: 39, missing: 1 },
       completionTokens: { total: 10, missing: 1 },
       cost: { total: 0.007, missing: 2 },

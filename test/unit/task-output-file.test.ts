@@ -96,6 +96,7 @@ describe('records.jsonl read from a task', () => {
         badLines: 1,
         badLineExamples: ['line 2: not valid JSON'],
         meanScore: 0.5,
+        scoreSquares: 1.25, // 1 + 0 + 0.25
         promptTokens: { total: 30, missing: 0 },
         completionTokens: { total: 6, missing: 0 },
         cost: { total: 0.003, missing: 0 },
