@@ -3,6 +3,7 @@
 import { rejectedRecordsNote } from '../contract/records.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
+import type { RunBudgetFigures } from '../runs/budgets.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 import { cutTo, detailWidth, failureLine } from './failure-detail.js';
 import { textTable } from './table-export.js';
@@ -60,6 +61,7 @@ export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidt
   if (rejected.length) lines.push(...rejected, `records: \`br records ${run.runId}\` names every rejected line (docs/benchmark-contract.md has the fields)`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
   if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
+  if (run.budget) lines.push(budgetLine(run.budget));
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
   return lines.join('\n');
 }
@@ -91,8 +93,21 @@ function usageLine(role: string, u: UsageSummary): string {
     u.retries && `${u.retries} retries (${u.throttled} throttled)`,
     (u.cacheHits || u.cacheMisses) && `cache ${u.cacheHits} hits / ${u.cacheMisses} misses`,
     u.truncated && `${u.truncated} prompts middle-truncated`,
+    u.budgetRefused && `${u.budgetRefused} refused for budget`,
+    u.concurrencyMin !== undefined && `concurrency backed off to ${u.concurrencyMin} after 429s`,
   ].filter(Boolean);
   return `${role}:   ${parts.join(', ')}`;
+}
+
+/** "budget: spent 1200 tokens, $0.0120 of 1000 tokens (run), 500 tokens (per job); 4 calls refused; jobs: 1 stopped, 2 not started". */
+export function budgetLine(b: RunBudgetFigures): string {
+  const limits = [
+    [b.tokens !== undefined && `${b.tokens} tokens`, b.cost !== undefined && `$${b.cost}`].filter(Boolean).join(' and ') || false,
+    [b.jobTokens !== undefined && `${b.jobTokens} tokens`, b.jobCost !== undefined && `$${b.jobCost}`].filter(Boolean).join(' and ') || false,
+  ];
+  const of = [limits[0] && `${limits[0]} (run)`, limits[1] && `${limits[1]} (per job)`].filter(Boolean).join(', ');
+  const stopped = b.jobsStopped || b.jobsNotStarted ? `; jobs: ${b.jobsStopped} stopped, ${b.jobsNotStarted} not started` : '';
+  return `budget:  spent ${b.spent.tokens} tokens, $${b.spent.cost.toFixed(4)} of ${of}; ${b.refusedCalls} calls refused${stopped}`;
 }
 
 export function progressLine(p: RunProgress, width = 30): string {

@@ -8,6 +8,7 @@ import type { RecordsSummary } from '../contract/records.js';
 import type { RunTally } from './run-tally.js';
 import type { PinnedTaskDefinitions } from './task-definition-pages.js';
 import type { RunOptions } from './run-options.js';
+import type { RunBudgetFigures } from './budgets.js';
 
 export interface RunSpec {
   runId: string;
@@ -69,7 +70,8 @@ export interface JobUsage {
 }
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
-export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'DISK_LIMIT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE';
+/** `BUDGET`: the gateway refused the job's model calls for a spent budget, or the run did not start it because its budget was spent. */
+export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'DISK_LIMIT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE' | 'BUDGET';
 export type RunStatus = 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED';
 
 export interface JobResult {
@@ -165,6 +167,8 @@ export interface RunResult {
   resultPages?: string[];
   /** Model usage over all jobs (absent with --no-gateway). */
   usage?: { model: UsageSummary; judge?: UsageSummary };
+  /** With a budget option: the limits, what the run spent, and what the budget stopped (docs/gateway.md#budgets). */
+  budget?: RunBudgetFigures;
   startedAt: string;
   finishedAt: string;
 }

@@ -19,6 +19,8 @@ export interface RunTally {
   usage?: { model: UsageCounters; judge?: UsageCounters };
   /** pass@k counts per task, merged over the hosts and batches that reported them. */
   repeatCounts: Record<string, RepeatCounts>;
+  /** Jobs that failed with BUDGET: stopped while they ran, or not started (absent while none did). */
+  budgetJobs?: { stopped: number; notStarted: number };
 }
 
 export function emptyTally(): RunTally {
@@ -41,6 +43,11 @@ export function addJobs(tally: RunTally, jobs: ReadonlyArray<JobResult>): RunTal
       const repeat = (next.repeatScores[String(job.repeat ?? 0)] ??= [0, 0]);
       repeat[0] += job.result.overall;
       repeat[1] += 1;
+    }
+    if (job.reason === 'BUDGET') {
+      const budgetJobs = (next.budgetJobs ??= { stopped: 0, notStarted: 0 });
+      if (job.timings.startedAt === undefined) budgetJobs.notStarted += 1;
+      else budgetJobs.stopped += 1;
     }
     if (job.usage) {
       const judge = job.usage.counters.judge ? mergeCounters(next.usage?.judge ?? emptyCounters(), job.usage.counters.judge) : next.usage?.judge;
