@@ -1,13 +1,14 @@
 // A run's budget across hosts: hosts share no memory, so a job's host activity tells the run workflow
-// what its job spent (a signal with the job's absolute totals, sent only when they changed, at most every
-// REPORT_MS) and asks it what the rest of the run spent (a query), which it hands to this host's gateway:
-// the gateway refuses the job's calls once the two together reach the run's budget. The first question
-// is asked before the container starts, so a job starts knowing what the finished jobs spent.
+// what its job spent (a signal with the job's absolute totals, once the job spent another
+// 1/REPORTS_PER_BUDGET of the budget since its last one) and, every REPORT_MS while its job spends, asks it
+// what the rest of the run spent (a query: nothing in history), which it hands to this host's gateway: the
+// gateway refuses the job's calls once the two together reach the run's budget. The first question is
+// asked before the container starts, so a job starts knowing what the finished jobs spent.
 // Signals carry a job id and two numbers: no key, no token. Bound: docs/gateway.md#budgets.
 
 import type { Context } from '@temporalio/activity';
 import type { ModelGateway } from '../gateway/model-gateway.js';
-import { BUDGET_QUERY, BUDGET_SPEND_SIGNAL, runBudgetOf, type JobSpendReport, type RunBudgetAnswer, type Spend } from '../runs/budgets.js';
+import { BUDGET_QUERY, BUDGET_SPEND_SIGNAL, NO_SPEND, reportDue, runBudgetOf, type JobSpendReport, type RunBudgetAnswer, type Spend } from '../runs/budgets.js';
 import type { JobSpec } from '../runs/run-spec.js';
 
 export const REPORT_MS = 2000;
@@ -23,8 +24,9 @@ export interface BudgetReports {
  */
 export async function startBudgetReports(ctx: Context, gateway: ModelGateway | undefined, job: JobSpec): Promise<BudgetReports> {
   const none = { stop: () => undefined };
+  const budget = runBudgetOf(job.options);
   // Started outside a run workflow (a test of the activity alone), or no run budget: nobody to report to.
-  if (!gateway || !job.options.gateway || !runBudgetOf(job.options) || !ctx.info.workflowExecution) return none;
+  if (!gateway || !job.options.gateway || !budget || !ctx.info.workflowExecution) return none;
   const run = ctx.client.workflow.getHandle(job.runId);
   const warn = (what: string, error: unknown) => ctx.log.warn(`job ${job.jobId}: budget ${what} to run ${job.runId} failed: ${(error as Error).message}`);
   const ask = async () => {
@@ -33,16 +35,21 @@ export async function startBudgetReports(ctx: Context, gateway: ModelGateway | u
   };
   await ask().catch((error: unknown) => warn('query', error));
 
-  let reported: Spend = { tokens: 0, cost: 0 };
+  let reported: Spend = NO_SPEND;
+  let asked: Spend = NO_SPEND;
   let busy = false;
   const tick = async () => {
     const spend = gateway.jobSpend(job.jobId);
-    if (busy || (spend.tokens === reported.tokens && spend.cost === reported.cost)) return;
+    // A job that did not spend since it last asked needs no news: its next call is checked at the next tick.
+    if (busy || (spend.tokens === asked.tokens && spend.cost === asked.cost)) return;
     busy = true;
     try {
-      await withTimeout(run.signal<[JobSpendReport]>(BUDGET_SPEND_SIGNAL, { jobId: job.jobId, ...spend }), `signal ${BUDGET_SPEND_SIGNAL}`);
-      reported = spend;
+      if (reportDue(budget, reported, spend)) {
+        await withTimeout(run.signal<[JobSpendReport]>(BUDGET_SPEND_SIGNAL, { jobId: job.jobId, ...spend }), `signal ${BUDGET_SPEND_SIGNAL}`);
+        reported = spend;
+      }
       await ask();
+      asked = spend;
     } catch (error) {
       warn('report', error);
     } finally {

@@ -78,6 +78,21 @@ export function spendOfJob(job: Pick<JobResult, 'usage'>): Spend {
   return addSpend(spendOf(job.usage?.counters.model), spendOf(job.usage?.counters.judge));
 }
 
+/**
+ * A running job reports its spend to the run workflow once it spent this share of the run's budget since
+ * its last report: each report is a signal in the run's history, so a run's reports number about
+ * REPORTS_PER_BUDGET however many jobs it has and however long they run, and a job's unreported spend is
+ * under 1/REPORTS_PER_BUDGET of the budget (docs/gateway.md#budgets has the bound).
+ */
+export const REPORTS_PER_BUDGET = 500;
+
+/** Whether the job spent enough since `reported` to report it (activities/budget-reports.ts). */
+export function reportDue(budget: Budget, reported: Spend, spend: Spend): boolean {
+  const tokensStep = budget.tokens !== undefined && spend.tokens - reported.tokens >= budget.tokens / REPORTS_PER_BUDGET;
+  const costStep = budget.cost !== undefined && spend.cost - reported.cost >= budget.cost / REPORTS_PER_BUDGET;
+  return tokensStep || costStep;
+}
+
 /** "1,200 of 1,000 tokens" for the first limit `spent` reached, or undefined while neither is. */
 export function exhaustedBy(budget: Budget, spent: Spend): string | undefined {
   if (budget.tokens !== undefined && spent.tokens >= budget.tokens) return `${spent.tokens} of ${budget.tokens} tokens spent`;

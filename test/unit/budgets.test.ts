@@ -3,7 +3,18 @@
 // need the gateway.
 
 import { describe, expect, it } from 'vitest';
-import { budgetFiguresOf, BudgetLedger, exhaustedBy, notStartedForBudget, refusalMessage, runSpendOf, spendOf, withBudgetVerdict } from '../../runs/budgets.js';
+import {
+  budgetFiguresOf,
+  BudgetLedger,
+  exhaustedBy,
+  notStartedForBudget,
+  refusalMessage,
+  reportDue,
+  REPORTS_PER_BUDGET,
+  runSpendOf,
+  spendOf,
+  withBudgetVerdict,
+} from '../../runs/budgets.js';
 import { RunOptionsSchema } from '../../runs/run-options.js';
 import type { JobResult } from '../../runs/run-spec.js';
 import { addJobs, emptyTally } from '../../runs/run-tally.js';
@@ -81,6 +92,19 @@ describe('BudgetLedger', () => {
   it('without a run budget is never spent', () => {
     const ledger = new BudgetLedger(undefined, { tokens: 1e9, cost: 1e9 });
     expect(ledger.exhausted()).toBeUndefined();
+  });
+});
+
+describe('reports to the run', () => {
+  it('are due once a job spent another 1/REPORTS_PER_BUDGET of the budget since its last, so a run sends about that many', () => {
+    expect(REPORTS_PER_BUDGET).toBe(500);
+    const budget = { tokens: 100_000 };
+    expect(reportDue(budget, { tokens: 1000, cost: 0 }, { tokens: 1199, cost: 9 })).toBe(false);
+    expect(reportDue(budget, { tokens: 1000, cost: 0 }, { tokens: 1200, cost: 9 })).toBe(true);
+    expect(reportDue({ cost: 5 }, { tokens: 0, cost: 1 }, { tokens: 1e9, cost: 1.0099 })).toBe(false);
+    expect(reportDue({ cost: 5 }, { tokens: 0, cost: 1 }, { tokens: 0, cost: 1.01 })).toBe(true);
+    // A small budget: every call is a report.
+    expect(reportDue({ tokens: 320 }, { tokens: 220, cost: 0 }, { tokens: 243, cost: 0 })).toBe(true);
   });
 });
 
