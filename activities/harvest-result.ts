@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RecordsSummary } from '../contract/records.js';
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
+import { withBudgetVerdict } from '../runs/budgets.js';
 import type { FailureReason, JobSpec, JobStatus } from '../runs/run-spec.js';
 import { normalizeResult, type NormalizedResult } from '../contract/result-mapping.js';
 import { summarizeRecordsFile } from './records-file.js';
@@ -37,7 +38,8 @@ export interface HarvestOutput {
  * in it is redacted.
  */
 export async function harvestResult(artifactsRoot: string, input: HarvestInput, secrets: readonly string[] = []): Promise<HarvestOutput> {
-  const outcome = withOomReport(harvestOutcome(artifactsRoot, input), input);
+  // A job whose calls the gateway refused for a spent budget fails with BUDGET, whatever its harness did.
+  const outcome = withBudgetVerdict(withOomReport(harvestOutcome(artifactsRoot, input), input), input.outcome.usage);
   const records = await summarizeRecordsFile(jobResultsDir(artifactsRoot, input.job));
   if (!records) return redactDeep(outcome, secrets);
   const note = records.refused ? `${records.refused}; not read` : undefined;

@@ -1,6 +1,7 @@
 // What a task container gets to reach the model: through this host's gateway, its URL and per-job
 // tokens (the real keys stay with the gateway); with --no-gateway, the endpoint and the real key.
 
+import { jobBudgetOf, runBudgetOf } from '../runs/budgets.js';
 import { generationOf } from '../runs/generation.js';
 import { judgeTargetOf, modelTargetOf, RunOptionFields, type ModelTarget } from '../runs/run-options.js';
 import { ApplicationFailure } from '@temporalio/common';
@@ -50,6 +51,7 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
   const modelKey = resolveApiKey(model.apiKeyEnv, deps.hostId);
   const judgeKey = judgeTarget ? resolveApiKey(judgeTarget.apiKeyEnv, deps.hostId) : undefined;
   const generation = generationOf(job.options, job.resolved);
+  const budget = { job: jobBudgetOf(job.options), run: runBudgetOf(job.options) };
   if (generation.truncation) checkTokenizer(gateway.instance, generation.truncation, deps.hostId);
   const route = (role: string, target: ModelTarget, apiKey: string) =>
     gateway.instance.register({
@@ -61,6 +63,7 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
       prices: job.resolved.prices,
       cache: job.options.cache ? { writeDir: cacheDir(job.runId), readDirs: job.cacheFrom.map(cacheDir), repeat: job.repeat.index } : undefined,
       limits: { concurrency: job.options.modelConcurrency, ratePerSecond: job.options.modelRate, maxRetries: job.options.modelRetries },
+      ...(budget.job || budget.run ? { budget } : {}),
       usageFile: path.join(jobDir, usageFileName(role)),
       // The model's calls: a judge's are metered on their own, not transcribed.
       ...(role === 'model' && job.options.transcripts !== false

@@ -15,6 +15,7 @@ import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
 import type { RewardBatch } from '../runs/rewards.js';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
+import { startBudgetReports } from './budget-reports.js';
 import { CleanupStack } from './cleanup-stack.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
@@ -157,6 +158,9 @@ class TaskAttempt {
     const routes = openModelAccess(deps, job, this.jobDir);
     cleanup.defer('gateway routes', () => routes.close(), { keepable: true });
     if (job.task.docker || job.task.network !== 'host') await openLoopbackEndpoints(deps, job, routes.access);
+    // With a run budget: what the rest of the run spent, before the container's first call (budget-reports.ts).
+    const reports = await startBudgetReports(ctx, deps.gateway?.instance, job);
+    cleanup.defer('budget reports', () => reports.stop());
 
     // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
     // create, below): one inspect fewer per job. A retry looks, to reattach.

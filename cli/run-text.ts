@@ -4,6 +4,7 @@ import { rejectedRecordsNote } from '../contract/records.js';
 import { provenanceEntries } from '../runs/provenance.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
+import type { RunBudgetFigures } from '../runs/budgets.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 import { cutTo, detailWidth, failureLine } from './failure-detail.js';
 import { textTable } from './table-export.js';
@@ -66,6 +67,7 @@ export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidt
     const width = Math.max(...entries.map(([label]) => label.length));
     lines.push('provenance:', ...entries.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`));
   }
+  if (run.budget) lines.push(budgetLine(run.budget));
   if (webUiLink) lines.push(`Web UI:  ${webUiLink}`);
   return lines.join('\n');
 }
@@ -98,8 +100,21 @@ function usageLine(role: string, u: UsageSummary): string {
     (u.cacheHits || u.cacheMisses) && `cache ${u.cacheHits} hits / ${u.cacheMisses} misses`,
     u.truncated && `${u.truncated} prompts middle-truncated`,
     u.endedInThinking && `${u.endedInThinking} answers cut off by max_tokens while thinking`,
+    u.budgetRefused && `${u.budgetRefused} refused for budget`,
+    u.concurrencyMin !== undefined && `concurrency backed off to ${u.concurrencyMin} after 429s`,
   ].filter(Boolean);
   return `${role}:   ${parts.join(', ')}`;
+}
+
+/** "budget: spent 1200 tokens, $0.0120 of 1000 tokens (run), 500 tokens (per job); 4 calls refused; jobs: 1 stopped, 2 not started". */
+export function budgetLine(b: RunBudgetFigures): string {
+  const limits = [
+    [b.tokens !== undefined && `${b.tokens} tokens`, b.cost !== undefined && `$${b.cost}`].filter(Boolean).join(' and ') || false,
+    [b.jobTokens !== undefined && `${b.jobTokens} tokens`, b.jobCost !== undefined && `$${b.jobCost}`].filter(Boolean).join(' and ') || false,
+  ];
+  const of = [limits[0] && `${limits[0]} (run)`, limits[1] && `${limits[1]} (per job)`].filter(Boolean).join(', ');
+  const stopped = b.jobsStopped || b.jobsNotStarted ? `; jobs: ${b.jobsStopped} stopped, ${b.jobsNotStarted} not started` : '';
+  return `budget:  spent ${b.spent.tokens} tokens, $${b.spent.cost.toFixed(4)} of ${of}; ${b.refusedCalls} calls refused${stopped}`;
 }
 
 export function progressLine(p: RunProgress, width = 30): string {

@@ -3,7 +3,8 @@
 // it meters usage, keeps the real API key out of containers (and forwards only the model routes of
 // its allow-list), limits and retries calls toward the upstream, caches answers, applies the run's
 // generation settings and prompt truncation, meters per instance where the harness tags its calls,
-// and notes (or, asked to, strips) reasoning models' thinking.
+// notes (or, asked to, strips) reasoning models' thinking, records each job's transcript, and refuses
+// calls once a budget is spent.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -13,7 +14,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { GenerationSettings, TruncationSettings } from '../runs/generation.js';
-import { emptyCounters, record, type UsageCounters, type UsageSample } from '../runs/usage.js';
+import { addSpend, exhaustedBy, NO_SPEND, refusalMessage, spendOf, type Budget, type Spend } from '../runs/budgets.js';
+import { emptyCounters, noteConcurrency, record, recordBudgetRefusal, type UsageCounters, type UsageSample } from '../runs/usage.js';
 import { checkRoute } from './gateway-routes.js';
 import { addToInstance, INSTANCE_HEADER, instanceOf, type InstanceUsage } from './instance-usage.js';
 import { costOf, type PriceTable } from './price-table.js';
@@ -39,6 +41,8 @@ export interface GatewayRoute {
   /** Stored answers: written to `writeDir`, read from it and `readDirs` (a retry's ancestors); keyed by the job's repeat, so repeats never share one. */
   cache?: { writeDir: string; readDirs: string[]; repeat: number };
   limits: { concurrency: number; ratePerSecond?: number; maxRetries: number };
+  /** The job's own budget and the run's (docs/gateway.md#budgets): a call once either is spent gets 429 `budget_exhausted`. */
+  budget?: { job?: Budget; run?: Budget };
   /** Where the route's counters are saved, so a restarted worker carries on counting. */
   usageFile: string;
   /** Record every call in this job's transcript (gateway/transcript.ts). */
@@ -76,6 +80,10 @@ export class ModelGateway {
   private listeningSince = 0;
   /** Tokenizers by path and SHA-256: a run's jobs share one load (a model's tokenizer.json is megabytes). */
   private readonly tokenizers = new Map<string, LoadedTokenizer>();
+  /** Per job: what its run spent apart from it, as the run workflow last said (activities/budget-reports.ts). */
+  private readonly spentElsewhere = new Map<string, Spend>();
+  /** Per run: why its budget is spent, once a job of it on this host learnt so. */
+  private readonly runsSpent = new Map<string, string>();
 
   /**
    * `secret` makes tokens deterministic per job, so a restarted worker re-issues the same ones.
@@ -170,8 +178,42 @@ export class ModelGateway {
     void route.transcriptWriter?.close();
     this.routes.delete(token);
     this.ended.add(token);
-    if (![...this.routes.values()].some((r) => r.runId === route.runId)) this.limiters.delete(route.runId);
+    if (![...this.routes.values()].some((r) => r.jobId === jobId)) this.spentElsewhere.delete(jobId);
+    if (![...this.routes.values()].some((r) => r.runId === route.runId)) {
+      this.limiters.delete(route.runId);
+      this.runsSpent.delete(route.runId);
+    }
     return route.counters;
+  }
+
+  /** What the job spent upstream so far, model and judge: tokens not replayed from the cache, and cost. */
+  jobSpend(jobId: string): Spend {
+    return [...this.routes.values()].filter((r) => r.jobId === jobId).reduce((sum, r) => addSpend(sum, spendOf(r.counters)), NO_SPEND);
+  }
+
+  /**
+   * What the job's run spent apart from the job (finished jobs and the others' last reports), and, when the
+   * run workflow found its budget spent, why: from then on every job of the run on this host is refused.
+   */
+  noteRunSpend(jobId: string, runId: string, elsewhere: Spend, exhausted?: string): void {
+    if (![...this.routes.values()].some((r) => r.jobId === jobId)) return;
+    this.spentElsewhere.set(jobId, elsewhere);
+    if (exhausted) this.runsSpent.set(runId, exhausted);
+  }
+
+  /** Why the route's next call is refused (a budget is spent), or undefined. */
+  private budgetRefusal(route: LiveRoute): string | undefined {
+    if (!route.budget) return undefined;
+    const own = this.jobSpend(route.jobId);
+    const jobSpent = route.budget.job && exhaustedBy(route.budget.job, own);
+    if (jobSpent) return refusalMessage('job', jobSpent);
+    if (!route.budget.run) return undefined;
+    const known = this.runsSpent.get(route.runId);
+    if (known) return refusalMessage('run', known);
+    const runSpent = exhaustedBy(route.budget.run, addSpend(own, this.spentElsewhere.get(route.jobId) ?? NO_SPEND));
+    if (!runSpent) return undefined;
+    this.runsSpent.set(route.runId, runSpent);
+    return refusalMessage('run', runSpent);
   }
 
   /**
@@ -302,7 +344,25 @@ export class ModelGateway {
       return;
     }
 
-    const { release, queued } = await this.limiters.get(route.runId)!.acquire();
+    // Past the cache (a replayed answer spends nothing): a model call once a budget is spent is refused,
+    // with no Retry-After, since waiting will not help.
+    const spent = request ? this.budgetRefusal(route) : undefined;
+    if (spent) {
+      recordBudgetRefusal(route.counters);
+      return sendError(res, 429, spent, 'budget_exhausted');
+    }
+
+    const limiter = this.limiters.get(route.runId)!;
+    const slot = await limiter.acquire();
+    const { release, queued } = slot;
+    // Again once it got its slot: a call that waited behind the one that spent the budget is not sent either.
+    const spentMeanwhile = request ? this.budgetRefusal(route) : undefined;
+    if (spentMeanwhile) {
+      release();
+      recordBudgetRefusal(route.counters);
+      return sendError(res, 429, spentMeanwhile, 'budget_exhausted');
+    }
+    noteConcurrency(route.counters, slot.limit, route.limits.concurrency);
     let retries = 0;
     let throttled = 0;
     try {
@@ -334,6 +394,11 @@ export class ModelGateway {
         }
         const retryable = answer.status === 429 || answer.status >= 500;
         if (answer.status === 429) throttled += 1;
+        // The upstream asks for less: the run's limit on this host backs off (AIMD, gateway/run-limiter.ts).
+        if (answer.status === 429 || (retryable && answer.headers['retry-after'] !== undefined)) {
+          slot.throttled();
+          noteConcurrency(route.counters, limiter.currentLimit, route.limits.concurrency);
+        } else if (answer.status < 500) slot.succeeded();
         if (retryable && retries < route.limits.maxRetries) {
           answer.response.resume(); // drain: the connection goes back to the pool
           retries += 1;

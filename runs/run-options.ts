@@ -80,6 +80,18 @@ export const RunOptionFields = z.strictObject({
   modelConcurrency: positiveInt.default(64).describe('upstream model requests of the run at once, per host').meta(cli('n')),
   modelRate: positiveNumber.optional().describe('upstream model requests started per second, per host').meta(cli('n')),
   modelRetries: nonNegativeInt.default(5).describe('retries of a 429 or 5xx answer').meta(cli('n')),
+  budgetTokens: positiveInt
+    .optional()
+    .describe(
+      "the run's budget of model tokens (prompt + completion, model and judge, on every host): once spent, the gateway refuses further calls (HTTP 429 budget_exhausted) and the run starts no further job; those jobs fail with BUDGET",
+    )
+    .meta(cli('n')),
+  budgetCost: positiveNumber.optional().describe("the run's budget in dollars (the usage's cost), enforced as budgetTokens is").meta(cli('usd')),
+  jobBudgetTokens: positiveInt
+    .optional()
+    .describe("each job's budget of model tokens: once a job spent it, the gateway refuses its further calls and the job fails with BUDGET")
+    .meta(cli('n')),
+  jobBudgetCost: positiveNumber.optional().describe("each job's budget in dollars, enforced as jobBudgetTokens is").meta(cli('usd')),
   gen: z
     .record(z.string(), z.unknown(), expecting('a mapping of request fields'))
     .default({})
@@ -159,6 +171,14 @@ export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof R
     };
     needsGateway('truncationTokens', 'prompt truncation');
     needsGateway('stripThinking', 'stripping thinking');
+    for (const budget of ['budgetTokens', 'budgetCost', 'jobBudgetTokens', 'jobBudgetCost'] as const)
+      if (options[budget] !== undefined && options.gateway === false)
+        ctx.addIssue({
+          code: 'custom',
+          path: [budget],
+          message: 'budgets are enforced by the gateway: they cannot be used with gateway false',
+          params: { names: ['gateway'] } satisfies RuleIssueParams,
+        });
   });
 }
 

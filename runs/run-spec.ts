@@ -10,6 +10,7 @@ import type { PinnedTaskDefinitions } from './task-definition-pages.js';
 import type { RunOptions } from './run-options.js';
 import type { ScoreStats } from './score-interval.js';
 import type { BenchRouterVersion, DatasetDigest, Provenance } from './provenance.js';
+import type { RunBudgetFigures } from './budgets.js';
 
 export interface RunSpec {
   runId: string;
@@ -73,7 +74,8 @@ export interface JobUsage {
 }
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
-export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'DISK_LIMIT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE';
+/** `BUDGET`: the gateway refused the job's model calls for a spent budget, or the run did not start it because its budget was spent. */
+export type FailureReason = 'NON_ZERO_EXIT' | 'NO_RESULT' | 'BAD_RESULT' | 'DISK_LIMIT' | 'IMAGE_BUILD' | 'INFRASTRUCTURE' | 'BUDGET';
 export type RunStatus = 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED';
 
 export interface JobResult {
@@ -177,6 +179,8 @@ export interface RunResult {
   provenance?: Provenance;
   /** The score's n and 95% interval (runs/score-interval.ts). */
   scoreStats?: ScoreStats;
+  /** With a budget option: the limits, what the run spent, and what the budget stopped (docs/gateway.md#budgets). */
+  budget?: RunBudgetFigures;
   startedAt: string;
   finishedAt: string;
 }

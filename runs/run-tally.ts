@@ -25,6 +25,8 @@ export interface RunTally {
   provenance?: HarvestedProvenance;
   /** Sums over the scored jobs' per-instance records; null once a scored job had none (its instances are unknown). */
   instances?: InstanceSums | null;
+  /** Jobs that failed with BUDGET: stopped while they ran, or not started (absent while none did). */
+  budgetJobs?: { stopped: number; notStarted: number };
 }
 
 export function emptyTally(): RunTally {
@@ -63,6 +65,11 @@ export function addJobs(tally: RunTally, jobs: ReadonlyArray<JobResult>): RunTal
         next.instances.sum += records.meanScore * records.count;
         next.instances.squares += records.scoreSquares;
       } else next.instances = null;
+    }
+    if (job.reason === 'BUDGET') {
+      const budgetJobs = (next.budgetJobs ??= { stopped: 0, notStarted: 0 });
+      if (job.timings.startedAt === undefined) budgetJobs.notStarted += 1;
+      else budgetJobs.stopped += 1;
     }
     if (job.usage) {
       const judge = job.usage.counters.judge ? mergeCounters(next.usage?.judge ?? emptyCounters(), job.usage.counters.judge) : next.usage?.judge;

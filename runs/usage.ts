@@ -35,6 +35,12 @@ export interface UsageCounters {
   reasoningTokens?: number;
   /** Answers max_tokens cut off inside their thinking; absent when none. */
   endedInThinking?: number;
+  /** Prompt and completion tokens of answers replayed from the cache (counted above too, but not spent upstream); absent when none. */
+  cachedTokens?: number;
+  /** Calls the gateway refused because a budget was spent (answered 429 `budget_exhausted`, not sent upstream); absent when none. */
+  budgetRefused?: number;
+  /** The lowest per-host concurrency limit the run's calls met after upstream 429s lowered it (adaptive); absent when never lowered. */
+  concurrencyMin?: number;
 }
 
 export interface UsageSample {
@@ -71,6 +77,10 @@ export interface UsageSummary {
   truncated?: number;
   reasoningTokens?: number;
   endedInThinking?: number;
+  /** Calls refused because a budget was spent; absent when none. */
+  budgetRefused?: number;
+  /** The lowest concurrency limit adaptive backoff lowered the run's limiter to; absent when never lowered. */
+  concurrencyMin?: number;
 }
 
 const BASE = 1.02;
@@ -134,7 +144,10 @@ export function record(counters: UsageCounters, sample: UsageSample): void {
   counters.cost += sample.cost;
   if (sample.reasoningTokens !== undefined) counters.reasoningTokens = (counters.reasoningTokens ?? 0) + sample.reasoningTokens;
   if (sample.endedInThinking) counters.endedInThinking = (counters.endedInThinking ?? 0) + sample.endedInThinking;
-  if (sample.cache === 'hit') counters.cacheHits += 1;
+  if (sample.cache === 'hit') {
+    counters.cacheHits += 1;
+    if (sample.promptTokens + sample.completionTokens > 0) counters.cachedTokens = (counters.cachedTokens ?? 0) + sample.promptTokens + sample.completionTokens;
+  }
   if (sample.cache === 'miss') counters.cacheMisses += 1;
   observe(counters.latencyMs, sample.latencyMs);
   if (sample.ttftMs !== undefined) observe(counters.ttftMs, sample.ttftMs);
@@ -175,7 +188,28 @@ export function mergeCounters(a: UsageCounters, b: UsageCounters): UsageCounters
     ...(a.truncated || b.truncated ? { truncated: (a.truncated ?? 0) + (b.truncated ?? 0) } : {}),
     ...(a.reasoningTokens !== undefined || b.reasoningTokens !== undefined ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) } : {}),
     ...(a.endedInThinking || b.endedInThinking ? { endedInThinking: (a.endedInThinking ?? 0) + (b.endedInThinking ?? 0) } : {}),
+    ...(a.cachedTokens || b.cachedTokens ? { cachedTokens: (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0) } : {}),
+    ...(a.budgetRefused || b.budgetRefused ? { budgetRefused: (a.budgetRefused ?? 0) + (b.budgetRefused ?? 0) } : {}),
+    ...lowestConcurrency(a.concurrencyMin, b.concurrencyMin),
   };
+}
+
+/** The lower of two `concurrencyMin`s (absent means never lowered), as a field to spread. */
+function lowestConcurrency(a: number | undefined, b: number | undefined): { concurrencyMin?: number } {
+  if (a === undefined && b === undefined) return {};
+  return { concurrencyMin: Math.min(a ?? Infinity, b ?? Infinity) };
+}
+
+/** Notes that the run's limiter stood at `limit`, below its configured `max`, when this route's call went through it. */
+export function noteConcurrency(counters: UsageCounters, limit: number, max: number): void {
+  if (limit < max) counters.concurrencyMin = Math.min(counters.concurrencyMin ?? Infinity, limit);
+}
+
+/** Counts a call the gateway refused for a spent budget: a request, an error by its status (429), no tokens. */
+export function recordBudgetRefusal(counters: UsageCounters): void {
+  counters.requests += 1;
+  counters.errors['429'] = (counters.errors['429'] ?? 0) + 1;
+  counters.budgetRefused = (counters.budgetRefused ?? 0) + 1;
 }
 
 function distribution(histogram: Histogram): UsageSummary['latencyMs'] {
@@ -202,5 +236,7 @@ export function summarizeUsage(counters: UsageCounters): UsageSummary {
     ...(counters.truncated ? { truncated: counters.truncated } : {}),
     ...(counters.reasoningTokens !== undefined ? { reasoningTokens: counters.reasoningTokens } : {}),
     ...(counters.endedInThinking ? { endedInThinking: counters.endedInThinking } : {}),
+    ...(counters.budgetRefused ? { budgetRefused: counters.budgetRefused } : {}),
+    ...(counters.concurrencyMin !== undefined ? { concurrencyMin: counters.concurrencyMin } : {}),
   };
 }

@@ -8,6 +8,7 @@ import {
   CancellationScope,
   ParentClosePolicy,
   defineQuery,
+  defineSignal,
   getExternalWorkflowHandle,
   makeContinueAsNewFunc,
   proxyActivities,
@@ -18,6 +19,16 @@ import {
 } from '@temporalio/workflow';
 import type { HostActivities, SharedActivities } from '../activities/index.js';
 import type { TaskDefinition } from '../contract/benchmark.js';
+import {
+  BUDGET_QUERY,
+  BUDGET_SPEND_SIGNAL,
+  budgetFiguresOf,
+  BudgetLedger,
+  runBudgetOf,
+  runSpendOf,
+  type JobSpendReport,
+  type RunBudgetAnswer,
+} from '../runs/budgets.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { jobSpecsOf } from '../runs/job-specs.js';
 import { provenanceHash, provenanceOf } from '../runs/provenance.js';
@@ -33,6 +44,10 @@ import { runResultsPageWorkflow } from './run-results-page-workflow.js';
 import { releaseDefinitionsSignal } from './task-definitions-workflow.js';
 
 export const progressQuery = defineQuery<RunProgress>('progress');
+/** A running job's spend so far, from its host activity (activities/budget-reports.ts); only with a run budget. */
+export const budgetSpendSignal = defineSignal<[JobSpendReport]>(BUDGET_SPEND_SIGNAL);
+/** The run's spend apart from the asking job, and whether its budget is spent. */
+export const budgetQuery = defineQuery<RunBudgetAnswer, [string]>(BUDGET_QUERY);
 
 /** Jobs per execution: measured about 8 history events and 3.5 KB per job (perf/scale), so one execution stays near 8,000 events and 4 MB. */
 export const JOBS_PER_EXECUTION = 1000;
@@ -116,13 +131,18 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     };
   });
 
+  // The run's spend: earlier executions' from the tally, this batch's as its jobs report and finish.
+  const ledger = new BudgetLedger(runBudgetOf(spec.options), runSpendOf(tally, carried));
+  setHandler(budgetSpendSignal, (report) => ledger.report(report));
+  setHandler(budgetQuery, (jobId) => ledger.answer(jobId));
+
   // The last batch may be short: no page is loaded for tasks past the run's last job.
   const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, total - first)) : spec.tasks;
   const all = jobSpecsOf({ ...spec, tasks });
   const batch = all.slice(first, first + batchSize);
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
-  const results = await runJobsInLanes(batch, spec.options.concurrency, startedAt, progress);
+  const results = await runJobsInLanes(batch, spec.options.concurrency, startedAt, progress, ledger.budget ? ledger : undefined);
 
   // Added in job order, so sums come out as in a run that held every result at once.
   const ran = results.filter((r): r is JobResult => r !== undefined);
@@ -161,6 +181,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   tally = addUnstarted(tally, all.length - first - ran.length);
   const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
   const provenance = provenanceOf(spec, tally.provenance);
+  const budget = budgetFiguresOf(spec.options, tally, carried);
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.status, value: outcome.status },
     ...(outcome.overall !== null ? [{ key: SEARCH_ATTRIBUTES.score, value: outcome.overall }] : []),
@@ -180,6 +201,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
     ...(outcome.usage ? { usage: outcome.usage } : {}),
     provenance,
     scoreStats: outcome.scoreStats,
+    ...(budget ? { budget } : {}),
     startedAt,
     finishedAt: new Date().toISOString(),
   };
