@@ -15,6 +15,7 @@ import { gatewayCacheDir, JOB_FILES, usageFileName } from '../runs/job-artifacts
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { summarizeUsage } from '../runs/usage.js';
 import { endpointSeenFromBridge, type ModelAccess } from './container-spec.js';
+import { jobSecrets } from './redact-secrets.js';
 import type { TaskFirewall } from './task-firewall.js';
 
 export interface ModelAccessDeps {
@@ -73,6 +74,7 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
               // A run pinned before transcripts existed has no cap of its own: the option's default.
               maxCalls: (job.options.transcriptMaxCalls as number | undefined) ?? RunOptionFields.shape.transcriptMaxCalls.parse(undefined),
               maxBytes: DEFAULT_TRANSCRIPT_MAX_BYTES,
+              redact: jobSecrets(job, gateway.instance),
             },
           }
         : {}),

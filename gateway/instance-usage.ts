@@ -33,7 +33,12 @@ export function instanceOf(header: string | string[] | undefined): string | unde
   return value ? value.slice(0, MAX_INSTANCE_LENGTH) : undefined;
 }
 
-/** Adds one call, as the gateway metered it, to its instance's figures. */
+/** An empty table of instances: no prototype, so a tag such as `__proto__` is an instance like any other. */
+export function instanceTable(from: Record<string, InstanceUsage> = {}): Record<string, InstanceUsage> {
+  return Object.assign(Object.create(null) as Record<string, InstanceUsage>, from);
+}
+
+/** Adds one call, as the gateway metered it, to its instance's figures (`instances` made by instanceTable). */
 export function addToInstance(instances: Record<string, InstanceUsage>, instance: string, sample: UsageSample): void {
   const usage = (instances[instance] ??= { calls: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0, latency_ms: 0 });
   usage.calls += 1;

@@ -15,9 +15,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { GenerationSettings, TruncationSettings } from '../runs/generation.js';
 import { addSpend, exhaustedBy, NO_SPEND, refusalMessage, spendOf, type Budget, type Spend } from '../runs/budgets.js';
-import { emptyCounters, noteConcurrency, record, recordBudgetRefusal, type UsageCounters, type UsageSample } from '../runs/usage.js';
+import { emptyCounters, noteConcurrency, record, type UsageCounters, type UsageSample } from '../runs/usage.js';
 import { checkRoute } from './gateway-routes.js';
-import { addToInstance, INSTANCE_HEADER, instanceOf, type InstanceUsage } from './instance-usage.js';
+import { addToInstance, INSTANCE_HEADER, instanceOf, instanceTable, type InstanceUsage } from './instance-usage.js';
 import { costOf, type PriceTable } from './price-table.js';
 import { loadTokenizerFile, TokenizerFileError, truncator, type LoadedTokenizer, type Truncate } from './prompt-truncation.js';
 import { upstreamRequest, type UpstreamRequest } from './request-body.js';
@@ -46,7 +46,7 @@ export interface GatewayRoute {
   /** Where the route's counters are saved, so a restarted worker carries on counting. */
   usageFile: string;
   /** Record every call in this job's transcript (gateway/transcript.ts). */
-  transcript?: TranscriptLimits & { file: string };
+  transcript?: TranscriptLimits & { file: string; /** More secrets to redact than this route's key and token (the judge's). */ redact?: string[] };
 }
 
 interface LiveRoute extends GatewayRoute {
@@ -152,10 +152,12 @@ export class ModelGateway {
   register(route: GatewayRoute): string {
     const token = this.tokenFor(route.jobId, route.role);
     const truncate = route.generation.truncation ? this.truncatorFor(route.generation.truncation) : undefined;
-    const saved = existsSync(route.usageFile) ? savedUsage(route.usageFile) : { counters: emptyCounters(), instances: {} };
+    const saved = existsSync(route.usageFile) ? savedUsage(route.usageFile) : { counters: emptyCounters(), instances: instanceTable() };
     // A later attempt registers the same token again: its transcript carries on in the same file.
     void this.routes.get(token)?.transcriptWriter?.close();
-    const transcriptWriter = route.transcript ? new TranscriptWriter(route.transcript.file, route.transcript, [route.upstream.apiKey, token]) : undefined;
+    const transcriptWriter = route.transcript
+      ? new TranscriptWriter(route.transcript.file, route.transcript, [route.upstream.apiKey, token, ...(route.transcript.redact ?? [])])
+      : undefined;
     this.routes.set(token, {
       ...(transcriptWriter ? { transcriptWriter } : {}),
       ...route,
@@ -285,9 +287,10 @@ export class ModelGateway {
       });
     };
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
-    const refuse = (status: number, message: string, type: string) => {
+    const refuse = (status: number, message: string, type: string, budgetRefused = false) => {
       meter(
         {
+          ...(budgetRefused ? { budgetRefused: true as const } : {}),
           status,
           latencyMs: performance.now() - arrived,
           promptTokens: 0,
@@ -347,10 +350,7 @@ export class ModelGateway {
     // Past the cache (a replayed answer spends nothing): a model call once a budget is spent is refused,
     // with no Retry-After, since waiting will not help.
     const spent = request ? this.budgetRefusal(route) : undefined;
-    if (spent) {
-      recordBudgetRefusal(route.counters);
-      return sendError(res, 429, spent, 'budget_exhausted');
-    }
+    if (spent) return refuse(429, spent, 'budget_exhausted', true);
 
     const limiter = this.limiters.get(route.runId)!;
     const slot = await limiter.acquire();
@@ -359,8 +359,7 @@ export class ModelGateway {
     const spentMeanwhile = request ? this.budgetRefusal(route) : undefined;
     if (spentMeanwhile) {
       release();
-      recordBudgetRefusal(route.counters);
-      return sendError(res, 429, spentMeanwhile, 'budget_exhausted');
+      return refuse(429, spentMeanwhile, 'budget_exhausted', true);
     }
     noteConcurrency(route.counters, slot.limit, route.limits.concurrency);
     let retries = 0;
@@ -564,5 +563,5 @@ function savedUsage(usageFile: string): { counters: UsageCounters; instances: Re
   }
   if (typeof saved?.counters !== 'object' || saved.counters === null)
     throw new Error(`${usageFile}: counters: expected an object, got ${JSON.stringify(saved?.counters)}`);
-  return { counters: saved.counters, instances: saved.instances ?? {} };
+  return { counters: saved.counters, instances: instanceTable(saved.instances ?? {}) };
 }

@@ -43,6 +43,7 @@ export class StreamAssembler {
       if (typeof reasoning === 'string') parts.reasoning += reasoning;
       if (Array.isArray(delta.tool_calls))
         for (const call of delta.tool_calls as Array<Record<string, unknown>>) {
+          if (typeof call !== 'object' || call === null) continue;
           const at = typeof call.index === 'number' ? call.index : parts.toolCalls.size;
           const known = parts.toolCalls.get(at) ?? { name: '', arguments: '' };
           const fn = (call.function ?? {}) as Record<string, unknown>;

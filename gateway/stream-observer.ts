@@ -21,6 +21,8 @@ interface ChoiceState {
   /** reasoning_content (or reasoning) deltas seen: a server that parses the thinking out of the text. */
   reasoned: boolean;
   texted: boolean;
+  /** A chat answer (deltas), not a text completion. */
+  chat: boolean;
 }
 
 export class StreamObserver {
@@ -51,12 +53,22 @@ export class StreamObserver {
     return kept.length === 1 ? kept[0]! : Buffer.concat(kept);
   }
 
-  /** What is left when the upstream closes: an unfinished event, read like the others. */
+  /**
+   * What is left when the upstream closes: an unfinished event, read like the others, and, when stripping,
+   * the text still held for answers that never finished (a stream cut short), in an event of their own.
+   */
   end(): Buffer {
     const rest = this.splitter.end();
     const out = rest.length ? this.observe(rest) : undefined;
     // Without edits, these bytes went out with their chunk already.
-    return this.edits.dropUsageEvent || this.edits.stripThinking ? (out ?? Buffer.alloc(0)) : Buffer.alloc(0);
+    if (!this.edits.dropUsageEvent && !this.edits.stripThinking) return Buffer.alloc(0);
+    const held = [...this.choices.entries()]
+      .map(([index, state]) => ({ index, state, text: state.thinking.end() }))
+      .filter(({ text }) => text)
+      .map(({ index, state, text }) => ({ index, ...(state.chat ? { delta: { content: text } } : { text }), finish_reason: null }));
+    this.choices.clear();
+    const released = held.length ? Buffer.from(`data: ${JSON.stringify({ choices: held })}\n\n`) : Buffer.alloc(0);
+    return Buffer.concat([out ?? Buffer.alloc(0), released]);
   }
 
   /** Reads one event; returns the bytes to forward for it (undefined: none). */
@@ -84,6 +96,7 @@ export class StreamObserver {
 
   /** Follows each choice's text (chat `delta.content`, completion `text`); when stripping, edits it in place. True when it did. */
   private watchThinking(event: unknown): boolean {
+    if (typeof event !== 'object' || event === null) return false;
     const choices = (event as { choices?: unknown }).choices;
     if (!Array.isArray(choices)) return false;
     let changed = false;
@@ -91,10 +104,12 @@ export class StreamObserver {
       if (typeof choice !== 'object' || choice === null) continue;
       const index = typeof choice.index === 'number' ? choice.index : 0;
       let state = this.choices.get(index);
-      if (!state) this.choices.set(index, (state = { thinking: new StreamedThinking(this.edits.stripThinking), reasoned: false, texted: false }));
+      if (!state) this.choices.set(index, (state = { thinking: new StreamedThinking(this.edits.stripThinking), reasoned: false, texted: false, chat: false }));
       const delta = typeof choice.delta === 'object' && choice.delta !== null ? (choice.delta as Record<string, unknown>) : undefined;
-      const holder = delta ?? choice;
-      const field = delta ? 'content' : 'text';
+      if (delta) state.chat = true;
+      // A chat answer's finishing chunk may come without a delta: what is released goes into a new one.
+      const holder = delta ?? (state.chat ? ((choice.delta = {}) as Record<string, unknown>) : choice);
+      const field = state.chat ? 'content' : 'text';
       if (delta && (nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning))) state.reasoned = true;
       const text = holder[field];
       let out = typeof text === 'string' ? state.thinking.feed(text) : undefined;

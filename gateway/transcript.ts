@@ -63,6 +63,8 @@ export class TranscriptWriter {
     this.calls = lines.length;
     this.capped = lines.length > 0 && lines.at(-1)!.startsWith('{"capped"');
     this.stream = createWriteStream(file, { flags: 'a' });
+    // A worker killed mid-write left half a line: the next one starts on a line of its own.
+    if (existing && !existing.endsWith('\n')) this.stream.write('\n');
     // A write that fails (a full disk) must not end the worker: the transcript stops, the job goes on.
     this.stream.on('error', (error) => {
       this.capped = true;

@@ -136,9 +136,11 @@ export class BudgetLedger {
     if (report.tokens >= known.tokens && report.cost >= known.cost) this.running.set(report.jobId, { tokens: report.tokens, cost: report.cost });
   }
 
+  /** A job that ended: its result's spend, or, for a child that failed without usage, its last report. */
   finished(job: JobResult): void {
+    const reported = this.running.get(job.jobId) ?? NO_SPEND;
     this.running.delete(job.jobId);
-    this.finishedSpend = addSpend(this.finishedSpend, spendOfJob(job));
+    this.finishedSpend = addSpend(this.finishedSpend, job.usage ? spendOfJob(job) : reported);
   }
 
   spent(): Spend {

@@ -29,6 +29,8 @@ export interface ProvenanceGeneration {
   maxTokensScale?: number;
   thinking?: boolean;
   truncation?: { maxTokens: number; tokenizerSha256: string };
+  /** --strip-thinking: answers reached the benchmark without their thinking. */
+  stripThinking?: true;
 }
 
 export interface Provenance {
@@ -77,7 +79,9 @@ export function harvestProvenance(harvest: HarvestedProvenance, jobs: ReadonlyAr
 }
 
 /** Request-body fields whose values may be credentials: shown as REDACTED. */
-const SECRET_FIELD = /key|token|secret|password|authorization|credential/i;
+// Field names that hold credentials: `api_key`, `x-api-key`, `access_token`, `token`, `client_secret`... but
+// not settings that merely mention tokens (`max_tokens`, `budget_tokens`), which provenance must show.
+const SECRET_FIELD = /(api[_-]?key|secret|password|passwd|authorization|credentials?|access[_-]?token|auth[_-]?token|(^|[_-])(key|token))$/i;
 export const REDACTED = '(redacted)';
 
 /** The value with every field named like a credential, at any depth, replaced by REDACTED. */
@@ -202,6 +206,7 @@ export function generationFields(g: ProvenanceGeneration | undefined): Record<st
     ...(g.maxTokensAdd !== undefined ? { maxTokensAdd: g.maxTokensAdd } : {}),
     ...(g.maxTokensScale !== undefined ? { maxTokensScale: g.maxTokensScale } : {}),
     ...(g.thinking !== undefined ? { thinking: g.thinking } : {}),
+    ...(g.stripThinking ? { stripThinking: true } : {}),
     ...(g.truncation ? { truncationTokens: g.truncation.maxTokens, tokenizerSha256: g.truncation.tokenizerSha256 } : {}),
   };
 }

@@ -74,7 +74,7 @@ export function scoreStats(input: { overall: number | null; scoredJobs: number; 
   return { n, low: clamp(mean - half), high: clamp(mean + half), method: 'normal' };
 }
 
-/** `n=40;low=0.652446;high=0.894993;by=wilson`: the search attribute's text (visibility keeps keywords, not objects). */
+/** `n=40;low=0.652427;high=0.895;by=wilson`: the search attribute's text (visibility keeps keywords, not objects). */
 export function formatScoreStats(stats: ScoreStats): string {
   const parts = [`n=${stats.n}`];
   if (stats.low !== undefined && stats.high !== undefined) parts.push(`low=${stats.low.toFixed(6)}`, `high=${stats.high.toFixed(6)}`, `by=${stats.method}`);

@@ -56,6 +56,8 @@ export interface UsageSample {
   cache?: 'hit' | 'miss';
   reasoningTokens?: number;
   endedInThinking?: number;
+  /** The gateway refused the call: a budget was spent (docs/gateway.md#budgets). */
+  budgetRefused?: true;
 }
 
 export interface UsageSummary {
@@ -143,6 +145,7 @@ export function record(counters: UsageCounters, sample: UsageSample): void {
   counters.completionTokens += sample.completionTokens;
   counters.cost += sample.cost;
   if (sample.reasoningTokens !== undefined) counters.reasoningTokens = (counters.reasoningTokens ?? 0) + sample.reasoningTokens;
+  if (sample.budgetRefused) counters.budgetRefused = (counters.budgetRefused ?? 0) + 1;
   if (sample.endedInThinking) counters.endedInThinking = (counters.endedInThinking ?? 0) + sample.endedInThinking;
   if (sample.cache === 'hit') {
     counters.cacheHits += 1;
@@ -203,13 +206,6 @@ function lowestConcurrency(a: number | undefined, b: number | undefined): { conc
 /** Notes that the run's limiter stood at `limit`, below its configured `max`, when this route's call went through it. */
 export function noteConcurrency(counters: UsageCounters, limit: number, max: number): void {
   if (limit < max) counters.concurrencyMin = Math.min(counters.concurrencyMin ?? Infinity, limit);
-}
-
-/** Counts a call the gateway refused for a spent budget: a request, an error by its status (429), no tokens. */
-export function recordBudgetRefusal(counters: UsageCounters): void {
-  counters.requests += 1;
-  counters.errors['429'] = (counters.errors['429'] ?? 0) + 1;
-  counters.budgetRefused = (counters.budgetRefused ?? 0) + 1;
 }
 
 function distribution(histogram: Histogram): UsageSummary['latencyMs'] {

@@ -40,12 +40,20 @@ The gateway writes each job's calls to transcript.jsonl as they end (--no-transc
             await stdout(`== ${name}: no ${JOB_FILES.transcript} on ${whereIs(job)} (transcripts off, no calls yet, or a run from before them)\n`);
           continue;
         }
-        const lines = bytes
-          .toString('utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((text) => JSON.parse(text) as TranscriptLine)
-          .filter((line) => flags.instance === undefined || ('seq' in line && line.instance === flags.instance));
+        const lines: TranscriptLine[] = [];
+        let unreadable = 0;
+        for (const text of bytes.toString('utf8').split('\n')) {
+          if (!text) continue;
+          try {
+            const line = JSON.parse(text) as TranscriptLine | null;
+            if (typeof line === 'object' && line !== null) lines.push(line);
+            else unreadable += 1;
+          } catch {
+            unreadable += 1; // half a line a killed worker left
+          }
+        }
+        if (unreadable) process.stderr.write(`${name}: ${unreadable} unreadable transcript line${unreadable === 1 ? '' : 's'} skipped\n`);
+        lines.splice(0, lines.length, ...lines.filter((line) => flags.instance === undefined || ('seq' in line && line.instance === flags.instance)));
         if (flags.json) {
           for (const line of lines) await stdout(`${JSON.stringify({ job: job.jobId, ...line })}\n`);
           continue;
@@ -75,7 +83,7 @@ function newMessages(request: unknown): Message[] {
   if (typeof request !== 'object' || request === null) return request === undefined ? [] : [{ role: 'request', content: request }];
   const body = request as Record<string, unknown>;
   if (Array.isArray(body.messages)) {
-    const messages = body.messages as Message[];
+    const messages = (body.messages as unknown[]).filter((m): m is Message => typeof m === 'object' && m !== null);
     const lastAnswer = messages.map((m) => m?.role).lastIndexOf('assistant');
     return messages.slice(lastAnswer + 1);
   }
@@ -88,9 +96,9 @@ function answerMessages(response: unknown): Message[] {
   if (typeof response !== 'object' || response === null) return response === undefined ? [] : [{ role: 'answer', content: response }];
   const choices = (response as { choices?: unknown }).choices;
   if (!Array.isArray(choices)) return [{ role: 'answer', content: response }];
-  return choices.map((choice: Record<string, unknown>) =>
-    typeof choice.message === 'object' && choice.message !== null ? (choice.message as Message) : { role: 'answer', content: choice.text },
-  );
+  return (choices as unknown[])
+    .filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null)
+    .map((choice) => (typeof choice.message === 'object' && choice.message !== null ? (choice.message as Message) : { role: 'answer', content: choice.text }));
 }
 
 function messageLines(message: Message, fold: number): string[] {
@@ -101,8 +109,8 @@ function messageLines(message: Message, fold: number): string[] {
   const content = textOf(message.content);
   if (content) lines.push(`  ${who}: ${folded(content, fold)}`);
   if (Array.isArray(message.tool_calls))
-    for (const call of message.tool_calls as Array<{ id?: string; function?: { name?: string; arguments?: string } }>)
-      lines.push(`  ${who} → ${call.function?.name ?? '?'}(${folded(call.function?.arguments ?? '', fold)})${call.id ? ` [${call.id}]` : ''}`);
+    for (const call of message.tool_calls as Array<{ id?: string; function?: { name?: string; arguments?: string } } | null>)
+      if (call) lines.push(`  ${who} → ${call.function?.name ?? '?'}(${folded(call.function?.arguments ?? '', fold)})${call.id ? ` [${call.id}]` : ''}`);
   return lines;
 }
 

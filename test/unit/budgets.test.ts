@@ -18,7 +18,7 @@ import {
 import { RunOptionsSchema } from '../../runs/run-options.js';
 import type { JobResult } from '../../runs/run-spec.js';
 import { addJobs, emptyTally } from '../../runs/run-tally.js';
-import { emptyCounters, mergeCounters, record, recordBudgetRefusal, summarizeUsage, type UsageCounters } from '../../runs/usage.js';
+import { emptyCounters, mergeCounters, record, summarizeUsage, type UsageCounters } from '../../runs/usage.js';
 
 function counters(fields: Partial<UsageCounters>): UsageCounters {
   return { ...emptyCounters(), ...fields };
@@ -53,8 +53,19 @@ describe('spend', () => {
 
   it('a refused call counts as a request, a 429 error and a budget refusal; refusals and the lowest concurrency merge', () => {
     const a = emptyCounters();
-    recordBudgetRefusal(a);
-    recordBudgetRefusal(a);
+    const refused = {
+      status: 429,
+      latencyMs: 1,
+      promptTokens: 0,
+      completionTokens: 0,
+      cost: 0,
+      retries: 0,
+      throttled: 0,
+      queued: false,
+      budgetRefused: true as const,
+    };
+    record(a, refused);
+    record(a, refused);
     expect([a.requests, a.errors, a.budgetRefused]).toEqual([2, { '429': 2 }, 2]);
     const merged = mergeCounters(counters({ ...a, concurrencyMin: 16 }), counters({ budgetRefused: 1, concurrencyMin: 4 }));
     expect([merged.budgetRefused, merged.concurrencyMin]).toEqual([3, 4]);
@@ -84,9 +95,14 @@ describe('BudgetLedger', () => {
     ledger.report({ jobId: 'a', tokens: 25, cost: 0.1 });
     expect(ledger.exhausted()).toBe('100 of 100 tokens spent');
     expect(ledger.answer('a')).toEqual({ elsewhere: { tokens: 75, cost: 0 }, exhausted: '100 of 100 tokens spent' });
+    // A job that failed without usage (its child workflow failed) keeps what it last reported.
+    ledger.started('c');
+    ledger.report({ jobId: 'c', tokens: 7, cost: 0 });
+    ledger.finished(job('c', {}));
+    expect(ledger.spent().tokens).toBe(107);
     // Reports of jobs it never saw start are not counted.
     ledger.report({ jobId: 'z', tokens: 1000, cost: 0 });
-    expect(ledger.spent().tokens).toBe(100);
+    expect(ledger.spent().tokens).toBe(107);
   });
 
   it('without a run budget is never spent', () => {

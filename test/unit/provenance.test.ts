@@ -84,6 +84,19 @@ describe('provenanceOf', () => {
     for (const forbidden of [secret, 'OPENAI_API_KEY', 'JUDGE_KEY', 'm.example', 'j.example']) expect(text).not.toContain(forbidden);
     expect(p.generation?.set).toEqual({ temperature: 0, api_key: REDACTED, extra_headers: { Authorization: REDACTED }, user_token: REDACTED });
   });
+
+  it('shows settings that only mention tokens, and --strip-thinking, which change what is measured', () => {
+    const p = provenanceOf(
+      spec({ model: 'm', endpoint: 'http://m/v1', stripThinking: true, gen: { max_completion_tokens: 64, thinking: { budget_tokens: 512 }, apiKey: 'x' } }),
+      harvest,
+    );
+    expect(p.generation).toMatchObject({ set: { max_completion_tokens: 64, thinking: { budget_tokens: 512 }, apiKey: REDACTED }, stripThinking: true });
+    expect(provenanceHash(p)).not.toBe(
+      provenanceHash(
+        provenanceOf(spec({ model: 'm', endpoint: 'http://m/v1', gen: { max_completion_tokens: 64, thinking: { budget_tokens: 512 } } }), harvest),
+      ),
+    );
+  });
 });
 
 describe('provenanceHash', () => {

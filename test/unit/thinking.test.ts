@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { withGatewayUsage } from '../../activities/records-file.js';
 import type { InstanceRecord } from '../../contract/records.js';
-import { addToInstance, instanceOf, type InstanceUsage } from '../../gateway/instance-usage.js';
+import { addToInstance, instanceOf, instanceTable, type InstanceUsage } from '../../gateway/instance-usage.js';
 import { StreamObserver } from '../../gateway/stream-observer.js';
 import { endsInThinking, StreamedThinking, stripThinking, wholeAnswerThinking } from '../../gateway/thinking.js';
 import { thinkingAnswer } from '../../reference-model/reference-answer.js';
@@ -95,6 +95,35 @@ describe('the stream observer with thinking', () => {
   });
 });
 
+describe('the stream observer with odd streams', () => {
+  const feedAll = (observer: StreamObserver, chunks: string[]) =>
+    chunks.map((c) => observer.feed(Buffer.from(c)).toString()).join('') + observer.end().toString();
+
+  it('passes events that are not objects through, and still meters the usage after them', () => {
+    const observer = new StreamObserver(0, { dropUsageEvent: false, stripThinking: true });
+    const out = feedAll(observer, [
+      'data: null\n\n',
+      'data: [1]\n\n',
+      sse({ choices: [null, 3] }),
+      sse({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } }),
+    ]);
+    expect(out.startsWith('data: null\n\ndata: [1]\n\n')).toBe(true);
+    expect(observer.usage).toEqual({ promptTokens: 3, completionTokens: 1 });
+  });
+
+  it('releases held text when the stream ends without a finish, and puts it in a delta when the finish has none', () => {
+    const cut = new StreamObserver(0, { dropUsageEvent: false, stripThinking: true });
+    expect(feedAll(cut, [delta('The answer'), delta(' is 4.')])).toContain('"delta":{"content":"The answer is 4."}');
+    const bare = new StreamObserver(0, { dropUsageEvent: false, stripThinking: true });
+    const out = feedAll(bare, [delta('<think>x</think>'), sse({ choices: [{ index: 0, finish_reason: 'stop' }] })]);
+    expect(out).not.toContain('"text"');
+    const stripped = new StreamObserver(0, { dropUsageEvent: false, stripThinking: true });
+    expect(feedAll(stripped, [delta('The answer is 4.'), sse({ choices: [{ index: 0, finish_reason: 'stop' }] })])).toContain(
+      '"delta":{"content":"The answer is 4."}',
+    );
+  });
+});
+
 describe('a whole answer with thinking', () => {
   it('strips each choice in place and counts those cut off while thinking', () => {
     const answer = {
@@ -148,6 +177,14 @@ describe('usage per instance', () => {
     expect(withGatewayUsage(reported, byId)).toEqual({ index: 7, score: 1, prompt_tokens: 99, completion_tokens: 4, cost: 1, gateway: instances['7'] });
     const untagged: InstanceRecord = { index: 'x', score: 0, prompt_tokens: null, completion_tokens: null, cost: null };
     expect(withGatewayUsage(untagged, byId)).toEqual({ index: 'x', score: 0, prompt_tokens: null, completion_tokens: null, cost: null });
+  });
+
+  it("keeps an instance named __proto__ as an instance, not as every object's prototype", () => {
+    const instances = instanceTable();
+    addToInstance(instances, '__proto__', call(200, 1, 1));
+    expect(Object.keys(instances)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>).calls).toBeUndefined();
+    expect(instanceTable({ a: instances['__proto__']! }).a!.calls).toBe(1);
   });
 
   it('reads the tag from the header, trimmed and capped', () => {
