@@ -20,6 +20,11 @@ export BENCHROUTER_REPO_DIR="$repo"
 # Dockerfile's content, so it is built once per node version, not once per commit.
 api_image_inputs() { cat "$(command -v node)" "$repo/cluster/api/Dockerfile"; }
 export BENCHROUTER_API_IMAGE_TAG="${BENCHROUTER_API_IMAGE_TAG:-$(api_image_inputs | sha256sum | cut -c1-12)}"
+# The server image holds this checkout's scripts and configuration beside the binaries: tagged by the server
+# version and their content, so a changed script (a new search attribute) builds a new image, an unchanged one
+# is reused.
+temporal_image_inputs() { cat "$repo"/cluster/temporal/*; }
+export BENCHROUTER_TEMPORAL_IMAGE_TAG="${BENCHROUTER_TEMPORAL_IMAGE_TAG:-$TEMPORAL_SERVER_VERSION-$(temporal_image_inputs | sha256sum | cut -c1-12)}"
 compose() { docker-compose --project-directory "$repo" -f "$repo/docker-compose.yml" "$@"; }
 
 command -v docker-compose >/dev/null || { echo "scripts/cluster.sh: docker-compose not found; install Debian's package: apt-get install docker-compose" >&2; exit 1; }
@@ -68,7 +73,7 @@ case "${1:-}" in
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR"
     # The API server is a frontend client like any host: a certificate of its own.
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR" client api >/dev/null
-    if image_missing "benchrouter/cluster-temporal:$TEMPORAL_SERVER_VERSION" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
+    if image_missing "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
       # The Go binaries are cached by module version; only a new version builds anything.
       "$repo/cluster/build-binaries.sh" "$repo/cluster/.bin"
     fi

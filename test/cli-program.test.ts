@@ -101,11 +101,11 @@ describe('the br program', () => {
   });
 
   it('an unknown command exits 2 naming it, with or without --help, and at any level', async () => {
-    for (const args of [['transcripts'], ['transcripts', '--help'], ['help', 'transcripts'], ['schedule', 'bogus', '--help']]) {
+    for (const args of [['frobnicate'], ['frobnicate', '--help'], ['help', 'frobnicate'], ['schedule', 'bogus', '--help']]) {
       const captured = capture({});
       await main(['node', 'br', ...args], captured.deps);
       expect(captured.exitCode(), args.join(' ')).toBe(2);
-      const word = args.includes('bogus') ? "'bogus' for br schedule" : "'transcripts' for br";
+      const word = args.includes('bogus') ? "'bogus' for br schedule" : "'frobnicate' for br";
       expect(captured.notes).toEqual([`br: unknown command ${word} (\`${args.includes('bogus') ? 'br schedule' : 'br'} --help\` lists its commands)`]);
     }
     const program = buildProgram(capture({}).deps);

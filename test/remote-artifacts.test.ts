@@ -157,6 +157,7 @@ describe('a run whose jobs ran on two other hosts', () => {
         'normalized.json',
         'results/records.jsonl',
         'results/result.json',
+        'transcript.jsonl',
         'usage-model.json',
       ]);
       expect(job.files.every((f) => f.path === null)).toBe(true);

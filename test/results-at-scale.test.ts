@@ -98,13 +98,14 @@ describe('br leaderboard', () => {
       expect(board.code).toBe(0);
       return (JSON.parse(board.stdout) as Array<Record<string, unknown>>).filter((r) => r.model === steady || r.model === flaky);
     };
+    // Each cell is a mean over one job without records: n=1, too few for an interval.
     expect(await rowsOf('latest')).toEqual(
       [
-        { model: flaky, outcomes: '0.5000 (PARTIAL)', seeded: null, mean: 0.5 },
-        { model: steady, outcomes: null, seeded: '0.2500', mean: 0.25 },
+        { model: flaky, outcomes: '0.5000 n=1 (PARTIAL)', seeded: null, mean: 0.5 },
+        { model: steady, outcomes: null, seeded: '0.2500 n=1', mean: 0.25 },
       ].map((row) => expect.objectContaining(row)),
     );
-    expect((await rowsOf('best')).find((r) => r.model === steady)).toMatchObject({ seeded: '0.5000', mean: 0.5 });
+    expect((await rowsOf('best')).find((r) => r.model === steady)).toMatchObject({ seeded: '0.5000 n=1', mean: 0.5 });
   });
 });
 
