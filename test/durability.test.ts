@@ -154,7 +154,9 @@ describe('the Temporal server killed with kill -9 for longer than the heartbeat 
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
       heartbeatTimeout,
-      hostTimeout: 10,
+      // The pinned retries wait this long for their host: after the server's restart a worker's pollers
+      // reconnect with backoff, which on a loaded machine has taken over 10 s and moved a job needlessly.
+      hostTimeout: 30,
       repeats: 2,
       concurrency: 8,
     });
