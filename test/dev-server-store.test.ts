@@ -51,7 +51,8 @@ describe('preparing the dev server database', () => {
       await expect(prepareEmbeddedDatabase(missing)).rejects.toThrow(
         `creating ${missing}: the Temporal dev server could not be started (spawn temporal ENOENT)`,
       );
-      expect(Date.now() - started).toBeLessThan(5_000);
+      // At once: not after the 60 s a server that never answers is given (a loaded machine took 7 s for ENOENT).
+      expect(Date.now() - started).toBeLessThan(30_000);
       expect(existsSync(missing)).toBe(false);
     } finally {
       process.env.PATH = path0;
