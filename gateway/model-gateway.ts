@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { GenerationSettings, TruncationSettings } from '../runs/generation.js';
 import { addSpend, exhaustedBy, NO_SPEND, refusalMessage, spendOf, type Budget, type Spend } from '../runs/budgets.js';
-import { emptyCounters, noteConcurrency, record, type UsageCounters, type UsageSample } from '../runs/usage.js';
+import { emptyCounters, noteConcurrency, record, unansweredSample, type UsageCounters, type UsageSample } from '../runs/usage.js';
 import { checkRoute } from './gateway-routes.js';
 import { addToInstance, INSTANCE_HEADER, instanceOf, instanceTable, type InstanceUsage } from './instance-usage.js';
 import { costOf, type PriceTable } from './price-table.js';
@@ -288,20 +288,7 @@ export class ModelGateway {
     };
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
     const refuse = (status: number, message: string, type: string, budgetRefused = false) => {
-      meter(
-        {
-          ...(budgetRefused ? { budgetRefused: true as const } : {}),
-          status,
-          latencyMs: performance.now() - arrived,
-          promptTokens: 0,
-          completionTokens: 0,
-          cost: 0,
-          retries: 0,
-          throttled: 0,
-          queued: false,
-        },
-        { error: message },
-      );
+      meter(unansweredSample(status, performance.now() - arrived, budgetRefused ? { budgetRefused: true } : {}), { error: message });
       sendError(res, status, message, type);
     };
     const check = checkRoute(method, target);
@@ -375,21 +362,9 @@ export class ModelGateway {
             await sleep(backoffMs(retries));
             continue;
           }
-          meter(
-            {
-              status: 0,
-              latencyMs: performance.now() - started,
-              promptTokens: 0,
-              completionTokens: 0,
-              cost: 0,
-              retries,
-              throttled,
-              queued,
-              cache: key ? 'miss' : undefined,
-            },
-            { error: `upstream did not answer: ${(error as Error).message}` },
-          );
-          return sendError(res, 502, `upstream did not answer: ${(error as Error).message}`, 'upstream_unreachable');
+          const message = `upstream did not answer: ${(error as Error).message}`;
+          meter(unansweredSample(0, performance.now() - started, { retries, throttled, queued, cache: key ? 'miss' : undefined }), { error: message });
+          return sendError(res, 502, message, 'upstream_unreachable');
         }
         const retryable = answer.status === 429 || answer.status >= 500;
         if (answer.status === 429) throttled += 1;

@@ -132,6 +132,11 @@ export function quantile(histogram: Histogram, q: number): number {
   return NaN;
 }
 
+/** A call that was answered without tokens (refused, or no upstream answer): everything but these fields zero. */
+export function unansweredSample(status: number, latencyMs: number, extra: Partial<UsageSample> = {}): UsageSample {
+  return { status, latencyMs, promptTokens: 0, completionTokens: 0, cost: 0, retries: 0, throttled: 0, queued: false, ...extra };
+}
+
 export function record(counters: UsageCounters, sample: UsageSample): void {
   counters.requests += 1;
   if (sample.status < 200 || sample.status >= 300) {

@@ -53,13 +53,13 @@ The gateway writes each job's calls to transcript.jsonl as they end (--no-transc
           }
         }
         if (unreadable) process.stderr.write(`${name}: ${unreadable} unreadable transcript line${unreadable === 1 ? '' : 's'} skipped\n`);
-        lines.splice(0, lines.length, ...lines.filter((line) => flags.instance === undefined || ('seq' in line && line.instance === flags.instance)));
+        const shown = flags.instance === undefined ? lines : lines.filter((line) => 'seq' in line && line.instance === flags.instance);
         if (flags.json) {
-          for (const line of lines) await stdout(`${JSON.stringify({ job: job.jobId, ...line })}\n`);
+          for (const line of shown) await stdout(`${JSON.stringify({ job: job.jobId, ...line })}\n`);
           continue;
         }
-        await stdout(`== ${name}: ${lines.filter((l) => 'seq' in l).length} calls${flags.instance !== undefined ? ` of instance ${flags.instance}` : ''}\n`);
-        for (const line of lines) await stdout(callText(line, flags.full ? Infinity : FOLD));
+        await stdout(`== ${name}: ${shown.filter((l) => 'seq' in l).length} calls${flags.instance !== undefined ? ` of instance ${flags.instance}` : ''}\n`);
+        for (const line of shown) await stdout(callText(line, flags.full ? Infinity : FOLD));
       }
     });
 }

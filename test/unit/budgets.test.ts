@@ -18,7 +18,7 @@ import {
 import { RunOptionsSchema } from '../../runs/run-options.js';
 import type { JobResult } from '../../runs/run-spec.js';
 import { addJobs, emptyTally } from '../../runs/run-tally.js';
-import { emptyCounters, mergeCounters, record, summarizeUsage, type UsageCounters } from '../../runs/usage.js';
+import { emptyCounters, mergeCounters, record, summarizeUsage, unansweredSample, type UsageCounters } from '../../runs/usage.js';
 
 function counters(fields: Partial<UsageCounters>): UsageCounters {
   return { ...emptyCounters(), ...fields };
@@ -53,17 +53,7 @@ describe('spend', () => {
 
   it('a refused call counts as a request, a 429 error and a budget refusal; refusals and the lowest concurrency merge', () => {
     const a = emptyCounters();
-    const refused = {
-      status: 429,
-      latencyMs: 1,
-      promptTokens: 0,
-      completionTokens: 0,
-      cost: 0,
-      retries: 0,
-      throttled: 0,
-      queued: false,
-      budgetRefused: true as const,
-    };
+    const refused = unansweredSample(429, 1, { budgetRefused: true });
     record(a, refused);
     record(a, refused);
     expect([a.requests, a.errors, a.budgetRefused]).toEqual([2, { '429': 2 }, 2]);
