@@ -7,7 +7,8 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Settings } from '../config/settings.js';
 import { ApiError, errorBody, handleApiError } from './api-error.js';
 import type { TokenEntry } from './api-tokens.js';
@@ -20,6 +21,8 @@ import { registerScheduleRoutes } from './schedule-routes.js';
 
 /** Run requests are a few hundred bytes; anything near this is a mistake or an attack. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
+
+const WhoAmISchema = z.object({ token: z.string(), readOnly: z.boolean() });
 
 export interface ApiServerOptions {
   client: Client;
@@ -90,6 +93,13 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Which token a program is using: a check of its setup, and the cheapest authenticated route (perf/api
+  // measures the run routes against it).
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/whoami',
+    { schema: { summary: 'The calling token: its name and whether it is read-only', tags: ['tokens'], response: { 200: WhoAmISchema } } },
+    async (request) => ({ token: request.caller!.name, readOnly: request.caller!.readOnly }),
+  );
 
   app.addHook('onRequest', async (request, reply) => {
     if (isPublic(request.url)) return;

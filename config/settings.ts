@@ -84,6 +84,19 @@ function sizeBytes(variable: string, text: string): number {
   return Math.round(Number(match[1]) * unit);
 }
 
+/** The self-hosted Web UI's port, which scripts/cluster.sh publishes by default (BENCHROUTER_CLUSTER_UI_PORT). */
+export const CLUSTER_UI_PORT = 8080;
+
+/**
+ * Without BENCHROUTER_WEB_UI: the embedded server's UI, or for a cluster the UI on the frontend's host at
+ * the self-hosted UI's port (as scripts/cluster.sh publishes it); a UI elsewhere needs BENCHROUTER_WEB_UI.
+ */
+function defaultWebUi(env: Record<string, string | undefined>): string {
+  if (!env.TEMPORAL_ADDRESS) return `http://localhost:${env.BENCHROUTER_EMBEDDED_UI_PORT || EMBEDDED_UI_PORT}`;
+  const host = env.TEMPORAL_ADDRESS.slice(0, env.TEMPORAL_ADDRESS.lastIndexOf(':')) || 'localhost';
+  return `http://${host}:${CLUSTER_UI_PORT}`;
+}
+
 export function settingsFrom(env: Record<string, string | undefined>, homeDir: string): Settings {
   const home = env.BENCHROUTER_HOME || `${homeDir}/.benchrouter`;
   const embedded = !env.TEMPORAL_ADDRESS;
@@ -94,7 +107,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalTls: temporalTlsFrom(env),
     embedded,
-    webUiUrl: (env.BENCHROUTER_WEB_UI || `http://localhost:${env.BENCHROUTER_EMBEDDED_UI_PORT || EMBEDDED_UI_PORT}`).replace(/\/$/, ''),
+    webUiUrl: (env.BENCHROUTER_WEB_UI || defaultWebUi(env)).replace(/\/$/, ''),
     sharedQueue: env.BENCHROUTER_TASK_QUEUE || DEFAULT_SHARED_QUEUE,
     artifactsRoot: env.BENCHROUTER_ARTIFACTS || `${home}/artifacts`,
     locksDir: `${home}/locks`,

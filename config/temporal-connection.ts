@@ -52,10 +52,14 @@ function readPem(variable: string, file: string): Buffer {
   }
 }
 
+/** Whether these settings make the connection TLS. */
+export function usesTls(tls: TemporalTlsSettings): boolean {
+  return tls.enabled || Boolean(tls.certFile || tls.caFile || tls.serverName || tls.apiKey);
+}
+
 /** The options `Connection.connect` and `NativeConnection.connect` both take. */
 export function temporalConnectionOptions(address: string, tls: TemporalTlsSettings): TemporalConnectionOptions {
-  const usesTls = tls.enabled || Boolean(tls.certFile || tls.caFile || tls.serverName || tls.apiKey);
-  if (!usesTls) return { address };
+  if (!usesTls(tls)) return { address };
   const config: TLSConfig = {
     ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
     ...(tls.caFile ? { serverRootCACertificate: readPem('TEMPORAL_TLS_CA', tls.caFile) } : {}),

@@ -63,6 +63,38 @@ wait_healthy() {
     sleep 1
   done
   echo "cluster ready: frontend ${BENCHROUTER_CLUSTER_BIND:-0.0.0.0}:${BENCHROUTER_CLUSTER_PORT:-7233} (mTLS, CA $BENCHROUTER_CLUSTER_TLS_DIR/ca.pem), Web UI http://localhost:${BENCHROUTER_CLUSTER_UI_PORT:-8080}, API http://localhost:${BENCHROUTER_CLUSTER_API_PORT:-8391}"
+  # What a client on this machine sets to use it (each user and host gets a certificate of its own).
+  cat <<CLIENT
+to use it from this machine: cluster/make-certs.sh $BENCHROUTER_CLUSTER_TLS_DIR client \$USER, then
+  export TEMPORAL_ADDRESS=127.0.0.1:${BENCHROUTER_CLUSTER_PORT:-7233} TEMPORAL_TLS_CA=$BENCHROUTER_CLUSTER_TLS_DIR/ca.pem
+  export TEMPORAL_TLS_CERT=$BENCHROUTER_CLUSTER_TLS_DIR/\$USER.pem TEMPORAL_TLS_KEY=$BENCHROUTER_CLUSTER_TLS_DIR/\$USER-key.pem
+  export BENCHROUTER_WEB_UI=http://localhost:${BENCHROUTER_CLUSTER_UI_PORT:-8080} BENCHROUTER_API_URL=http://localhost:${BENCHROUTER_CLUSTER_API_PORT:-8391}
+CLIENT
+}
+
+# The host ports the cluster publishes must be free: Docker's own refusal ("bind: address already in use")
+# names neither who holds the port nor what to do. The usual holder is `br up`'s embedded server.
+check_ports() {
+  local busy=0 port label var holder own
+  # Our own containers hold them once the cluster is up: that is not a conflict.
+  own=" $(compose ps -q 2>/dev/null | xargs -r docker inspect -f '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostPort}} {{end}}{{end}}' | tr '\n' ' ') "
+  while IFS='|' read -r port label var; do
+    [[ "$own" == *" $port "* ]] && continue
+    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . || continue
+    busy=1
+    holder="$(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:(("[^"]*",pid=[0-9]*' | head -1 | sed -E 's/users:\(\("([^"]*)",pid=([0-9]*)/\1 (pid \2)/')"
+    echo "scripts/cluster.sh: port $port, where the cluster publishes its $label, is in use${holder:+ by $holder}" >&2
+    if [[ "$holder" == temporal* ]]; then
+      echo "  a Temporal server, like the one `br up` starts: stop that with `./br down`, or publish the cluster elsewhere: $var=<free port> scripts/cluster.sh up" >&2
+    else
+      echo "  stop that process, or publish the cluster elsewhere: $var=<free port> scripts/cluster.sh up" >&2
+    fi
+  done <<PORTS
+${BENCHROUTER_CLUSTER_PORT:-7233}|frontend|BENCHROUTER_CLUSTER_PORT
+${BENCHROUTER_CLUSTER_UI_PORT:-8080}|Web UI|BENCHROUTER_CLUSTER_UI_PORT
+${BENCHROUTER_CLUSTER_API_PORT:-8391}|API|BENCHROUTER_CLUSTER_API_PORT
+PORTS
+  return "$busy"
 }
 
 # docker-compose checks the API's build context exists for every command, even when its image does.
@@ -82,6 +114,7 @@ case "${1:-}" in
       cp "$(command -v node)" "$repo/cluster/.bin/api/node"
       cp "$repo/cluster/api/Dockerfile" "$repo/cluster/.bin/api/Dockerfile"
     fi
+    check_ports || exit 1
     # Builds only images that do not exist yet (their tags carry the versions and the API image's content).
     compose up -d
     wait_healthy

@@ -4,9 +4,10 @@
 // host killed for good. The first run builds the Go binaries (minutes); later runs reuse them.
 
 import { Connection, type Client } from '@temporalio/client';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -228,5 +229,36 @@ describe('the API server of the cluster', () => {
     expect(((await run.json()) as { status: string }).status).toBe('COMPLETED');
     // The frontend sees the API as the client its certificate names.
     expect(execFileSync('openssl', ['x509', '-noout', '-subject', '-in', path.join(tlsDir, 'api.pem')], { encoding: 'utf8' }).trim()).toBe('subject=CN = api');
+  });
+});
+
+describe("an operator's first hour", () => {
+  it('up refuses a port another process holds, naming the process and the variable that moves it, and leaves the cluster running', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      const up = spawnSync(path.join(repoRoot, 'scripts', 'cluster.sh'), ['up'], {
+        env: { ...process.env, ...clusterEnv, BENCHROUTER_CLUSTER_UI_PORT: String(port) },
+        encoding: 'utf8',
+      });
+      expect(up.status).toBe(1);
+      expect(up.stderr).toContain(`port ${port}, where the cluster publishes its Web UI, is in use by node (pid ${process.pid})`);
+      expect(up.stderr).toContain('BENCHROUTER_CLUSTER_UI_PORT=<free port> scripts/cluster.sh up');
+    } finally {
+      holder.close();
+    }
+    // The cluster's own published ports are not a conflict: up again is a no-op that says it is ready.
+    expect(cluster(['up'])).toContain('cluster ready');
+  });
+
+  it('br list without TLS settings says the frontend requires TLS and names the TEMPORAL_TLS_* variables', () => {
+    const list = spawnSync(path.join(repoRoot, 'br'), ['list'], {
+      env: { ...process.env, BENCHROUTER_HOME: path.join(scratch, 'no-tls'), TEMPORAL_ADDRESS: address },
+      encoding: 'utf8',
+    });
+    expect(list.status).toBe(1);
+    expect(list.stderr).toContain(`Temporal at ${address} requires TLS and this client has no TLS settings`);
+    expect(list.stderr).toMatch(/TEMPORAL_TLS_CA.*TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/);
   });
 });

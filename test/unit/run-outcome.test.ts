@@ -138,6 +138,8 @@ describe('settingsFrom', () => {
     const settings = settingsFrom({ TEMPORAL_ADDRESS: 'x:7233', TEMPORAL_NAMESPACE: 'team a', BENCHROUTER_WEB_UI: 'https://ui.example.com/' }, '/home/ada');
     expect(runWebUiLink(settings, 'arith-2025/01')).toBe('https://ui.example.com/namespaces/team%20a/workflows/arith-2025%2F01');
     expect(runWebUiLink(settingsFrom({}, '/h'), 'r1')).toBe('http://localhost:8233/namespaces/default/workflows/r1');
+    // A cluster's UI, where scripts/cluster.sh publishes it, rather than the embedded server's port.
+    expect(settingsFrom({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }, '/h').webUiUrl).toBe('http://temporal.internal:8080');
   });
 });
 
