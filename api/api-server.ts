@@ -95,11 +95,13 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // Which token a program is using: a check of its setup, and the cheapest authenticated route (perf/api
   // measures the run routes against it).
-  app.withTypeProvider<ZodTypeProvider>().get(
-    '/whoami',
-    { schema: { summary: 'The calling token: its name and whether it is read-only', tags: ['tokens'], response: { 200: WhoAmISchema } } },
-    async (request) => ({ token: request.caller!.name, readOnly: request.caller!.readOnly }),
-  );
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get(
+      '/whoami',
+      { schema: { summary: 'The calling token: its name and whether it is read-only', tags: ['tokens'], response: { 200: WhoAmISchema } } },
+      async (request) => ({ token: request.caller!.name, readOnly: request.caller!.readOnly }),
+    );
 
   app.addHook('onRequest', async (request, reply) => {
     if (isPublic(request.url)) return;

@@ -38,7 +38,7 @@ async function whyNoConnection(settings: Settings, error: Error): Promise<string
     return `Temporal at ${address} requires TLS and this client has no TLS settings: set TEMPORAL_TLS_CA (the CA of the server's certificate) and, for a cluster that asks for client certificates (mTLS), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (docs/production-cluster.md)`;
   if (!serverTls && clientTls)
     return `Temporal at ${address} does not speak TLS, but TEMPORAL_TLS_* or TEMPORAL_API_KEY is set: unset them for a plain server, or check TEMPORAL_ADDRESS`;
-  return `cannot connect to Temporal at ${address}: ${error.message}${clientTls ? ' (check that TEMPORAL_TLS_CERT is signed by a CA the server trusts and TEMPORAL_TLS_CA signed the server\'s certificate)' : ''}`;
+  return `cannot connect to Temporal at ${address}: ${error.message}${clientTls ? " (check that TEMPORAL_TLS_CERT is signed by a CA the server trusts and TEMPORAL_TLS_CA signed the server's certificate)" : ''}`;
 }
 
 export async function existingRun(deps: CliDeps, runId: string, client?: Client): Promise<RunHandle> {

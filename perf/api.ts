@@ -124,7 +124,11 @@ async function main(): Promise<void> {
       const answers: Array<{ status: number; runId: string; created: boolean }> = [];
       await pool(SUBMITS, SUBMITS, async (i) => {
         const { ms, value } = await timed(async () => {
-          const response = await fetch(`${submitServe.url}/evals/submit`, { method: 'POST', headers: { ...submitHeaders, 'idempotency-key': `${tag}-${i}` }, body });
+          const response = await fetch(`${submitServe.url}/evals/submit`, {
+            method: 'POST',
+            headers: { ...submitHeaders, 'idempotency-key': `${tag}-${i}` },
+            body,
+          });
           return { status: response.status, ...((await response.json()) as { runId: string; created: boolean }) };
         });
         submitMs.push(ms);
@@ -150,7 +154,9 @@ async function main(): Promise<void> {
       `${name}: ${m.ms.length} requests at ${CLIENTS} concurrent clients in ${m.seconds.toFixed(1)} s (${(m.ms.length / m.seconds).toFixed(0)}/s): p50 ${percentile(m.ms, 50).toFixed(1)} ms, p99 ${percentile(m.ms, 99).toFixed(1)} ms`;
     const p50 = percentile(runRead.ms, 50);
     const ratio = p50 / percentile(trivial.ms, 50);
-    console.log(`rate limit as shipped: ${limit ? `${limit} requests a minute per token` : 'off (BENCHROUTER_API_RATE_LIMIT=0)'}; each client has its own token`);
+    console.log(
+      `rate limit as shipped: ${limit ? `${limit} requests a minute per token` : 'off (BENCHROUTER_API_RATE_LIMIT=0)'}; each client has its own token`,
+    );
     console.log(line('GET /whoami (baseline)', trivial));
     console.log(line('GET /runs/{id}', runRead));
     console.log(
