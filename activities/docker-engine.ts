@@ -235,9 +235,11 @@ export class DockerEngine {
       .map((line) => (JSON.parse(line) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? 'unknown');
   }
 
-  async runtimes(): Promise<string[]> {
-    const info = (await this.call('info', TIMEOUT_MS.inspect, () => this.client.info())) as { Runtimes?: Record<string, unknown> } | undefined;
-    return Object.keys(info?.Runtimes ?? {});
+  /** What the daemon offers: its runtimes (sysbox-runc?) and how it manages cgroups. */
+  async engineInfo(): Promise<{ runtimes: string[]; cgroupDriver: string; cgroupVersion: string }> {
+    const info = (await this.call('info', TIMEOUT_MS.inspect, () => this.client.info())) as
+      { Runtimes?: Record<string, unknown>; CgroupDriver?: string; CgroupVersion?: string } | undefined;
+    return { runtimes: Object.keys(info?.Runtimes ?? {}), cgroupDriver: info?.CgroupDriver ?? '', cgroupVersion: info?.CgroupVersion ?? '' };
   }
 
   /**

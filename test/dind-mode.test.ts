@@ -57,6 +57,19 @@ describe('a docker: true task', () => {
     expectNothingLeft(run);
   });
 
+  it("cannot open the host's block devices, from its own container with every capability or from a privileged container of its daemon", async () => {
+    const run = await h.run(benchmarkDir, { tasks: ['device-escape'] });
+    const job = run.jobs[0]!;
+    expect(job.status, job.message).toBe('SUCCEEDED');
+    const raw = job.result?.raw_metrics as { opened: Record<string, string[]>; devices: string[]; inner: string };
+    // It did try: the host has block devices, and both attempts ran to the end.
+    expect(raw.devices.length).toBeGreaterThan(0);
+    expect(raw.inner, JSON.stringify(raw)).toMatch(/^inner:/);
+    expect(raw.opened).toEqual({ outer: [], inner: [] });
+    expect(job.result?.overall).toBe(1);
+    expectNothingLeft(run);
+  });
+
   it('fails with NON_ZERO_EXIT after starting inner containers, and leaves nothing behind', async () => {
     const run = await h.run(benchmarkDir, { tasks: ['exits-nonzero'] });
     expect(run.jobs[0]).toMatchObject({ status: 'FAILED', reason: 'NON_ZERO_EXIT', exitCode: 4 });

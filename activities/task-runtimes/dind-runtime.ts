@@ -18,9 +18,10 @@ function openDindRuntime({ deps, job, image, archives, name, ctx, beatingWhile }
     async start(body) {
       // Its daemon takes docker0's address for a bridge of its own: the host is named by its task-network address.
       const { gateway: hostAddress } = await ensureTaskNetwork(docker);
-      const { mode, hostConfig } = await detectDindMode(docker, image);
+      const { mode, hostConfig, devicesOpen } = await detectDindMode(docker, image);
       // Preparing an image set the first time takes as long as a `docker load`: heartbeats go on.
       const log = (line: string) => ctx.log.info(`job ${job.jobId}: ${line}`);
+      if (devicesOpen) ctx.log.warn(`job ${job.jobId}: its DinD container (${mode}) can open the host's block devices: ${devicesOpen}`);
       const storage = await beatingWhile(
         { preparing: name },
         provideDindStorage(deps, { image, archives, storageDir, runtimeHostConfig: hostConfig, log, signal: ctx.cancellationSignal }),
