@@ -13,6 +13,7 @@ import { ApiError, errorBody, handleApiError } from './api-error.js';
 import type { TokenEntry } from './api-tokens.js';
 import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
+import { registerInstanceRoutes } from './instance-routes.js';
 import { registerRunEvents } from './run-events.js';
 import { registerRunRewards } from './run-rewards.js';
 import { createRunReads, registerRunRoutes } from './run-routes.js';
@@ -112,6 +113,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   const context = { client: options.client, settings: options.settings, reads: createRunReads() };
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
+  registerInstanceRoutes(app, context);
   registerRunRewards(app, context);
   registerBoardRoutes(app, context);
   registerScheduleRoutes(app, context);

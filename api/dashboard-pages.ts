@@ -117,7 +117,9 @@ function jobRow(runId: string, job: JobResult): Array<SafeHtml | string | number
     html`<span class="score" data-task="${job.task}">${score(job.result?.overall)}</span>`,
     job.reason ? `${job.reason}${job.message ? `: ${job.message}` : ''}` : '',
     ...usageCells(job.usage?.model),
-    html`<a href="/runs/${encodeURIComponent(logRun)}/jobs/${encodeURIComponent(job.jobId)}/log">log</a>`,
+    html`<a href="/runs/${encodeURIComponent(logRun)}/jobs/${encodeURIComponent(job.jobId)}/log">log</a>
+      · <a class="instances" href="/ui/runs/${encodeURIComponent(runId)}/instances?job=${encodeURIComponent(job.jobId)}">instances</a>
+      · <a class="transcript" href="/ui/runs/${encodeURIComponent(runId)}/jobs/${encodeURIComponent(job.jobId)}/transcript">calls</a>`,
   ];
 }
 
@@ -150,11 +152,15 @@ export function runPage(
         <strong id="overall">${score(result.overall)}</strong
         >${result.overallStd !== undefined && result.overallStd !== null ? ` ± ${result.overallStd.toFixed(4)}` : ''}
       </p>
+      <p>
+        <a id="instances-link" href="/ui/runs/${encodeURIComponent(run.runId)}/instances">Instances</a> ·
+        <a id="failures-link" href="/ui/runs/${encodeURIComponent(run.runId)}/instances?failed=true">only the failures</a>
+      </p>
       ${rejectedRecords(result)}
       ${result.provenance ? provenanceList(result.provenance) : ''}
       ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
       ${table(
-        ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Log'],
+        ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Files'],
         result.jobs.map((j) => jobRow(result.runId, j)),
         'jobs',
       )}`,

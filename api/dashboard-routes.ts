@@ -21,6 +21,8 @@ import { analysisPage, comparePage, leaderboardPage, loginPage, runPage, runsPag
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
 import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
 import { schedulePage, schedulesPage } from './schedule-pages.js';
+import { instancesPage, transcriptPage } from './instance-pages.js';
+import { InstanceQuery, instancesOf, jobOf, transcriptOf } from './instance-routes.js';
 
 export const SESSION_COOKIE = 'br_session';
 
@@ -82,6 +84,29 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     };
     return reply.type('text/html; charset=utf-8').send(runPage(run, result));
   });
+
+  api.get('/ui/runs/:id/instances', { schema: { ...hidden, params: z.object({ id: z.string() }), querystring: InstanceQuery } }, async (request, reply) => {
+    const result = await finishedResult(context, request.params.id);
+    const query = { ...request.query, job: request.query.job || undefined };
+    if (query.job) jobOf(result, query.job);
+    const found = await instancesOf(context, result, { ...query, search: query.q });
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(instancesPage(result.runId, result.jobs, query, { rows: found.rows, total: found.total, nextOffset: found.nextOffset }));
+  });
+
+  api.get(
+    '/ui/runs/:id/jobs/:job/transcript',
+    { schema: { ...hidden, params: z.object({ id: z.string(), job: z.string() }), querystring: z.object({ instance: z.string().optional() }) } },
+    async (request, reply) => {
+      const result = await finishedResult(context, request.params.id);
+      const job = jobOf(result, request.params.job);
+      const transcript = await transcriptOf(context, result, job, request.query.instance);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(transcriptPage(result.runId, job, request.query.instance, transcript?.lines, transcript?.unreadable ?? 0));
+    },
+  );
 
   api.get('/ui/leaderboard', { schema: { ...hidden, querystring: z.object({ pick: z.enum(['latest', 'best']).default('latest') }) } }, async (request, reply) =>
     reply.type('text/html; charset=utf-8').send(leaderboardPage(buildLeaderboard(await finishedRuns(context.client), request.query.pick), request.query.pick)),
