@@ -13,6 +13,7 @@ import { ApiError, errorBody, handleApiError } from './api-error.js';
 import type { TokenEntry } from './api-tokens.js';
 import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
+import { registerChartRoutes } from './chart-routes.js';
 import { registerInstanceRoutes } from './instance-routes.js';
 import { registerRunEvents } from './run-events.js';
 import { registerRunRewards } from './run-rewards.js';
@@ -114,6 +115,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
   registerInstanceRoutes(app, context);
+  registerChartRoutes(app, context);
   registerRunRewards(app, context);
   registerBoardRoutes(app, context);
   registerScheduleRoutes(app, context);

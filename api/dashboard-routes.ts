@@ -17,7 +17,9 @@ import { ApiError } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import type { TokenEntry } from './api-tokens.js';
 import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
-import { analysisPage, comparePage, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
+import { agreementOf, callsOf } from './chart-routes.js';
+import { timelineSvg } from './chart-views.js';
+import { analysisPage, comparePage, type ComparedInstances, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
 import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
 import { schedulePage, schedulesPage } from './schedule-pages.js';
@@ -25,6 +27,12 @@ import { instancesPage, transcriptPage } from './instance-pages.js';
 import { InstanceQuery, instancesOf, jobOf, transcriptOf } from './instance-routes.js';
 
 export const SESSION_COOKIE = 'br_session';
+
+/** Pages load only this site's script, style sheet and pictures: no inline script, nothing from elsewhere. */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const isPage = (url: string) => url === '/' || url.startsWith('/?') || url.startsWith('/ui/') || url.startsWith('/login');
 
 const STATIC: Record<string, { file: string; type: string }> = {
   'dashboard.js': { file: 'static/dashboard.js', type: 'text/javascript; charset=utf-8' },
@@ -42,6 +50,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (isPage(request.url) && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) reply.header('content-security-policy', PAGE_CSP);
+    return payload;
+  });
 
   for (const [name, asset] of Object.entries(STATIC)) {
     const text = readFileSync(fileURLToPath(new URL(asset.file, import.meta.url)), 'utf8');
@@ -82,7 +95,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
       progress,
       webUi: runWebUiLink(context.settings, request.params.id),
     };
-    return reply.type('text/html; charset=utf-8').send(runPage(run, result));
+    const timeline = result ? timelineSvg(result.jobs, await callsOf(context, result)) : undefined;
+    return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline));
   });
 
   api.get('/ui/runs/:id/instances', { schema: { ...hidden, params: z.object({ id: z.string() }), querystring: InstanceQuery } }, async (request, reply) => {
@@ -118,7 +132,17 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     try {
       const ids = runIdsOf(runs);
       for (const id of ids) await finishedResult(context, id);
-      body = comparePage(runs, ids.length ? compareView(await runResults(context.client, ids)) : undefined);
+      let instances: ComparedInstances | undefined;
+      if (ids.length === 2) {
+        try {
+          const { runA, runB, agreement } = await agreementOf(context, runs);
+          instances = { runA, runB, agreement };
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          instances = { runA: ids[0]!, runB: ids[1]!, note: error.message };
+        }
+      }
+      body = comparePage(runs, ids.length ? compareView(await runResults(context.client, ids)) : undefined, undefined, instances);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       body = comparePage(runs, undefined, error.message);
