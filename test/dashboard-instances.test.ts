@@ -2,11 +2,13 @@
 // a real `br serve`, dev server, worker and Docker: the mcp benchmark against the replay model (5
 // instances, 4 pass; each step a tool call through the official MCP filesystem server), its failure
 // found with the filter, an instance's calls read as a chat in order with their tool calls, and no key
-// or job token in any transcript; then a run whose job holds 10,000 records, paged and filtered.
+// or job token in any transcript; the pictures (a run over time, two runs' agreement, the leaderboard's
+// heat map); a running run's live figures; then a run whose job holds 10,000 records, paged and filtered.
 // Screenshots go to test-artifacts/instances/.
 
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +27,10 @@ const COLD_BUILD_MS = 10 * 60_000;
 const KEY_ENV = 'BR_TEST_DASHBOARD_KEY';
 const KEY = `sk-dashboard-${randomBytes(16).toString('hex')}`;
 const JOB_TOKEN = /brj-[0-9a-f]{40}/;
+// Model names of this file's own (the reference model reads the accuracy from `acc80`): the leaderboard keeps the latest per model.
+const SUFFIX = randomBytes(3).toString('hex');
+const MODEL_A = `instances-acc80-${SUFFIX}`;
+const MODEL_B = `instances-acc50-${SUFFIX}`;
 
 interface Row {
   jobId: string;
@@ -45,6 +51,28 @@ let api: ApiProcess;
 let replay: ReplayModelServer;
 let browser: Browser;
 let page: Page;
+/** What Chromium refused under the pages' Content-Security-Policy: must stay empty. */
+const refused: string[] = [];
+
+/** The reference model behind a delay per call, so a run lasts long enough to be watched. */
+async function slowModel(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server = http.createServer((request, response) => {
+    setTimeout(() => {
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers: request.headers },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      forward.on('error', () => response.destroy());
+      request.pipe(forward);
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, close: () => new Promise((r) => server.close(() => r())) };
+}
 
 async function screenshot(name: string, fullPage = true): Promise<void> {
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage });
@@ -67,6 +95,9 @@ beforeAll(async () => {
   replay = await startReplayModel({ answersFile: replayAnswers('mcp-filesystem.jsonl') });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) refused.push(message.text());
+  });
   await page.goto(`${api.url}/login`);
   await page.fill('input[name=token]', api.fullToken);
   await page.click('button[type=submit]');
@@ -150,8 +181,71 @@ describe('per-instance pages in Chromium', () => {
     }
   });
 
+  it('draws the finished run over time, as the page inlines it and as PNG from the API', async () => {
+    await page.goto(`${api.url}/ui/runs/${run.runId}`);
+    expect(await page.getAttribute('#run-timeline .panel[data-panel="jobs finished"]', 'data-total')).toBe(String(run.jobs.length));
+    expect(await page.locator('#run-timeline .panel[data-panel="calls per minute"] rect').count()).toBeGreaterThan(0);
+    const png = await page.request.get(`${api.url}/runs/${run.runId}/timeline.png`);
+    expect([png.status(), png.headers()['content-type']]).toEqual([200, 'image/png']);
+    await page.locator('#run-timeline').screenshot({ path: path.join(artifacts, '05-run-timeline.png') });
+  });
+
+  let arith: RunResult;
+  it('compares two arith runs instance by instance as an agreement matrix, and shows both on the heat map with their intervals', async () => {
+    arith = await finishedRun({ benchmark: 'arith', model: MODEL_A, endpoint: h.model.url });
+    const other = await finishedRun({ benchmark: 'arith', model: MODEL_B, endpoint: h.model.url });
+    const scores = async (runId: string) =>
+      new Map((await callApi<Instances>(api, 'GET', `/runs/${runId}/instances?limit=1000`)).body.instances.map((r) => [`${r.task}/${r.id}`, r.score]));
+    const [a, b] = [await scores(arith.runId), await scores(other.runId)];
+    const expected = { bothRight: 0, onlyA: 0, onlyB: 0, neither: 0 };
+    for (const [id, score] of a) {
+      const key = score >= 0.5 ? (b.get(id)! >= 0.5 ? 'bothRight' : 'onlyA') : b.get(id)! >= 0.5 ? 'onlyB' : 'neither';
+      expected[key] += 1;
+    }
+    expect(a.size).toBe(40);
+    const agreement = await callApi(api, 'GET', `/compare/agreement?runs=${arith.runId},${other.runId}`);
+    expect(agreement.body).toEqual({ runA: arith.runId, runB: other.runId, ...expected, shared: 40, onlyInA: 0, onlyInB: 0 });
+
+    await page.goto(`${api.url}/ui/compare?runs=${encodeURIComponent(`${arith.runId},${other.runId}`)}`);
+    const cells = await page
+      .locator('#agreement-matrix .agreement')
+      .evaluateAll((gs) => Object.fromEntries(gs.map((g) => [g.getAttribute('data-cell'), Number(g.getAttribute('data-count'))])));
+    expect(cells).toEqual(expected);
+    await page.locator('#agreement-matrix').screenshot({ path: path.join(artifacts, '06-agreement-matrix.png') });
+
+    await page.goto(`${api.url}/ui/leaderboard`);
+    for (const [model, result] of [
+      [MODEL_A, arith],
+      [MODEL_B, other],
+    ] as const)
+      expect(Number(await page.getAttribute(`#leaderboard-heatmap .cell[data-row="${model}"][data-column="arith"]`, 'data-value'))).toBe(result.overall);
+    expect(await page.locator('#leaderboard-heatmap .interval').count()).toBeGreaterThanOrEqual(2);
+    await page.locator('#leaderboard-heatmap').screenshot({ path: path.join(artifacts, '07-leaderboard-heatmap.png') });
+    const svg = await page.request.get(`${api.url}/leaderboard/heatmap.svg`);
+    expect([svg.status(), svg.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
+    expect(await svg.text()).toContain(`data-row="${MODEL_A}"`);
+  });
+
+  it('shows a running run its time left, once a job has finished, and the calls and tokens per second from the gateway', async () => {
+    const slow = await slowModel(h.model.url, 400);
+    try {
+      const submitted = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', {
+        body: { benchmark: 'arith', model: `live-acc80-${SUFFIX}`, endpoint: slow.url, concurrency: 1 },
+      });
+      expect(submitted.status).toBe(201);
+      await page.goto(`${api.url}/ui/runs/${submitted.body.runId}`);
+      await page.waitForSelector('#live-calls[data-value]:not([data-value="0"])', { timeout: 60_000 });
+      expect(Number(await page.getAttribute('#live-tokens', 'data-value'))).toBeGreaterThan(0);
+      await page.waitForSelector('#live-eta[data-seconds]', { timeout: 60_000 });
+      expect(await page.textContent('#live-eta')).toMatch(/^~.+ \(from 1 finished job\)$/);
+      await screenshot('08-live-run', false);
+      await readEvents(api, submitted.body.runId);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('pages through a job of 10,000 records, 50 at a time, and filters them', async () => {
-    const arith = await finishedRun({ benchmark: 'arith', model: 'reference-acc80', endpoint: h.model.url });
     const job = arith.jobs[0]!;
     // Synthetic records in the finished job's artifacts: instance i scores 1 unless i is a multiple of 4.
     const lines = Array.from({ length: 10_000 }, (_, i) =>
@@ -187,5 +281,11 @@ describe('per-instance pages in Chromium', () => {
     // One page of 50 rows, not 10,000: the HTML stays small however long the job is.
     expect((await page.content()).length).toBeLessThan(40_000);
     console.log(`10,000-record job: first page in ${firstPageMs} ms`);
+  });
+
+  it('serves every page under a policy of this site only and no inline script, which none of them breaks', async () => {
+    const response = await page.goto(`${api.url}/ui/runs/${run.runId}/instances`);
+    expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(refused).toEqual([]);
   });
 });
