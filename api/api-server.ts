@@ -14,6 +14,8 @@ import { ApiError, errorBody, handleApiError } from './api-error.js';
 import type { TokenEntry } from './api-tokens.js';
 import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
+import { registerChartRoutes } from './chart-routes.js';
+import { registerInstanceRoutes } from './instance-routes.js';
 import { registerRunEvents } from './run-events.js';
 import { registerRunRewards } from './run-rewards.js';
 import { createRunReads, registerRunRoutes } from './run-routes.js';
@@ -124,6 +126,8 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   const context = { client: options.client, settings: options.settings, reads: createRunReads() };
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
+  registerInstanceRoutes(app, context);
+  registerChartRoutes(app, context);
   registerRunRewards(app, context);
   registerBoardRoutes(app, context);
   registerScheduleRoutes(app, context);

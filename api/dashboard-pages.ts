@@ -8,7 +8,9 @@ import type { TableView } from '../runs/table-view.js';
 import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import { rejectedRecordsNote } from '../contract/records.js';
-import { html, type SafeHtml } from './html-text.js';
+import type { InstanceAgreement } from '../analysis/instance-agreement.js';
+import { agreementSvg, leaderboardSvg } from './chart-views.js';
+import { html, SafeHtml } from './html-text.js';
 
 export function page(title: string, body: SafeHtml): string {
   return html`<!doctype html>
@@ -117,13 +119,16 @@ function jobRow(runId: string, job: JobResult): Array<SafeHtml | string | number
     html`<span class="score" data-task="${job.task}">${score(job.result?.overall)}</span>`,
     job.reason ? `${job.reason}${job.message ? `: ${job.message}` : ''}` : '',
     ...usageCells(job.usage?.model),
-    html`<a href="/runs/${encodeURIComponent(logRun)}/jobs/${encodeURIComponent(job.jobId)}/log">log</a>`,
+    html`<a href="/runs/${encodeURIComponent(logRun)}/jobs/${encodeURIComponent(job.jobId)}/log">log</a>
+      · <a class="instances" href="/ui/runs/${encodeURIComponent(runId)}/instances?job=${encodeURIComponent(job.jobId)}">instances</a>
+      · <a class="transcript" href="/ui/runs/${encodeURIComponent(runId)}/jobs/${encodeURIComponent(job.jobId)}/transcript">calls</a>`,
   ];
 }
 
 export function runPage(
   run: { runId: string; status: string; benchmark: string; model: string; progress: RunProgress | null; webUi: string },
   result: RunResult | undefined,
+  timeline?: string,
 ): string {
   const running = run.status === 'RUNNING';
   const head = html`<p>
@@ -134,6 +139,11 @@ export function runPage(
     ${
       running
         ? html`<p>${progressBar(run.runId, true)}</p>
+            <p class="live-figures">
+              <span>Time left: <strong id="live-eta">estimating…</strong></span><span>Calls per second: <strong id="live-calls">–</strong></span
+              ><span>Tokens per second: <strong id="live-tokens">–</strong></span>
+            </p>
+            <ul class="warning" id="health-findings" hidden></ul>
             <p class="live" data-reload-on-result="${run.runId}">Following the run live…</p>`
         : ''
     }`;
@@ -150,15 +160,28 @@ export function runPage(
         <strong id="overall">${score(result.overall)}</strong
         >${result.overallStd !== undefined && result.overallStd !== null ? ` ± ${result.overallStd.toFixed(4)}` : ''}
       </p>
+      <p>
+        <a id="instances-link" href="/ui/runs/${encodeURIComponent(run.runId)}/instances">Instances</a> ·
+        <a id="failures-link" href="/ui/runs/${encodeURIComponent(run.runId)}/instances?failed=true">only the failures</a>
+      </p>
       ${rejectedRecords(result)}
       ${result.provenance ? provenanceList(result.provenance) : ''}
       ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
       ${table(
-        ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Log'],
+        ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Files'],
         result.jobs.map((j) => jobRow(result.runId, j)),
         'jobs',
-      )}`,
+      )}
+      ${timeline ? figure(timeline, `/runs/${encodeURIComponent(run.runId)}/timeline`, 'The run over time: jobs finished, and jobs, calls and tokens per minute.') : ''}`,
   );
+}
+
+/** An inline SVG picture with its caption and the API's SVG and PNG of it. */
+export function figure(svg: string, file: string, caption: string, query = ''): SafeHtml {
+  return html`<figure>
+    ${new SafeHtml(svg)}
+    <figcaption>${caption} <a href="${file}.svg${query}">SVG</a> · <a href="${file}.png${query}">PNG</a></figcaption>
+  </figure>`;
 }
 
 /** What the score was measured with: benchmark and image digests, dataset, generation settings, judge, seeds, version. */
@@ -192,6 +215,7 @@ export function leaderboardPage(board: Leaderboard, pick: string): string {
     html`<p>
         Showing the <a href="/ui/leaderboard?pick=latest">latest</a> / <a href="/ui/leaderboard?pick=best">best</a> finished run per cell (now: ${pick}).
       </p>
+      ${board.models.length ? figure(leaderboardSvg(board), '/leaderboard/heatmap', `Each cell: the score, its 95% interval as a bar (0 at the cell's left edge, 1 at its right) and n; * partial, ${DIFFERS_MARK} provenance differs.`) : ''}
       ${table(['Model', ...board.benchmarks], rows, 'leaderboard')}
       <p class="note">Each cell: the score, its 95% interval in brackets and n, what the score is a mean over (see docs/results.md).</p>
       ${marked ? html`<p class="note" id="provenance-note">${DIFFERS_NOTE}</p>` : ''}`,
@@ -213,10 +237,32 @@ function runsForm(action: string, runs: string): SafeHtml {
   </form>`;
 }
 
-export function comparePage(runs: string, view: TableView | undefined, error?: string): string {
+export interface ComparedInstances {
+  runA: string;
+  runB: string;
+  agreement?: InstanceAgreement;
+  /** Why there is no matrix (no shared records on this server). */
+  note?: string;
+}
+
+export function comparePage(runs: string, view: TableView | undefined, error?: string, instances?: ComparedInstances): string {
+  const matrix = instances?.agreement
+    ? figure(
+        agreementSvg(instances.runA, instances.runB, instances.agreement),
+        '/compare/agreement',
+        `Instance by instance over the ${instances.agreement.shared} instances both runs have (right: mean score at least 0.5)${
+          instances.agreement.onlyInA || instances.agreement.onlyInB
+            ? `; ${instances.agreement.onlyInA} only in A and ${instances.agreement.onlyInB} only in B are left out`
+            : ''
+        }.`,
+        `?runs=${encodeURIComponent(`${instances.runA},${instances.runB}`)}`,
+      )
+    : instances?.note
+      ? html`<p class="note">${instances.note}</p>`
+      : '';
   return page(
     'Compare runs',
-    html`${runsForm('/ui/compare', runs)}${error ? html`<p class="error">${error}</p>` : ''}${view ? viewTable(view, 'compare') : ''}`,
+    html`${runsForm('/ui/compare', runs)}${error ? html`<p class="error">${error}</p>` : ''}${view ? viewTable(view, 'compare') : ''}${matrix}`,
   );
 }
 

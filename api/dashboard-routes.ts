@@ -17,12 +17,22 @@ import { ApiError } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import type { TokenEntry } from './api-tokens.js';
 import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
-import { analysisPage, comparePage, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
+import { agreementOf, callsOf } from './chart-routes.js';
+import { timelineSvg } from './chart-views.js';
+import { analysisPage, comparePage, type ComparedInstances, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
 import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
 import { schedulePage, schedulesPage } from './schedule-pages.js';
+import { instancesPage, transcriptPage } from './instance-pages.js';
+import { InstanceQuery, instancesOf, jobOf, transcriptOf } from './instance-routes.js';
 
 export const SESSION_COOKIE = 'br_session';
+
+/** Pages load only this site's script, style sheet and pictures: no inline script, nothing from elsewhere. */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const isPage = (url: string) => url === '/' || url.startsWith('/?') || url.startsWith('/ui/') || url.startsWith('/login');
 
 const STATIC: Record<string, { file: string; type: string }> = {
   'dashboard.js': { file: 'static/dashboard.js', type: 'text/javascript; charset=utf-8' },
@@ -40,6 +50,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (isPage(request.url) && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) reply.header('content-security-policy', PAGE_CSP);
+    return payload;
+  });
 
   for (const [name, asset] of Object.entries(STATIC)) {
     const text = readFileSync(fileURLToPath(new URL(asset.file, import.meta.url)), 'utf8');
@@ -80,8 +95,32 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
       progress,
       webUi: runWebUiLink(context.settings, request.params.id),
     };
-    return reply.type('text/html; charset=utf-8').send(runPage(run, result));
+    const timeline = result ? timelineSvg(result.jobs, await callsOf(context, result)) : undefined;
+    return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline));
   });
+
+  api.get('/ui/runs/:id/instances', { schema: { ...hidden, params: z.object({ id: z.string() }), querystring: InstanceQuery } }, async (request, reply) => {
+    const result = await finishedResult(context, request.params.id);
+    const query = { ...request.query, job: request.query.job || undefined };
+    if (query.job) jobOf(result, query.job);
+    const found = await instancesOf(context, result, { ...query, search: query.q });
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(instancesPage(result.runId, result.jobs, query, { rows: found.rows, total: found.total, nextOffset: found.nextOffset }));
+  });
+
+  api.get(
+    '/ui/runs/:id/jobs/:job/transcript',
+    { schema: { ...hidden, params: z.object({ id: z.string(), job: z.string() }), querystring: z.object({ instance: z.string().optional() }) } },
+    async (request, reply) => {
+      const result = await finishedResult(context, request.params.id);
+      const job = jobOf(result, request.params.job);
+      const transcript = await transcriptOf(context, result, job, request.query.instance);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(transcriptPage(result.runId, job, request.query.instance, transcript?.lines, transcript?.unreadable ?? 0));
+    },
+  );
 
   api.get('/ui/leaderboard', { schema: { ...hidden, querystring: z.object({ pick: z.enum(['latest', 'best']).default('latest') }) } }, async (request, reply) =>
     reply.type('text/html; charset=utf-8').send(leaderboardPage(buildLeaderboard(await finishedRuns(context.client), request.query.pick), request.query.pick)),
@@ -93,7 +132,17 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     try {
       const ids = runIdsOf(runs);
       for (const id of ids) await finishedResult(context, id);
-      body = comparePage(runs, ids.length ? compareView(await runResults(context.client, ids)) : undefined);
+      let instances: ComparedInstances | undefined;
+      if (ids.length === 2) {
+        try {
+          const { runA, runB, agreement } = await agreementOf(context, runs);
+          instances = { runA, runB, agreement };
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          instances = { runA: ids[0]!, runB: ids[1]!, note: error.message };
+        }
+      }
+      body = comparePage(runs, ids.length ? compareView(await runResults(context.client, ids)) : undefined, undefined, instances);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       body = comparePage(runs, undefined, error.message);

@@ -1,6 +1,7 @@
 // `GET /runs/{id}/events`: Server-Sent Events of a run as it goes. `progress` whenever the job counts
-// change, `health` for each new finding of checkRunHealth (a stalled queue, a wedged worker), and
-// finally `result` (the RunResult) or `end` (closed without one, e.g. terminated); then the stream closes.
+// change, `live` every few seconds (time left, calls and tokens per second: api/live-figures.ts),
+// `health` for each new finding of checkRunHealth (a stalled queue, a wedged worker), and finally
+// `result` (the RunResult) or `end` (closed without one, e.g. terminated); then the stream closes.
 
 import type { FastifyInstance } from 'fastify';
 import { withJobs } from '../client/run-jobs.js';
@@ -11,9 +12,12 @@ import { queryProgress } from '../client/runs.js';
 import type { RunProgress } from '../runs/run-spec.js';
 import { ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
+import { readLiveFigures } from './live-figures.js';
 import { existingRunOr404 } from './run-routes.js';
 
 const POLL_MS = 500;
+/** Live figures read visibility and transcripts: every few seconds is enough for a person to watch. */
+const LIVE_MS = 2_000;
 /** A comment line this often keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
@@ -22,7 +26,8 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
     '/runs/:id/events',
     {
       schema: {
-        summary: 'Server-Sent Events: `progress` as jobs finish, `health` findings, then `result` (or `end`)',
+        summary:
+          'Server-Sent Events: `progress` as jobs finish, `live` figures (time left, calls and tokens per second), `health` findings, then `result` (or `end`)',
         tags: ['runs'],
         params: z.object({ id: z.string().min(1).max(200) }),
         produces: ['text/event-stream'],
@@ -59,6 +64,13 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
         out.end();
       };
       let lastLine = '';
+      let lastLive = 0;
+      const live = async () => {
+        if (!latest || Date.now() - lastLive < LIVE_MS) return;
+        lastLive = Date.now();
+        const figures = await readLiveFigures(context, runId, latest.pending).catch(() => undefined);
+        if (figures) send('live', figures);
+      };
       const poll = async () => {
         try {
           latest = await queryProgress(handle);
@@ -80,6 +92,7 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
         );
       while (open) {
         await poll();
+        await live();
         const settled = await Promise.race([done, new Promise<undefined>((r) => setTimeout(() => r(undefined), POLL_MS))]);
         if (!settled) continue;
         if ('result' in settled) {

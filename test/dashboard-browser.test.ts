@@ -110,7 +110,7 @@ describe('the dashboard in Chromium', () => {
     for (const job of results.body.jobs) {
       expect(await page.textContent(`.score[data-task="${job.task}"]`)).toBe(job.result!.overall.toFixed(4));
     }
-    const logLinks = await page.$$eval('#jobs a', (links) => links.map((a) => a.getAttribute('href')));
+    const logLinks = await page.$$eval('#jobs a[href$="/log"]', (links) => links.map((a) => a.getAttribute('href')));
     expect(logLinks).toHaveLength(2);
     const log = await page.request.get(`${api.url}${logLinks[0]}`);
     expect(log.status()).toBe(200);

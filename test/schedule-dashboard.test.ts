@@ -1,5 +1,5 @@
 // Evaluation schedules over HTTP and in the dashboard, against a real `br serve`, dev server, worker,
-// Docker engine and reference model: create and trigger a schedule through the API for two
+// Docker engine and reference model: create and trigger a schedule through the API for three
 // checkpoints, read score against checkpoint, then see the plot and table in Chromium with each point
 // linked to its run. Screenshots go to test-artifacts/schedules/.
 
@@ -81,7 +81,7 @@ describe('schedules over HTTP', () => {
     expect(reader.status).toBe(403);
   });
 
-  it('creates a schedule, evaluates two checkpoints once each and reports score against checkpoint', async () => {
+  it('creates a schedule, evaluates three checkpoints once each and reports score against checkpoint', async () => {
     const created = await callApi(api, 'POST', '/schedules', { body: { name, benchmark: 'arith', endpoint: h.model.url, every: '1d', concurrency: 2 } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name, target: 'arith', endpoint: h.model.url, everySeconds: 86400, paused: false, recentFirings: [] });
@@ -92,13 +92,17 @@ describe('schedules over HTTP', () => {
     h.model.serveModels(['reference-acc80']);
     await triggerAndWait(1);
     h.model.serveModels(['reference-acc50']);
-    const board = await triggerAndWait(2);
+    await triggerAndWait(2);
+    h.model.serveModels(['reference-acc20']);
+    const board = await triggerAndWait(3);
     const acc80 = expectedArithScore(arithDir, 'reference-acc80').overall;
     const acc50 = expectedArithScore(arithDir, 'reference-acc50').overall;
+    const acc20 = expectedArithScore(arithDir, 'reference-acc20').overall;
     expect(board.benchmarks).toEqual(['arith']);
     expect(board.rows.map((r) => [r.checkpoint, r.cells.arith!.status, r.cells.arith!.score])).toEqual([
       ['reference-acc80', 'COMPLETED', acc80],
       ['reference-acc50', 'COMPLETED', acc50],
+      ['reference-acc20', 'COMPLETED', acc20],
     ]);
     for (const row of board.rows) expect(row.cells.arith!.link).toBe(`${api.url}/runs/${encodeURIComponent(row.cells.arith!.runId)}`);
 
@@ -123,13 +127,20 @@ describe('schedules over HTTP', () => {
     await page.waitForURL(`${api.url}/ui/schedules/${name}`);
     const board = (await callApi<Board>(api, 'GET', `/schedules/${name}`)).body;
     const points = page.locator('#checkpoint-plot circle.point');
-    expect(await points.count()).toBe(2);
+    expect(await points.count()).toBe(3);
     expect(await points.evaluateAll((cs) => cs.map((c) => [c.getAttribute('data-checkpoint'), Number(c.getAttribute('data-score'))]))).toEqual(
       board.rows.map((r) => [r.checkpoint, r.cells.arith!.score]),
     );
     // The lower score sits lower on the plot.
     const ys = await points.evaluateAll((cs) => cs.map((c) => Number(c.getAttribute('cy'))));
     expect(ys[1]!).toBeGreaterThan(ys[0]!);
+    expect(ys[2]!).toBeGreaterThan(ys[1]!);
+    // The same picture from the API, as SVG and as PNG.
+    const svg = await page.request.get(`${api.url}/schedules/${name}/plot.svg`);
+    expect([svg.status(), svg.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
+    expect((await svg.text()).match(/<circle class="point"/g)).toHaveLength(3);
+    const png = await page.request.get(`${api.url}/schedules/${name}/plot.png`);
+    expect([png.status(), png.headers()['content-type'], (await png.body()).subarray(1, 4).toString()]).toEqual([200, 'image/png', 'PNG']);
     expect(await page.locator('#checkpoints tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)))).toEqual(
       board.rows.map((r) => [r.checkpoint, r.foundAt, r.cells.arith!.score!.toFixed(4)]),
     );

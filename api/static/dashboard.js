@@ -15,13 +15,44 @@ function showProgress(element, progress) {
   }
 }
 
+function duration(seconds) {
+  if (seconds < 60) return seconds + ' s';
+  const minutes = Math.floor(seconds / 60);
+  return minutes < 60 ? minutes + ' min ' + (seconds % 60) + ' s' : Math.floor(minutes / 60) + ' h ' + (minutes % 60) + ' min';
+}
+
+/** The run page's live figures: time left from finished jobs' durations, calls and tokens per second from the gateway. */
+function showLive(figures) {
+  const eta = document.getElementById('live-eta');
+  if (!eta) return;
+  if (figures.secondsLeft !== null) {
+    eta.textContent = '~' + duration(figures.secondsLeft) + ' (from ' + figures.finishedJobs + ' finished job' + (figures.finishedJobs === 1 ? '' : 's') + ')';
+    eta.dataset.seconds = String(figures.secondsLeft);
+  }
+  const calls = document.getElementById('live-calls');
+  calls.textContent = String(figures.callsPerSecond);
+  calls.dataset.value = String(figures.callsPerSecond);
+  const tokens = document.getElementById('live-tokens');
+  tokens.textContent = String(figures.tokensPerSecond);
+  tokens.dataset.value = String(figures.tokensPerSecond);
+}
+
 function follow(element) {
   const runId = element.dataset.run;
   const events = new EventSource('/runs/' + encodeURIComponent(runId) + '/events');
   events.addEventListener('progress', (event) => showProgress(element, JSON.parse(event.data)));
+  events.addEventListener('live', (event) => showLive(JSON.parse(event.data)));
   events.addEventListener('health', (event) => {
     const finding = JSON.parse(event.data);
     element.title = finding.message;
+    // The findings `br run` prints, listed on the run page as they come.
+    const list = document.getElementById('health-findings');
+    if (list) {
+      const item = document.createElement('li');
+      item.textContent = finding.message;
+      list.appendChild(item);
+      list.hidden = false;
+    }
   });
   const end = () => {
     events.close();

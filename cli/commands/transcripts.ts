@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import type { TranscriptLine } from '../../gateway/transcript.js';
 import { JOB_FILES } from '../../runs/job-artifacts.js';
+import { answerMessages, isCall, newMessages, parseTranscript, textOf, type Message } from '../../gateway/transcript-chat.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { locateJobs, readJobFile, shortJobId, whereIs, type ArtifactCommandDeps } from '../run-artifacts.js';
@@ -40,20 +41,9 @@ The gateway writes each job's calls to transcript.jsonl as they end (--no-transc
             await stdout(`== ${name}: no ${JOB_FILES.transcript} on ${whereIs(job)} (transcripts off, no calls yet, or a run from before them)\n`);
           continue;
         }
-        const lines: TranscriptLine[] = [];
-        let unreadable = 0;
-        for (const text of bytes.toString('utf8').split('\n')) {
-          if (!text) continue;
-          try {
-            const line = JSON.parse(text) as TranscriptLine | null;
-            if (typeof line === 'object' && line !== null) lines.push(line);
-            else unreadable += 1;
-          } catch {
-            unreadable += 1; // half a line a killed worker left
-          }
-        }
+        const { lines, unreadable } = parseTranscript(bytes.toString('utf8'));
         if (unreadable) process.stderr.write(`${name}: ${unreadable} unreadable transcript line${unreadable === 1 ? '' : 's'} skipped\n`);
-        const shown = flags.instance === undefined ? lines : lines.filter((line) => 'seq' in line && line.instance === flags.instance);
+        const shown = flags.instance === undefined ? lines : lines.filter((line) => isCall(line) && line.instance === flags.instance);
         if (flags.json) {
           for (const line of shown) await stdout(`${JSON.stringify({ job: job.jobId, ...line })}\n`);
           continue;
@@ -76,31 +66,6 @@ export function callText(line: TranscriptLine, fold: number): string {
   return `${out.join('\n')}\n\n`;
 }
 
-type Message = Record<string, unknown>;
-
-/** The request's messages after its last assistant turn (all of them on a first call); a completion's prompt. */
-function newMessages(request: unknown): Message[] {
-  if (typeof request !== 'object' || request === null) return request === undefined ? [] : [{ role: 'request', content: request }];
-  const body = request as Record<string, unknown>;
-  if (Array.isArray(body.messages)) {
-    const messages = (body.messages as unknown[]).filter((m): m is Message => typeof m === 'object' && m !== null);
-    const lastAnswer = messages.map((m) => m?.role).lastIndexOf('assistant');
-    return messages.slice(lastAnswer + 1);
-  }
-  if (body.prompt !== undefined) return [{ role: 'prompt', content: body.prompt }];
-  if (body.input !== undefined) return [{ role: 'input', content: body.input }];
-  return [];
-}
-
-function answerMessages(response: unknown): Message[] {
-  if (typeof response !== 'object' || response === null) return response === undefined ? [] : [{ role: 'answer', content: response }];
-  const choices = (response as { choices?: unknown }).choices;
-  if (!Array.isArray(choices)) return [{ role: 'answer', content: response }];
-  return (choices as unknown[])
-    .filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null)
-    .map((choice) => (typeof choice.message === 'object' && choice.message !== null ? (choice.message as Message) : { role: 'answer', content: choice.text }));
-}
-
 function messageLines(message: Message, fold: number): string[] {
   const role = typeof message.role === 'string' ? message.role : 'message';
   const who = role === 'tool' && typeof message.tool_call_id === 'string' ? `tool (${message.tool_call_id})` : role;
@@ -112,12 +77,6 @@ function messageLines(message: Message, fold: number): string[] {
     for (const call of message.tool_calls as Array<{ id?: string; function?: { name?: string; arguments?: string } } | null>)
       if (call) lines.push(`  ${who} → ${call.function?.name ?? '?'}(${folded(call.function?.arguments ?? '', fold)})${call.id ? ` [${call.id}]` : ''}`);
   return lines;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : JSON.stringify(part))).join('\n');
-  return content === undefined || content === null ? '' : JSON.stringify(content);
 }
 
 function folded(text: string, fold: number): string {

@@ -1,0 +1,139 @@
+// The dashboard's per-instance pages: a run's instances (one server-rendered page of rows at a time,
+// filtered to the failures or by a search), and a job's transcript read as a chat: system, user,
+// assistant, tool calls and their results, long texts folded.
+
+import type { TranscriptLine } from '../gateway/transcript.js';
+import type { InstanceRow } from '../runs/instance-list.js';
+import type { JobResult } from '../runs/run-spec.js';
+import { callTurns, isCall, type ChatTurn } from '../gateway/transcript-chat.js';
+import { page, score, table } from './dashboard-pages.js';
+import { html, type SafeHtml } from './html-text.js';
+
+/** Texts longer than this are folded behind their first lines. */
+export const FOLD_CHARS = 600;
+
+export interface InstancesQuery {
+  job?: string;
+  failed: boolean;
+  q?: string;
+  offset: number;
+  limit: number;
+}
+
+const runPath = (runId: string) => `/ui/runs/${encodeURIComponent(runId)}`;
+
+export function transcriptLink(runId: string, jobId: string, instance?: string): string {
+  return `${runPath(runId)}/jobs/${encodeURIComponent(jobId)}/transcript${instance !== undefined ? `?instance=${encodeURIComponent(instance)}` : ''}`;
+}
+
+function instancesHref(runId: string, query: InstancesQuery, offset: number): string {
+  const params = new URLSearchParams();
+  if (query.job) params.set('job', query.job);
+  if (query.failed) params.set('failed', 'true');
+  if (query.q) params.set('q', query.q);
+  if (offset) params.set('offset', String(offset));
+  if (query.limit !== 50) params.set('limit', String(query.limit));
+  const text = params.toString();
+  return `${runPath(runId)}/instances${text ? `?${text}` : ''}`;
+}
+
+const tokens = (row: InstanceRow) =>
+  row.promptTokens === null && row.completionTokens === null ? '–' : `${row.promptTokens ?? '–'} / ${row.completionTokens ?? '–'}`;
+
+export function instancesPage(
+  runId: string,
+  jobs: JobResult[],
+  query: InstancesQuery,
+  result: { rows: InstanceRow[]; total: number; nextOffset?: number },
+): string {
+  const rows = result.rows.map((row) => [
+    html`<span class="instance-id">${row.id}</span>`,
+    row.task + (row.repeat ? ` #${row.repeat}` : ''),
+    html`<span class="score ${row.score >= 1 ? 'pass' : 'fail'}">${score(row.score)}</span>`,
+    tokens(row),
+    row.cost === null ? '–' : `$${row.cost.toFixed(6)}`,
+    row.calls ?? '–',
+    row.latencyMs === null ? '–' : `${Math.round(row.latencyMs)} ms`,
+    html`<a class="transcript" href="${transcriptLink(runId, row.jobId, row.id)}">calls</a>`,
+  ]);
+  const first = result.total ? query.offset + 1 : 0;
+  const last = query.offset + result.rows.length;
+  const previous = query.offset > 0 ? Math.max(0, query.offset - query.limit) : undefined;
+  return page(
+    `Instances of ${runId}`,
+    html`<p><a href="${runPath(runId)}">← run</a></p>
+      <form method="get" action="${runPath(runId)}/instances" class="filters" id="instance-filter">
+        <label
+          >Job
+          <select name="job">
+            <option value="">all</option>
+            ${jobs.map((j) => html`<option value="${j.jobId}" ${j.jobId === query.job ? ' selected' : ''}>${j.task}${j.repeat ? ` #${j.repeat}` : ''}</option>`)}
+          </select></label
+        ><label><input type="checkbox" name="failed" value="true" ${query.failed ? ' checked' : ''} /> only failures (score &lt; 1)</label
+        ><label>Search <input name="q" value="${query.q ?? ''}" placeholder="id or text" /></label><button type="submit">Show</button>
+      </form>
+      <p class="pager" id="pager">
+        <span id="shown">${first}–${last} of ${result.total}</span>
+        ${previous !== undefined ? html` · <a rel="prev" href="${instancesHref(runId, query, previous)}">previous</a>` : ''}
+        ${result.nextOffset !== undefined ? html` · <a rel="next" href="${instancesHref(runId, query, result.nextOffset)}">next</a>` : ''}
+      </p>
+      ${table(['Instance', 'Task', 'Score', 'Tokens (in / out)', 'Cost', 'Calls', 'Latency', 'Transcript'], rows, 'instances')}`,
+  );
+}
+
+/** A text shown whole when short, else its start with the rest behind a fold. */
+function foldedText(text: string, className: string): SafeHtml {
+  if (text.length <= FOLD_CHARS) return html`<pre class="${className}">${text}</pre>`;
+  return html`<details class="fold">
+    <summary><pre class="${className}">${text.slice(0, FOLD_CHARS)}…</pre><span class="more">${text.length} characters: show all</span></summary>
+    <pre class="${className}">${text}</pre>
+  </details>`;
+}
+
+function turnHtml(turn: ChatTurn): SafeHtml {
+  const who = turn.role === 'tool' && turn.toolCallId ? html`tool result <code>${turn.toolCallId}</code>` : turn.role;
+  return html`<div class="turn turn-${turn.role.replace(/[^a-z_-]/gi, '')}">
+    <div class="who">${who}</div>
+    ${turn.reasoning ? html`<div class="thinking">${foldedText(turn.reasoning, 'text')}</div>` : ''} ${turn.text ? foldedText(turn.text, 'text') : ''}
+    ${turn.toolCalls.map(
+      (call) =>
+        html`<div class="tool-call">
+          <span class="tool-name">→ ${call.name}</span>${call.id ? html` <code>${call.id}</code>` : ''} ${foldedText(call.arguments, 'arguments')}
+        </div>`,
+    )}
+  </div>`;
+}
+
+function callHtml(line: TranscriptLine): SafeHtml {
+  if (!isCall(line)) return html`<p class="warning">${line.capped.note}</p>`;
+  const { asked, answered } = callTurns(line);
+  const usage = line.usage ? ` · ${line.usage.prompt_tokens} in / ${line.usage.completion_tokens} out tokens` : '';
+  return html`<section class="call" data-seq="${line.seq}">
+    <h3>
+      #${line.seq}${line.instance !== undefined ? ` · instance ${line.instance}` : ''} · ${line.path} · ${line.status}${line.cache ? ' (cache)' : ''} ·
+      ${Math.round(line.latency_ms)} ms${usage}
+    </h3>
+    ${asked.map(turnHtml)} ${answered.map(turnHtml)} ${line.error ? html`<p class="error">${line.error}</p>` : ''}
+  </section>`;
+}
+
+export function transcriptPage(runId: string, job: JobResult, instance: string | undefined, lines: TranscriptLine[] | undefined, unreadable: number): string {
+  const calls = lines?.filter(isCall).length ?? 0;
+  return page(
+    `Transcript of ${job.task}${instance !== undefined ? `, instance ${instance}` : ''}`,
+    html`<p>
+        <a href="${runPath(runId)}">← run</a> · <a href="${runPath(runId)}/instances?job=${encodeURIComponent(job.jobId)}">instances</a>
+        ${instance !== undefined ? html` · <a href="${transcriptLink(runId, job.jobId)}">every call of the job</a>` : ''} ·
+        <a href="/runs/${encodeURIComponent(runId)}/jobs/${encodeURIComponent(job.jobId)}/transcript${instance !== undefined ? `?instance=${encodeURIComponent(instance)}` : ''}"
+          >JSON</a
+        >
+      </p>
+      <p class="run-id">${job.jobId}</p>
+      ${
+        lines === undefined
+          ? html`<p>This job has no transcript: transcripts were off, or the run is from before them.</p>`
+          : html`<p id="call-count">${calls} call${calls === 1 ? '' : 's'}${unreadable ? `, ${unreadable} unreadable lines skipped` : ''}</p>
+              <div class="chat">${lines.map(callHtml)}</div>`
+      }`,
+  );
+}
