@@ -18,10 +18,11 @@ const RUN_MS = 20 * 60_000;
 // Samples 0 and 2 end with the database as the task expects (a look-up, then the $50 certificate the
 // customer is owed); in sample 1 the agent cancels a reservation it must not: 2 of 3.
 const SCORE = 2 / 3;
+// A sample's messages are the customer's side: its instructions, the opening cue, its opening, the agent's reply, its stop.
 const PER_SAMPLE = [
-  { index: '0', score_value: 'C', messages: 4 },
-  { index: '1', score_value: 'I', messages: 4 },
-  { index: '2', score_value: 'C', messages: 4 },
+  { index: '0', score_value: 'C', messages: 5 },
+  { index: '1', score_value: 'I', messages: 5 },
+  { index: '2', score_value: 'C', messages: 5 },
 ];
 
 let h: Harness;
