@@ -119,6 +119,8 @@ export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<st
 export interface ModelAccess {
   endpoint?: string;
   judge?: { endpoint: string; model: string; apiKey: string };
+  /** A user simulator of its own (--user-model); without it a benchmark simulates the user with the model under test. */
+  user?: { endpoint: string; model: string; apiKey: string };
 }
 
 /**
@@ -147,6 +149,13 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
           BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint),
           BENCHROUTER_JUDGE_MODEL: access.judge.model,
           BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey,
+        }
+      : {}),
+    ...(access.user
+      ? {
+          BENCHROUTER_USER_ENDPOINT: reachable(access.user.endpoint),
+          BENCHROUTER_USER_MODEL: access.user.model,
+          BENCHROUTER_USER_API_KEY: access.user.apiKey,
         }
       : {}),
     ...(datasetDir ? { BENCHROUTER_DATASET_DIR: CONTAINER_DATASET_DIR } : {}),

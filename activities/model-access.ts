@@ -3,7 +3,7 @@
 
 import { jobBudgetOf, runBudgetOf } from '../runs/budgets.js';
 import { generationOf } from '../runs/generation.js';
-import { judgeTargetOf, modelTargetOf, RunOptionFields, type ModelTarget } from '../runs/run-options.js';
+import { judgeTargetOf, modelTargetOf, RunOptionFields, userTargetOf, type ModelTarget } from '../runs/run-options.js';
 import { ApplicationFailure } from '@temporalio/common';
 import path from 'node:path';
 import type { ModelGateway } from '../gateway/model-gateway.js';
@@ -40,17 +40,18 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
   const { gateway } = deps;
   const model = modelTargetOf(job.options);
   const judgeTarget = judgeTargetOf(job.options);
+  const userTarget = userTargetOf(job.options);
   if (!gateway || !job.options.gateway) {
-    const judge = judgeTarget
-      ? { endpoint: judgeTarget.endpoint, model: judgeTarget.name, apiKey: resolveApiKey(judgeTarget.apiKeyEnv, deps.hostId) }
-      : undefined;
-    return { apiKey: resolveApiKey(model.apiKeyEnv, deps.hostId), access: { judge }, close: () => undefined };
+    const direct = (target: ModelTarget | undefined) =>
+      target ? { endpoint: target.endpoint, model: target.name, apiKey: resolveApiKey(target.apiKeyEnv, deps.hostId) } : undefined;
+    return { apiKey: resolveApiKey(model.apiKeyEnv, deps.hostId), access: { judge: direct(judgeTarget), user: direct(userTarget) }, close: () => undefined };
   }
   const cacheDir = (runId: string) => gatewayCacheDir(deps.artifactsRoot, runId);
-  // Both keys are resolved before any route opens: a judge key missing on this host (a final failure)
-  // must not leave the model's route registered, with its token valid, until the worker restarts.
+  // Every key is resolved before any route opens: a judge's or user simulator's key missing on this host (a
+  // final failure) must not leave the model's route registered, with its token valid, until the worker restarts.
   const modelKey = resolveApiKey(model.apiKeyEnv, deps.hostId);
   const judgeKey = judgeTarget ? resolveApiKey(judgeTarget.apiKeyEnv, deps.hostId) : undefined;
+  const userKey = userTarget ? resolveApiKey(userTarget.apiKeyEnv, deps.hostId) : undefined;
   const generation = generationOf(job.options, job.resolved);
   const budget = { job: jobBudgetOf(job.options), run: runBudgetOf(job.options) };
   if (generation.truncation) checkTokenizer(gateway.instance, generation.truncation, deps.hostId);
@@ -66,7 +67,7 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
       limits: { concurrency: job.options.modelConcurrency, ratePerSecond: job.options.modelRate, maxRetries: job.options.modelRetries },
       ...(budget.job || budget.run ? { budget } : {}),
       usageFile: path.join(jobDir, usageFileName(role)),
-      // The model's calls: a judge's are metered on their own, not transcribed.
+      // The model's calls: a judge's and a user simulator's are metered on their own, not transcribed.
       ...(role === 'model' && job.options.transcripts !== false
         ? {
             transcript: {
@@ -82,24 +83,31 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
   const apiKey = route('model', model, modelKey);
   const judge =
     judgeTarget && judgeKey !== undefined ? { endpoint: gateway.url, model: judgeTarget.name, apiKey: route('judge', judgeTarget, judgeKey) } : undefined;
+  const user = userTarget && userKey !== undefined ? { endpoint: gateway.url, model: userTarget.name, apiKey: route('user', userTarget, userKey) } : undefined;
   let closed: { usage: JobUsage | undefined } | undefined;
-  return { apiKey, access: { endpoint: gateway.url, judge }, close: () => (closed ??= { usage: closeRoutes(gateway.instance, job) }).usage };
+  return { apiKey, access: { endpoint: gateway.url, judge, user }, close: () => (closed ??= { usage: closeRoutes(gateway.instance, job) }).usage };
 }
 
 function closeRoutes(gateway: ModelGateway, job: JobSpec): JobUsage | undefined {
   const model = gateway.unregister(job.jobId, 'model');
   const judge = job.options.judgeModel ? gateway.unregister(job.jobId, 'judge') : undefined;
+  const user = job.options.userModel ? gateway.unregister(job.jobId, 'user') : undefined;
   if (!model) return undefined;
-  return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}), counters: { model, ...(judge ? { judge } : {}) } };
+  return {
+    model: summarizeUsage(model),
+    ...(judge ? { judge: summarizeUsage(judge) } : {}),
+    ...(user ? { user: summarizeUsage(user) } : {}),
+    counters: { model, ...(judge ? { judge } : {}), ...(user ? { user } : {}) },
+  };
 }
 
 /**
- * With --no-gateway, a model (or judge) endpoint on the worker host's loopback is rewritten to
+ * With --no-gateway, a model (or judge, or user simulator) endpoint on the worker host's loopback is rewritten to
  * host.docker.internal; the run names it as the model, so its port is let through the firewall.
  */
 export async function openLoopbackEndpoints(deps: ModelAccessDeps, job: JobSpec, access: ModelAccess): Promise<void> {
   if (!deps.firewall || access.endpoint) return;
-  for (const endpoint of [job.options.endpoint, access.judge?.endpoint]) {
+  for (const endpoint of [job.options.endpoint, access.judge?.endpoint, access.user?.endpoint]) {
     if (!endpoint || endpointSeenFromBridge(endpoint) === endpoint) continue;
     const url = new URL(endpoint);
     await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));

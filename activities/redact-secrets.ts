@@ -34,7 +34,7 @@ export function redactDeep<T>(value: T, secrets: readonly string[]): T {
 }
 
 /**
- * Every secret this worker knows for a job: the model's and judge's keys as resolved on this host
+ * Every secret this worker knows for a job: the model's, judge's and user simulator's keys as resolved on this host
  * (with --no-gateway the container holds them) and, through the gateway, the job's own tokens.
  */
 export function jobSecrets(
@@ -43,13 +43,14 @@ export function jobSecrets(
   env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   const secrets: string[] = [];
-  for (const source of [job.options.apiKeyEnv, job.options.judgeApiKeyEnv]) {
+  for (const source of [job.options.apiKeyEnv, job.options.judgeApiKeyEnv, job.options.userApiKeyEnv]) {
     const key = source ? env[source] : undefined;
     if (key) secrets.push(key);
   }
   if (gateway && job.options.gateway) {
     secrets.push(gateway.tokenFor(job.jobId, 'model'));
     if (job.options.judgeModel) secrets.push(gateway.tokenFor(job.jobId, 'judge'));
+    if (job.options.userModel) secrets.push(gateway.tokenFor(job.jobId, 'user'));
   }
   return secrets;
 }

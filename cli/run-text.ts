@@ -62,6 +62,7 @@ export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidt
   if (rejected.length) lines.push(...rejected, `records: \`br records ${run.runId}\` names every rejected line (docs/benchmark-contract.md has the fields)`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
   if (run.usage?.judge) lines.push(usageLine('judge', run.usage.judge));
+  if (run.usage?.user) lines.push(usageLine('user simulator', run.usage.user));
   if (run.provenance) {
     const entries = provenanceEntries(run.provenance);
     const width = Math.max(...entries.map(([label]) => label.length));

@@ -45,6 +45,7 @@ const ENTRIES: Entry[] = [
   { benchmark: 'mathematics', model: 'replay' },
   { benchmark: 'mcp', covered: 5, model: 'replay' },
   { benchmark: 'sql', covered: 8, model: 'replay' },
+  { benchmark: 'tau2', task: 'airline', covered: 3, model: 'replay' },
 ];
 
 interface Measured {

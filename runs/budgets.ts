@@ -1,5 +1,5 @@
 // Budgets: how many tokens (prompt + completion) and dollars a run, and each of its jobs, may spend on the
-// model (and judge) through the gateway, and what is spent. Spend is what the upstream answered: answers
+// model (and judge, and user simulator) through the gateway, and what is spent. Spend is what the upstream answered: answers
 // replayed from the cache are free. Pure, so the gateway, the host activity and the run workflow agree.
 // The guarantee and its bound are in docs/gateway.md#budgets.
 
@@ -65,17 +65,17 @@ function subtractSpend(a: Spend, b: Spend): Spend {
 }
 
 /**
- * What the run itself spent, from its tally: model and judge, less the jobs `br retry` carried over (their
+ * What the run itself spent, from its tally: model, judge and user simulator, less the jobs `br retry` carried over (their
  * spend was the original run's, so a retry's budget is for what it runs again).
  */
 export function runSpendOf(tally: Pick<RunTally, 'usage'>, carried: ReadonlyArray<Pick<JobResult, 'usage'>>): Spend {
-  const all = addSpend(spendOf(tally.usage?.model), spendOf(tally.usage?.judge));
+  const all = addSpend(addSpend(spendOf(tally.usage?.model), spendOf(tally.usage?.judge)), spendOf(tally.usage?.user));
   return subtractSpend(all, carried.map(spendOfJob).reduce(addSpend, NO_SPEND));
 }
 
-/** A job's spend from its result: model and judge. */
+/** A job's spend from its result: model, judge and user simulator. */
 export function spendOfJob(job: Pick<JobResult, 'usage'>): Spend {
-  return addSpend(spendOf(job.usage?.counters.model), spendOf(job.usage?.counters.judge));
+  return addSpend(addSpend(spendOf(job.usage?.counters.model), spendOf(job.usage?.counters.judge)), spendOf(job.usage?.counters.user));
 }
 
 /**
@@ -180,7 +180,7 @@ export function withBudgetVerdict<T extends { status: JobResult['status']; reaso
   harvested: T,
   usage: JobResult['usage'],
 ): T {
-  const refused = (usage?.counters.model.budgetRefused ?? 0) + (usage?.counters.judge?.budgetRefused ?? 0);
+  const refused = (usage?.counters.model.budgetRefused ?? 0) + (usage?.counters.judge?.budgetRefused ?? 0) + (usage?.counters.user?.budgetRefused ?? 0);
   if (refused === 0 || harvested.status === 'TIMED_OUT') return harvested;
   const spent = spendOfJob({ usage });
   const note = `the gateway refused ${refused} model ${refused === 1 ? 'call' : 'calls'}: budget spent (this job spent ${spent.tokens} tokens, $${roundCost(spent.cost)})`;
@@ -202,7 +202,7 @@ export function budgetFiguresOf(
     ...(job?.tokens !== undefined ? { jobTokens: job.tokens } : {}),
     ...(job?.cost !== undefined ? { jobCost: job.cost } : {}),
     spent: runSpendOf(tally, carried),
-    refusedCalls: (tally.usage?.model.budgetRefused ?? 0) + (tally.usage?.judge?.budgetRefused ?? 0),
+    refusedCalls: (tally.usage?.model.budgetRefused ?? 0) + (tally.usage?.judge?.budgetRefused ?? 0) + (tally.usage?.user?.budgetRefused ?? 0),
     jobsStopped: tally.budgetJobs?.stopped ?? 0,
     jobsNotStarted: tally.budgetJobs?.notStarted ?? 0,
   };
@@ -215,7 +215,7 @@ export interface RunBudgetFigures {
   cost?: number;
   jobTokens?: number;
   jobCost?: number;
-  /** What the run spent upstream, model and judge. */
+  /** What the run spent upstream, model, judge and user simulator. */
   spent: Spend;
   /** Calls the gateway refused for a spent budget. */
   refusedCalls: number;

@@ -46,6 +46,8 @@ export interface Provenance {
   /** What the gateway applied to every model call (absent without the gateway). */
   generation?: ProvenanceGeneration;
   judge?: { model: string };
+  /** A user simulator of its own (--user-model); absent when the benchmark's simulated user was the model under test. */
+  user?: { model: string };
   /** The seed of each repeat (BENCHROUTER_SEED), in repeat order; empty when the run passed none. */
   seeds: number[];
 }
@@ -119,13 +121,14 @@ export function provenanceOf(
     gateway: options.gateway,
     ...(generation ? { generation } : {}),
     ...(options.judgeModel ? { judge: { model: options.judgeModel } } : {}),
+    ...(options.userModel ? { user: { model: options.userModel } } : {}),
     seeds: seeded ? Array.from({ length: options.repeats }, (_, repeat) => (options.seed ?? 0) + repeat) : [],
   };
 }
 
 /**
  * What makes two runs' scores comparable: the benchmark's digest, every task's images, the datasets'
- * digests, the gateway and its generation settings, the judge. Not the seeds (another sample of the same
+ * digests, the gateway and its generation settings, the judge, the user simulator. Not the seeds (another sample of the same
  * measurement) nor BenchRouter's version.
  */
 function comparable(p: Provenance): unknown {
@@ -136,6 +139,8 @@ function comparable(p: Provenance): unknown {
     gateway: p.gateway,
     generation: p.generation ?? null,
     judge: p.judge?.model ?? null,
+    // Left out (undefined) when the model under test simulated the user, so earlier runs' hashes hold.
+    user: p.user?.model,
   };
 }
 
@@ -190,6 +195,8 @@ export function provenanceDifferences(a: Provenance, b: Provenance): string[] {
     if (canonicalJson(ga[field]) !== canonicalJson(gb[field])) lines.push(`generation differs: ${field} ${shown(ga[field])} vs ${shown(gb[field])}`);
   }
   if (a.judge?.model !== b.judge?.model) lines.push(`judge differs: ${a.judge?.model ?? 'none'} vs ${b.judge?.model ?? 'none'}`);
+  if (a.user?.model !== b.user?.model)
+    lines.push(`user simulator differs: ${a.user?.model ?? 'the model under test'} vs ${b.user?.model ?? 'the model under test'}`);
   if (a.seeds.join() !== b.seeds.join()) lines.push(`seeds differ: ${a.seeds.join(', ') || 'none'} vs ${b.seeds.join(', ') || 'none'}`);
   const version = (p: Provenance) =>
     p.benchrouter ? `${p.benchrouter.version}${p.benchrouter.commit ? ` (${p.benchrouter.commit.slice(0, 12)})` : ''}` : 'unknown';
@@ -232,6 +239,7 @@ export function provenanceEntries(p: Provenance): Array<[label: string, value: s
         ]
       : []),
     ['judge', p.judge?.model ?? 'none'],
+    ...(p.user ? [['user simulator', p.user.model] as [string, string]] : []),
     ['seeds', p.seeds.join(', ') || 'none'],
     ['benchrouter', p.benchrouter ? `${p.benchrouter.version}${p.benchrouter.commit ? ` (${p.benchrouter.commit})` : ''}` : 'unknown'],
   ];

@@ -83,13 +83,15 @@ export const RunOptionFields = z.strictObject({
   budgetTokens: positiveInt
     .optional()
     .describe(
-      "the run's budget of model tokens (prompt + completion, model and judge, on every host): once spent, the gateway refuses further calls (HTTP 429 budget_exhausted) and the run starts no further job; those jobs fail with BUDGET",
+      "the run's budget of model tokens (prompt + completion, model, judge and user simulator, on every host): once spent, the gateway refuses further calls (HTTP 429 budget_exhausted) and the run starts no further job; those jobs fail with BUDGET",
     )
     .meta(cli('n')),
   budgetCost: positiveNumber.optional().describe("the run's budget in dollars (the usage's cost), enforced as budgetTokens is").meta(cli('usd')),
   jobBudgetTokens: positiveInt
     .optional()
-    .describe("each job's budget of model tokens: once a job spent it, the gateway refuses its further calls and the job fails with BUDGET")
+    .describe(
+      "each job's budget of model tokens (model, judge and user simulator): once a job spent it, the gateway refuses its further calls and the job fails with BUDGET",
+    )
     .meta(cli('n')),
   jobBudgetCost: positiveNumber.optional().describe("each job's budget in dollars, enforced as jobBudgetTokens is").meta(cli('usd')),
   gen: z
@@ -131,6 +133,12 @@ export const RunOptionFields = z.strictObject({
   judgeModel: name.optional().describe("a judge model's name, for benchmarks that call one").meta(cli('name')),
   judgeEndpoint: httpUrl.optional().describe("the judge model's OpenAI-compatible base URL").meta(cli('url')),
   judgeApiKeyEnv: envName.optional().describe("environment variable on the worker host that holds the judge's key").meta(cli('VAR')),
+  userModel: name
+    .optional()
+    .describe("a user simulator's model name, for benchmarks that simulate the user (tau2's customer); default: the model under test")
+    .meta(cli('name')),
+  userEndpoint: httpUrl.optional().describe("the user simulator's OpenAI-compatible base URL").meta(cli('url')),
+  userApiKeyEnv: envName.optional().describe("environment variable on the worker host that holds the user simulator's key").meta(cli('VAR')),
   prices: z
     .record(z.string(), price, expecting('a mapping of model names to {input, output}'))
     .optional()
@@ -149,7 +157,7 @@ export interface RuleIssueParams {
 /** The rules between options, for any schema made of RunOptionFields (the schedule's omits the model). */
 export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof RunOptionFields>>>>(schema: T) {
   return schema.superRefine((options, ctx) => {
-    const both = (a: 'judgeModel' | 'truncationTokens', b: 'judgeEndpoint' | 'tokenizer', why: string) => {
+    const both = (a: 'judgeModel' | 'userModel' | 'truncationTokens', b: 'judgeEndpoint' | 'userEndpoint' | 'tokenizer', why: string) => {
       if ((options[a] === undefined) !== (options[b] === undefined))
         ctx.addIssue({
           code: 'custom',
@@ -159,6 +167,7 @@ export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof R
         });
     };
     both('judgeModel', 'judgeEndpoint', 'a judge needs a model and an endpoint');
+    both('userModel', 'userEndpoint', 'a user simulator needs a model and an endpoint');
     both('truncationTokens', 'tokenizer', "prompt truncation needs a token count and the model's tokenizer.json");
     const needsGateway = (name: 'truncationTokens' | 'stripThinking', what: string) => {
       if (options[name] !== undefined && options[name] !== false && options.gateway === false)
@@ -218,6 +227,12 @@ export function modelTargetOf(options: Pick<RunOptions, 'model' | 'endpoint' | '
 export function judgeTargetOf(options: Pick<RunOptions, 'judgeModel' | 'judgeEndpoint' | 'judgeApiKeyEnv'>): ModelTarget | undefined {
   if (!options.judgeModel || !options.judgeEndpoint) return undefined;
   return { name: options.judgeModel, endpoint: options.judgeEndpoint, ...(options.judgeApiKeyEnv ? { apiKeyEnv: options.judgeApiKeyEnv } : {}) };
+}
+
+/** The user simulator's target, when the run names one; otherwise the benchmark's simulator is the model under test. */
+export function userTargetOf(options: Pick<RunOptions, 'userModel' | 'userEndpoint' | 'userApiKeyEnv'>): ModelTarget | undefined {
+  if (!options.userModel || !options.userEndpoint) return undefined;
+  return { name: options.userModel, endpoint: options.userEndpoint, ...(options.userApiKeyEnv ? { apiKeyEnv: options.userApiKeyEnv } : {}) };
 }
 
 /** The options with every default, from a partial set that must name at least the model and endpoint. */

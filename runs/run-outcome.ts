@@ -22,9 +22,13 @@ export function runUsage(jobs: ReadonlyArray<JobResult>): RunResult['usage'] {
   const metered = jobs.filter((j) => j.usage);
   if (metered.length === 0) return undefined;
   const model = metered.reduce((acc, j) => mergeCounters(acc, j.usage!.counters.model), emptyCounters());
-  const judged = metered.filter((j) => j.usage!.counters.judge);
-  const judge = judged.length ? judged.reduce((acc, j) => mergeCounters(acc, j.usage!.counters.judge!), emptyCounters()) : undefined;
-  return { model: summarizeUsage(model), ...(judge ? { judge: summarizeUsage(judge) } : {}) };
+  const side = (role: 'judge' | 'user') => {
+    const using = metered.filter((j) => j.usage!.counters[role]);
+    return using.length ? summarizeUsage(using.reduce((acc, j) => mergeCounters(acc, j.usage!.counters[role]!), emptyCounters())) : undefined;
+  };
+  const judge = side('judge');
+  const user = side('user');
+  return { model: summarizeUsage(model), ...(judge ? { judge } : {}), ...(user ? { user } : {}) };
 }
 
 export function meanAndStd(values: number[]): { mean: number | null; std: number | null } {

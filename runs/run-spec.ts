@@ -70,7 +70,9 @@ export interface JobSpec {
 export interface JobUsage {
   model: UsageSummary;
   judge?: UsageSummary;
-  counters: { model: UsageCounters; judge?: UsageCounters };
+  /** A user simulator's calls, with --user-model (without it they are the model's). */
+  user?: UsageSummary;
+  counters: { model: UsageCounters; judge?: UsageCounters; user?: UsageCounters };
 }
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
@@ -174,7 +176,7 @@ export interface RunResult {
    */
   resultPages?: string[];
   /** Model usage over all jobs (absent with --no-gateway). */
-  usage?: { model: UsageSummary; judge?: UsageSummary };
+  usage?: { model: UsageSummary; judge?: UsageSummary; user?: UsageSummary };
   /** What the score was measured with (runs/provenance.ts); absent in runs from before it was kept. */
   provenance?: Provenance;
   /** The score's n and 95% interval (runs/score-interval.ts). */

@@ -18,7 +18,7 @@ export interface RunTally {
   tasks: Array<{ task: string; repeats: number; scores: Array<[repeat: number, overall: number]> }>;
   /** Per repeat index: sum and count of its succeeded jobs' scores (for the spread over repeats). */
   repeatScores: Record<string, [number, number]>;
-  usage?: { model: UsageCounters; judge?: UsageCounters };
+  usage?: { model: UsageCounters; judge?: UsageCounters; user?: UsageCounters };
   /** pass@k counts per task, merged over the hosts and batches that reported them. */
   repeatCounts: Record<string, RepeatCounts>;
   /** Image ids and dataset digests the jobs reported (absent in a tally carried from before it was kept). */
@@ -73,7 +73,12 @@ export function addJobs(tally: RunTally, jobs: ReadonlyArray<JobResult>): RunTal
     }
     if (job.usage) {
       const judge = job.usage.counters.judge ? mergeCounters(next.usage?.judge ?? emptyCounters(), job.usage.counters.judge) : next.usage?.judge;
-      next.usage = { model: mergeCounters(next.usage?.model ?? emptyCounters(), job.usage.counters.model), ...(judge ? { judge } : {}) };
+      const user = job.usage.counters.user ? mergeCounters(next.usage?.user ?? emptyCounters(), job.usage.counters.user) : next.usage?.user;
+      next.usage = {
+        model: mergeCounters(next.usage?.model ?? emptyCounters(), job.usage.counters.model),
+        ...(judge ? { judge } : {}),
+        ...(user ? { user } : {}),
+      };
     }
   }
   if (next.provenance) next.provenance = harvestProvenance(next.provenance, jobs);
@@ -112,7 +117,11 @@ export function tallyOutcome(
     .sort((a, b) => Number(a) - Number(b))
     .map((repeat) => tally.repeatScores[repeat]![0] / tally.repeatScores[repeat]![1]);
   const usage = tally.usage
-    ? { model: summarizeUsage(tally.usage.model), ...(tally.usage.judge ? { judge: summarizeUsage(tally.usage.judge) } : {}) }
+    ? {
+        model: summarizeUsage(tally.usage.model),
+        ...(tally.usage.judge ? { judge: summarizeUsage(tally.usage.judge) } : {}),
+        ...(tally.usage.user ? { user: summarizeUsage(tally.usage.user) } : {}),
+      }
     : undefined;
   const overall = tally.scored > 0 ? tally.scoreSum / tally.scored : null;
   return {

@@ -46,7 +46,7 @@ export function optionsDoc(): string {
     '|---|---|---|---|---|',
     ...rows,
     '',
-    'Rules between options: `judgeModel` and `judgeEndpoint` go together, and so do `truncationTokens` and',
+    'Rules between options: `judgeModel` and `judgeEndpoint` go together, as do `userModel` and `userEndpoint`, and `truncationTokens` and',
     '`tokenizer`; truncation needs the gateway. On the command line a list is comma-separated (`--instances` also',
     'takes `@FILE`, one id per line), `--gen key=value` repeats, `--prices` names a YAML file',
     '`{models: {<name>: {input, output}}}`, and `--gen-config FILE` layers generation settings under the flags.',
