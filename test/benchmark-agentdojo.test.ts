@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
-import { benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
+import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import { inspectDirect } from './support/inspect-direct.js';
 
@@ -21,16 +21,17 @@ const PER_SAMPLE = [
 
 let h: Harness;
 let replay: ReplayModelServer;
-beforeAll(async () => {
-  h = await startHarness('agentdojo');
-  replay = await startReplayModel({ answersFile: replayAnswers('agentdojo-injections.jsonl') });
-});
-afterAll(async () => {
-  await h?.close();
-  await replay?.close();
-});
 
-describe('agentdojo', () => {
+describe.runIf(SLOW_TESTS)('agentdojo', () => {
+  beforeAll(async () => {
+    h = await startHarness('agentdojo');
+    replay = await startReplayModel({ answersFile: replayAnswers('agentdojo-injections.jsonl') });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await replay?.close();
+  });
+
   it('scores two banking samples exactly as inspect eval run directly: utility 1/2, targeted ASR 0', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: INSTANCES });
     const job = run.jobs[0]!;

@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
-import { benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
+import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import { inspectDirect } from './support/inspect-direct.js';
 
@@ -28,16 +28,6 @@ const PER_SAMPLE = [
 let h: Harness;
 let replay: ReplayModelServer;
 let customer: ReplayModelServer;
-beforeAll(async () => {
-  h = await startHarness('tau2');
-  replay = await startReplayModel({ answersFile: ANSWERS });
-  customer = await startReplayModel({ answersFile: ANSWERS });
-});
-afterAll(async () => {
-  await h?.close();
-  await replay?.close();
-  await customer?.close();
-});
 
 interface Tau2Record {
   index: string;
@@ -52,7 +42,18 @@ async function recordsOf(runId: string): Promise<Tau2Record[]> {
   return lines.map((line) => JSON.parse(line) as Tau2Record);
 }
 
-describe('tau2', () => {
+describe.runIf(SLOW_TESTS)('tau2', () => {
+  beforeAll(async () => {
+    h = await startHarness('tau2');
+    replay = await startReplayModel({ answersFile: ANSWERS });
+    customer = await startReplayModel({ answersFile: ANSWERS });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await replay?.close();
+    await customer?.close();
+  });
+
   it('scores the first 3 airline samples exactly as inspect eval run directly: 2/3, sample by sample', { timeout: COLD_BUILD_MS }, async () => {
     const before = replay.counts.answered;
     const run = await h.run(builtinDir('tau2'), { endpoint: replay.url, tasks: ['airline'], limit: 3 });

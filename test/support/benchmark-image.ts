@@ -10,6 +10,12 @@ import { repoRoot } from './harness.js';
 
 export const builtinDir = (benchmark: string) => path.join(repoRoot, 'benchmarks', benchmark);
 export const replayAnswers = (file: string) => path.join(repoRoot, 'test', 'fixtures', 'replay', file);
+/**
+ * Benchmarks whose fidelity test alone would take a quarter of CI's time (Inspect's image builds for 15 minutes
+ * on a fresh machine; tau2's upstream scorer rebuilds its database per sample) run with
+ * BENCHROUTER_SLOW_TESTS=1 (`npm run test:slow`), not in the default suite.
+ */
+export const SLOW_TESTS = process.env.BENCHROUTER_SLOW_TESTS === '1';
 
 export function benchmarkImage(benchmark: string, environment: string): string {
   return imageTagFor(benchmark, environment, directoryDigest(path.join(builtinDir(benchmark), 'environments', environment)));
