@@ -103,6 +103,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
       return { runId: run.runId, outcomes };
     },
     routingDir: () => path.join(deps.settings().home, 'routing'),
+    embeddingsCacheDir: () => path.join(deps.settings().home, 'embeddings'),
   });
   return program;
 }

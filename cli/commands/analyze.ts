@@ -10,6 +10,7 @@ import type { ModelOutcome } from '../../analysis/model-outcome.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
 import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
 import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
+import { cachedEmbedder, embeddingCacheFile } from '../../analysis/embedding-cache.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
@@ -54,6 +55,8 @@ export interface AnalyzeCommandDeps {
     options: RouterJobsOptions,
     onSubmitted: (runId: string) => void,
   ) => Promise<{ runId: string; outcomes: RouterJobOutcome[] }>;
+  /** Where endpoint embeddings are kept per text hash (under BENCHROUTER_HOME). */
+  embeddingsCacheDir?: () => string;
   /** Where a routing analysis keeps what its router containers read (under BENCHROUTER_HOME). */
   routingDir?: () => string;
 }
@@ -224,12 +227,20 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
       },
     ]);
 
+  const cacheFile = flags.embeddingsEndpoint
+    ? embeddingCacheFile(deps.embeddingsCacheDir?.() ?? path.join(env['HOME'] ?? '.', '.benchrouter', 'embeddings'), flags.embeddingsModel)
+    : undefined;
   const embedder: Embedder = flags.embeddingsEndpoint
-    ? openAiEmbedder({
-        endpoint: flags.embeddingsEndpoint,
-        model: flags.embeddingsModel,
-        apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined,
-      })
+    ? cachedEmbedder(
+        openAiEmbedder({
+          endpoint: flags.embeddingsEndpoint,
+          model: flags.embeddingsModel,
+          apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined,
+        }),
+        cacheFile!,
+        ({ cached, embedded }) =>
+          deps.say(`embeddings: ${flags.embeddingsModel}: ${cached} from ${cacheFile}, ${embedded} embedded by ${flags.embeddingsEndpoint}`),
+      )
     : hashedTfidfEmbedder({ dim: flags.embeddingDim });
   if (!flags.embeddingsEndpoint) deps.say(`embeddings: ${embedder.name}, offline (no --embeddings-endpoint)`);
   const analysisOptions = {

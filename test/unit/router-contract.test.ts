@@ -12,6 +12,9 @@ import { queryId, writeRouterInput } from '../../analysis/router-input.js';
 import { analyzeRouting } from '../../analysis/routing-analysis.js';
 import { splitQueries } from '../../analysis/train-test-split.js';
 import { builtinRouterDirs, inspectRouter } from '../../contract/load-router.js';
+import { cachedEmbedder, embeddingCacheFile } from '../../analysis/embedding-cache.js';
+import { embedViaEndpoint, openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
+import { startReferenceModel } from '../../reference-model/reference-model-server.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-router-unit-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -136,5 +139,38 @@ describe('choices.jsonl', () => {
       expect.stringMatching(/^out\/choices\.jsonl:6: : not valid JSON/),
       `out/choices.jsonl: : 9 of 10 test queries have no choice (the first: "${queryId(pool, split.test[1]!)}")`,
     ]);
+  });
+});
+
+describe('embeddings by text hash', () => {
+  it('a rerun makes no call and gives the same vectors; a repeated text is embedded once', async () => {
+    const server = await startReferenceModel({ port: 0, recordRequests: true });
+    try {
+      const file = embeddingCacheFile(path.join(scratch, 'embeddings'), 'embed-small');
+      const stats: Array<{ cached: number; embedded: number }> = [];
+      const embedder = () => cachedEmbedder(openAiEmbedder({ endpoint: server.url, model: 'embed-small', batchSize: 2 }), file, (s) => stats.push(s));
+      const texts = ['one', 'two', 'one', 'three'];
+      const first = await embedder().embed(texts, new Int32Array());
+      const calls = server.requests.filter((r) => r.path === '/v1/embeddings').length;
+      expect(calls).toBe(2);
+      const second = await embedder().embed([...texts, 'four'], new Int32Array());
+      expect(server.requests.filter((r) => r.path === '/v1/embeddings').length).toBe(calls + 1);
+      expect(stats).toEqual([
+        { cached: 1, embedded: 3 },
+        { cached: 4, embedded: 1 },
+      ]);
+      expect(second.data.subarray(0, 4 * first.dim)).toEqual(first.data);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a failed call is an error naming the query, never a zero vector', async () => {
+    const server = await startReferenceModel({ port: 0 });
+    const url = server.url;
+    await server.close();
+    await expect(embedViaEndpoint(['alpha', 'beta', 'gamma'], { endpoint: url, model: 'm', batchSize: 2, attempts: 1 })).rejects.toThrow(
+      /^embedding query 0 \(prompt "alpha"\) and 1 more in its batch failed: /,
+    );
   });
 });
