@@ -36,8 +36,22 @@ export async function embedViaEndpoint(texts: readonly string[], options: OpenAi
     async (from) => {
       // Empty strings are rejected by some servers; a single space embeds as "no content".
       const input = texts.slice(from, from + batchSize).map((t) => t || ' ');
-      const got = await requestBatch(url, input, options);
-      got.forEach((v, i) => (vectors[from + i] = v));
+      let got: number[][];
+      try {
+        got = await requestBatch(url, input, options);
+      } catch (error) {
+        // Never a zero vector in its place: the analysis stops, naming the query.
+        throw new Error(
+          `embedding query ${from} (prompt ${JSON.stringify(texts[from]!.slice(0, 60))}) and ${input.length - 1} more in its batch failed: ${(error as Error).message}`,
+        );
+      }
+      got.forEach((v, i) => {
+        if (!v.some((x) => x !== 0) || !v.every(Number.isFinite))
+          throw new Error(
+            `${url}: embedding query ${from + i} (prompt ${JSON.stringify(texts[from + i]!.slice(0, 60))}): the endpoint returned a zero or non-finite vector`,
+          );
+        vectors[from + i] = v;
+      });
     },
     { concurrency: options.concurrency ?? 4 },
   );

@@ -10,8 +10,9 @@ export function renderReportText(report: RoutingReport): string {
     `dropped ${pool.droppedQueries} queries missing for some model${pool.duplicateRecords ? `; ignored ${pool.duplicateRecords} duplicate records` : ''}`,
     `split seed ${options.seed}, train ratio ${options.trainRatio}; embeddings ${report.embedder}; cluster router k=${options.k} top_k=${options.topK} β=${options.beta} n_init=${options.nInit}; kNN k=${options.knnK}`,
     '',
+    'Pure performance (test):',
     textTable(
-      ['METHOD', 'ACC', 'COST (USD)', 'GAIN@R', 'GAIN@B', 'GAP@O'],
+      ['METHOD', 'ACC', 'COST (USD)', 'GAIN@R', 'GAIN@B', 'GAP@O', 'TRAINED'],
       report.methods.map((m) => [
         m.model ? `${m.name}: ${m.model}` : m.name,
         formatAcc(m.acc),
@@ -19,12 +20,14 @@ export function renderReportText(report: RoutingReport): string {
         formatPercent(m.gainOverRandom),
         formatPercent(m.gainOverBestSingle),
         formatPercent(m.gapToOracle),
+        m.trainSeconds === undefined || m.trainSeconds === null ? '' : `${m.trainSeconds.toFixed(1)} s`,
       ]),
-      [false, true, true, true, true, true],
+      [false, true, true, true, true, true, true],
     ),
     '',
+    "Performance–cost (over each router's settings):",
     textTable(
-      ['COST-AWARE ROUTER (α = 0…1)', 'PERFGAIN', 'COSTSAVE', 'PARETODIST', 'ON FRONTIER'],
+      ['COST-AWARE ROUTER (SETTINGS)', 'PERFGAIN', 'COSTSAVE', 'PARETODIST', 'ON FRONTIER'],
       report.costAware.map((r) => [
         r.name,
         formatPercent(r.perfGain),

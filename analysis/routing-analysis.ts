@@ -12,6 +12,7 @@ import { outcomeOfChoice, querySet, type Outcome } from './outcome.js';
 import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
 import { buildQueryPool, type DatasetGap, type MissingRecords, type QueryPool } from './query-pool.js';
 import { relativeMetrics, type RelativeMetrics } from './relative-metrics.js';
+import type { RouterChoices } from './router-choices.js';
 import { splitQueries, type SplitUnit } from './train-test-split.js';
 
 export interface AnalysisOptions {
@@ -69,6 +70,8 @@ export interface MethodResult extends RelativeMetrics {
   kind: 'baseline' | 'router';
   /** The model a single-model baseline chose (Best Single). */
   model?: string;
+  /** A router container's own training time (its result.json), in seconds. */
+  trainSeconds?: number | null;
   acc: number;
   cost: number;
   datasetAcc: Record<string, number | null>;
@@ -92,6 +95,8 @@ export interface SweepSetting {
 
 export interface CostAwareResult {
   name: string;
+  /** What a setting is: α (the built-in cost-aware routers) or a router container's own number. */
+  settingName?: string;
   perfGain: number | null;
   /** null is "n/a": no setting reaches Best Single's accuracy. */
   costSave: number | null;
@@ -132,6 +137,21 @@ export interface RoutingReport {
   costAware: CostAwareResult[];
   /** Non-dominated (cost, Acc) points over single models and every router setting, by cost. */
   frontier: FrontierPoint[];
+  /** Router containers run for this report (`--routers`): the job each ran as, and why one has no row. */
+  routerJobs?: RouterJobSummary[];
+}
+
+export interface RouterJobSummary {
+  router: string;
+  runId: string;
+  jobId: string;
+  status: string;
+  trainSeconds: number | null;
+  /** The router's calls through the gateway (embeddings): requests and prompt tokens, metered as any task's. */
+  gatewayRequests?: number;
+  gatewayPromptTokens?: number;
+  /** Why the router has no row: its job failed, or its choices.jsonl broke the contract. */
+  problem?: string;
 }
 
 export class UnanalysableInputError extends Error {
@@ -156,6 +176,7 @@ export async function analyzeRouting(
   partial: Partial<AnalysisOptions>,
   embedder: Embedder,
   onPhase: PhaseListener = () => {},
+  routers: readonly RouterChoices[] = [],
 ): Promise<RoutingReport> {
   const options = { ...DEFAULT_ANALYSIS_OPTIONS, ...partial };
   let started = performance.now();
@@ -224,6 +245,8 @@ export async function analyzeRouting(
     method(METHOD.oracle, 'baseline', baselines.oracle),
     method(METHOD.clusterRouter, 'router', clusterOutcome),
     method(METHOD.knnRouter, 'router', knnOutcome),
+    // Router containers' choices, scored by the same code as everything above.
+    ...routers.map((r) => ({ ...method(r.name, 'router', outcomeOfChoice(pool, test, r.chosen)), trainSeconds: r.trainSeconds })),
   ];
 
   // The cost setting: one point per single model and per router setting.
@@ -231,21 +254,41 @@ export async function analyzeRouting(
     { name: METHOD.clusterCostAware, outcomes: clusterSweep },
     { name: METHOD.knnCostAware, outcomes: knnSweep },
   ];
+  const routerSweeps = routers
+    .filter((r) => r.settings.length)
+    .map((r) => ({
+      name: `${r.name} (cost settings)`,
+      values: r.settings.map((s) => s.setting),
+      outcomes: r.settings.map((s) => outcomeOfChoice(pool, test, s.chosen)),
+    }));
   const points: Array<CostAccPoint & { label: string }> = [
     ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc, exactAcc: perModel.test[m]!.exactAcc })),
     ...sweeps.flatMap(({ name, outcomes }) =>
       outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc })),
+    ),
+    ...routerSweeps.flatMap(({ name, values, outcomes }) =>
+      outcomes.map((o, i) => ({ label: `${name} ${values[i]}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc })),
     ),
   ];
   const frontierIndex = paretoFrontier(points);
   const onFrontier = new Set(frontierIndex);
   const bs = { acc: baselines.bestSingle.acc, cost: baselines.bestSingle.cost, exactAcc: baselines.bestSingle.exactAcc };
   let offset = M;
-  const costAware = sweeps.map(({ name, outcomes }): CostAwareResult => {
-    const settings = outcomes.map((o, i) => ({ alpha: alphas[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
+  const costAware = [
+    ...sweeps.map(({ name, outcomes }) => ({ name, values: alphas, outcomes, settingName: undefined })),
+    ...routerSweeps.map((r) => ({ ...r, settingName: 'setting' })),
+  ].map(({ name, values, outcomes, settingName }): CostAwareResult => {
+    const settings = outcomes.map((o, i) => ({ alpha: values[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
     const exact = outcomes.map((o, i) => ({ ...settings[i]!, exactAcc: o.exactAcc }));
     offset += outcomes.length;
-    return { name, perfGain: perfGain(settings, bs.acc), costSave: costSave(exact, bs), paretoDist: paretoDistance(exact, points), settings };
+    return {
+      name,
+      ...(settingName ? { settingName } : {}),
+      perfGain: perfGain(settings, bs.acc),
+      costSave: costSave(exact, bs),
+      paretoDist: paretoDistance(exact, points),
+      settings,
+    };
   });
   phase('cost setting');
 

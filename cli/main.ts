@@ -2,11 +2,13 @@
 // is a thin layer over client/, contract/ and workers/: parse flags, call, print (a table for people,
 // --format json|csv|md|xlsx for programs and spreadsheets), exit with a code that says how it went.
 
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { recordsOfRuns } from '../client/run-records.js';
 import { InputError } from '../contract/problems.js';
 import { processDeps, type CliDeps } from './cli-deps.js';
 import { registerAnalyzeCommand } from './commands/analyze.js';
+import { runRouterJobs, stageRoutersBenchmark } from '../client/router-jobs.js';
 import { registerArtifactsCommand } from './commands/artifacts.js';
 import { registerBenchmarksCommand } from './commands/benchmarks.js';
 import { registerCancelCommand } from './commands/cancel.js';
@@ -95,6 +97,13 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
     say: deps.say,
     env: deps.env,
     runRecords: async (runs) => recordsOfRuns(await connectTemporal(deps, false), deps.settings().artifactsRoot, runs),
+    runRouters: async (workDir, inputDir, routers, options, onSubmitted) => {
+      const benchmark = stageRoutersBenchmark(path.join(workDir, 'staged'), inputDir, routers, options.seed);
+      const { run, outcomes } = await runRouterJobs(await connectTemporal(deps, true), deps.settings(), benchmark, routers, options, onSubmitted);
+      return { runId: run.runId, outcomes };
+    },
+    routingDir: () => path.join(deps.settings().home, 'routing'),
+    embeddingsCacheDir: () => path.join(deps.settings().home, 'embeddings'),
   });
   return program;
 }

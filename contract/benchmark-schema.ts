@@ -6,7 +6,7 @@ import { parseResultPath } from './result-mapping.js';
 import { showValue } from './problems.js';
 
 /** zod error option that reads "expected <what>, got <value>". */
-function expecting(what: string) {
+export function expecting(what: string) {
   return { error: (issue: { input?: unknown }) => `expected ${what}, got ${showValue(issue.input)}` };
 }
 
@@ -62,7 +62,7 @@ export const DEFAULT_DIND_PIDS = 4096;
 export const DEFAULT_TIMEOUT_SECONDS = 3600;
 export const TASK_NETWORK_MODES = ['isolated', 'host'] as const;
 
-const ResourcesSchema = z.strictObject(
+export const ResourcesSchema = z.strictObject(
   {
     memory: z.string(expecting('a memory size like "2g"')).regex(MEMORY, expecting('a memory size like "512m" or "2g"')).default(DEFAULT_RESOURCES.memory),
     cpus: z.number(expecting('a positive number of CPUs')).positive(expecting('a positive number of CPUs')).default(DEFAULT_RESOURCES.cpus),

@@ -168,7 +168,7 @@ function placeOfDirectory(root: string, candidate: string): 'inside' | 'outside'
   return statSync(real).isDirectory() ? 'inside' : 'missing';
 }
 
-function readYaml<T extends z.ZodType>(file: string, schema: T, problems: Problem[]): z.infer<T> | undefined {
+export function readYaml<T extends z.ZodType>(file: string, schema: T, problems: Problem[]): z.infer<T> | undefined {
   const read = readYamlFile(file);
   if (!read.ok) {
     problems.push(read.problem);
@@ -177,7 +177,7 @@ function readYaml<T extends z.ZodType>(file: string, schema: T, problems: Proble
   return checkSchema(file, read.data, schema, problems, []);
 }
 
-function checkSchema<T extends z.ZodType>(file: string, data: unknown, schema: T, problems: Problem[], at: PropertyKey[]): z.infer<T> | undefined {
+export function checkSchema<T extends z.ZodType>(file: string, data: unknown, schema: T, problems: Problem[], at: PropertyKey[]): z.infer<T> | undefined {
   const parsed = schema.safeParse(data, { reportInput: true });
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues) {

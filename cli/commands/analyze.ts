@@ -10,6 +10,7 @@ import type { ModelOutcome } from '../../analysis/model-outcome.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
 import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
 import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
+import { cachedEmbedder, embeddingCacheFile } from '../../analysis/embedding-cache.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
@@ -20,7 +21,16 @@ import { writeOutputFile } from '../table-export.js';
 import type { OracleRule } from '../../analysis/baselines.js';
 import type { MissingRecords, QueryPool } from '../../analysis/query-pool.js';
 import { LLMROUTERBENCH_DEFINITIONS } from '../../analysis/routing-analysis.js';
-import type { SplitUnit } from '../../analysis/train-test-split.js';
+import { splitQueries, type SplitUnit } from '../../analysis/train-test-split.js';
+import { parseRouterChoices, RouterChoicesError, type RouterChoices } from '../../analysis/router-choices.js';
+import { writeRouterInput } from '../../analysis/router-input.js';
+import type { RouterJobSummary } from '../../analysis/routing-analysis.js';
+import { loadRouter, resolveRouterDirs } from '../../contract/load-router.js';
+import type { RouterDefinition } from '../../contract/router-schema.js';
+import type { Problem } from '../../contract/problems.js';
+import type { RouterJobOutcome, RouterJobsOptions } from '../../client/router-jobs.js';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 
 export interface AnalyzeCommandDeps {
   /** Where the report goes (tables or JSON). */
@@ -34,6 +44,21 @@ export interface AnalyzeCommandDeps {
    * finished run per model and benchmark. Absent where no Temporal cluster is configured.
    */
   runRecords?: (runs: string[] | 'latest') => Promise<{ records: ModelOutcome[]; notes: string[] }>;
+  /**
+   * Runs router containers as the jobs of one run, on the exported input in `inputDir`, staged under
+   * `workDir`. Absent where no Temporal cluster is configured.
+   */
+  runRouters?: (
+    workDir: string,
+    inputDir: string,
+    routers: RouterDefinition[],
+    options: RouterJobsOptions,
+    onSubmitted: (runId: string) => void,
+  ) => Promise<{ runId: string; outcomes: RouterJobOutcome[] }>;
+  /** Where endpoint embeddings are kept per text hash (under BENCHROUTER_HOME). */
+  embeddingsCacheDir?: () => string;
+  /** Where a routing analysis keeps what its router containers read (under BENCHROUTER_HOME). */
+  routingDir?: () => string;
 }
 
 /** The analysis options come from AnalysisOptions; the definitions are optional, their default depends on the input. */
@@ -52,6 +77,7 @@ interface AnalyzeFlags
   embeddingsModel: string;
   embeddingsApiKeyEnv?: string;
   plot?: string;
+  routers?: string[];
 }
 
 const defaultDeps: AnalyzeCommandDeps = {
@@ -94,7 +120,11 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
     .option('--embeddings-endpoint <url>', 'embed queries with this OpenAI-compatible base URL (…/v1) instead of the offline embedder')
     .option('--embeddings-model <name>', 'model name sent to --embeddings-endpoint', 'text-embedding-3-small')
     .option('--embeddings-api-key-env <VAR>', 'environment variable holding the embeddings API key')
-    .option('--plot <file.svg>', 'also write the accuracy–cost plot as SVG, and as PNG next to it');
+    .option('--plot <file.svg>', 'also write the accuracy–cost plot as SVG, and as PNG next to it')
+    .option(
+      '--routers <router...>',
+      'also run these router containers as jobs and score their choices: router directories, built-in router names (routers/), or all',
+    );
   return addOutputFlags(command, 'routing-analysis')
     .addHelpText(
       'after',
@@ -103,6 +133,7 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
         'Example:',
         '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --plot out/routing.svg --format xlsx --out out/routing.xlsx',
         '  $ br analyze --records runs/a.jsonl runs/b.jsonl --seed 7 --json',
+        '  $ br analyze --records runs/a.jsonl runs/b.jsonl --routers all --embeddings-endpoint http://host:8000/v1 --embeddings-model bge-m3',
         '',
         'Records are joined on (benchmark, index). An LLMRouterBench directory on its own is analysed with',
         "LLMRouterBench's definitions (--split-unit prompt --oracle-rule any-positive --missing-records keep);",
@@ -128,6 +159,18 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     ]);
   }
   const env = deps.env ?? process.env;
+  const routers = flags.routers?.length ? resolveRouterDirs(flags.routers).map(loadRouter) : [];
+  if (routers.length && !deps.runRouters)
+    throw new InputError([{ file: '--routers', field: '', message: 'router containers run as jobs: this needs a Temporal cluster (br runs against one)' }]);
+  const needEmbeddings = routers.filter((r) => r.needs.embeddings).map((r) => r.name);
+  if (needEmbeddings.length && !flags.embeddingsEndpoint)
+    throw new InputError([
+      {
+        file: '--routers',
+        field: '',
+        message: `${needEmbeddings.join(', ')} need${needEmbeddings.length === 1 ? 's' : ''} embeddings: give --embeddings-endpoint (and --embeddings-model)`,
+      },
+    ]);
   if (flags.embeddingsApiKeyEnv && !env[flags.embeddingsApiKeyEnv]) {
     throw new InputError([{ file: '--embeddings-api-key-env', field: '', message: `environment variable ${flags.embeddingsApiKeyEnv} is not set` }]);
   }
@@ -174,31 +217,48 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     missingRecords,
   );
   for (const line of poolNotes(pool)) deps.say(line);
+  const pair = routers.filter((r) => r.needs.pair).map((r) => r.name);
+  if (pair.length && pool.models.length !== 2)
+    throw new InputError([
+      {
+        file: '--routers',
+        field: '',
+        message: `${pair.join(', ')} route between a pair of models: the records hold ${pool.models.length} (${pool.models.join(', ')})`,
+      },
+    ]);
 
+  const cacheFile = flags.embeddingsEndpoint
+    ? embeddingCacheFile(deps.embeddingsCacheDir?.() ?? path.join(env['HOME'] ?? '.', '.benchrouter', 'embeddings'), flags.embeddingsModel)
+    : undefined;
   const embedder: Embedder = flags.embeddingsEndpoint
-    ? openAiEmbedder({
-        endpoint: flags.embeddingsEndpoint,
-        model: flags.embeddingsModel,
-        apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined,
-      })
+    ? cachedEmbedder(
+        openAiEmbedder({
+          endpoint: flags.embeddingsEndpoint,
+          model: flags.embeddingsModel,
+          apiKey: flags.embeddingsApiKeyEnv ? env[flags.embeddingsApiKeyEnv] : undefined,
+        }),
+        cacheFile!,
+        ({ cached, embedded }) =>
+          deps.say(`embeddings: ${flags.embeddingsModel}: ${cached} from ${cacheFile}, ${embedded} embedded by ${flags.embeddingsEndpoint}`),
+      )
     : hashedTfidfEmbedder({ dim: flags.embeddingDim });
+  if (!flags.embeddingsEndpoint) deps.say(`embeddings: ${embedder.name}, offline (no --embeddings-endpoint)`);
+  const analysisOptions = {
+    seed: flags.seed,
+    trainRatio: flags.trainRatio,
+    k: flags.k,
+    topK: flags.topK,
+    beta: flags.beta,
+    nInit: flags.nInit,
+    knnK: flags.knnK,
+    splitUnit,
+    oracleRule,
+  };
+  const routed = routers.length ? await runRouterContainers(deps, flags, env, pool, analysisOptions, routers) : { choices: [], jobs: [] };
   let report;
   try {
-    report = await analyzeRouting(
-      pool,
-      {
-        seed: flags.seed,
-        trainRatio: flags.trainRatio,
-        k: flags.k,
-        topK: flags.topK,
-        beta: flags.beta,
-        nInit: flags.nInit,
-        knnK: flags.knnK,
-        splitUnit,
-        oracleRule,
-      },
-      embedder,
-    );
+    report = await analyzeRouting(pool, analysisOptions, embedder, undefined, routed.choices);
+    if (routers.length) report.routerJobs = routed.jobs;
   } catch (error) {
     if (error instanceof UnanalysableInputError)
       throw new InputError([{ file: [flags.llmrouterbenchDir, ...(flags.records ?? [])].filter(Boolean).join(', '), field: '', message: error.message }]);
@@ -218,6 +278,75 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     }
   }
   await emitOutput({ tables: routingReportTables(report), json: report, text: `${renderReportText(report)}\n` }, flags, 'routing-analysis', deps);
+}
+
+/**
+ * Exports the training records and test queries of the split the analysis will use, runs the router
+ * containers as the jobs of one run, and reads their choices back. A router whose job failed or whose
+ * choices break the contract gets no row; what happened is said and kept in the report.
+ */
+async function runRouterContainers(
+  deps: AnalyzeCommandDeps,
+  flags: AnalyzeFlags,
+  env: NodeJS.ProcessEnv,
+  pool: QueryPool,
+  options: Pick<AnalysisOptions, 'seed' | 'trainRatio' | 'splitUnit'>,
+  routers: RouterDefinition[],
+): Promise<{ choices: RouterChoices[]; jobs: RouterJobSummary[] }> {
+  if (pool.models.length === 0 || pool.queryDataset.length === 0) return { choices: [], jobs: [] };
+  const split = splitQueries(pool, options);
+  const workDir = path.join(deps.routingDir?.() ?? path.join(env['HOME'] ?? '.', '.benchrouter', 'routing'), new Date().toISOString().replace(/[:.]/g, '-'));
+  const inputDir = path.join(workDir, 'input');
+  mkdirSync(inputDir, { recursive: true });
+  writeRouterInput(inputDir, pool, split, {
+    seed: options.seed,
+    trainRatio: options.trainRatio,
+    splitUnit: options.splitUnit,
+    embeddingsModel: flags.embeddingsEndpoint ? flags.embeddingsModel : null,
+  });
+  deps.say(`routers: ${routers.map((r) => r.name).join(', ')} on ${split.train.length} training and ${split.test.length} test queries (input in ${inputDir})`);
+  const { runId, outcomes } = await deps.runRouters!(
+    workDir,
+    inputDir,
+    routers,
+    {
+      // A router that needs no embeddings still gets an endpoint: the run contract asks for one.
+      endpoint: flags.embeddingsEndpoint ?? 'http://127.0.0.1:9/v1',
+      model: flags.embeddingsModel,
+      ...(flags.embeddingsApiKeyEnv ? { apiKeyEnv: flags.embeddingsApiKeyEnv } : {}),
+      seed: options.seed,
+    },
+    (id) => deps.say(`routers: run ${id}`),
+  );
+  const choices: RouterChoices[] = [];
+  const jobs: RouterJobSummary[] = [];
+  for (const o of outcomes) {
+    const summary: RouterJobSummary = {
+      router: o.router.name,
+      runId,
+      jobId: o.job.jobId,
+      status: o.job.status,
+      trainSeconds: o.trainSeconds,
+      ...(o.job.usage ? { gatewayRequests: o.job.usage.model.requests, gatewayPromptTokens: o.job.usage.model.promptTokens } : {}),
+    };
+    let problem: string | undefined;
+    if (o.job.status !== 'SUCCEEDED') problem = `job ${o.job.status}${o.job.reason ? ` (${o.job.reason})` : ''}${o.job.message ? `: ${o.job.message}` : ''}`;
+    else if (o.choices === undefined)
+      problem = `${o.choicesFile}: not written (a router writes one choice per test query to $BENCHROUTER_OUTPUT_DIR/choices.jsonl)`;
+    else {
+      try {
+        choices.push(parseRouterChoices(o.choices, o.choicesFile, pool, split.test, o.router.name, o.trainSeconds));
+      } catch (error) {
+        if (!(error instanceof RouterChoicesError)) throw error;
+        problem = error.problems.map((p: Problem) => `${p.file}: ${p.field ? `${p.field}: ` : ''}${p.message}`).join('; ');
+      }
+    }
+    deps.say(
+      `router ${o.router.name}: ${problem ? `no row: ${problem}` : `${o.job.status}, trained in ${o.trainSeconds === null ? '?' : o.trainSeconds.toFixed(1)} s`}`,
+    );
+    jobs.push(problem ? { ...summary, problem } : summary);
+  }
+  return { choices, jobs };
 }
 
 /** What the join did to the input, one line each: dropped and partial datasets, duplicates, NaN values. */

@@ -3,6 +3,9 @@
 // model is given) and check what it wrote: result.json against result_mapping, and records.jsonl line by line.
 
 import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { BUILTIN_ROUTERS_DIR, inspectRouter, isRouterDirectory } from '../../contract/load-router.js';
 import { submitRun } from '../../client/runs.js';
 import { inspectBenchmark } from '../../contract/load-benchmark.js';
 import { formatProblem, InputError } from '../../contract/problems.js';
@@ -33,8 +36,8 @@ const RUN_ONCE_LIMIT = 3;
 export function registerValidateCommand(program: Command, deps: CliDeps): Command {
   return program
     .command('validate')
-    .description('check a benchmark directory against the contract and print every problem; --run-once also runs one task and checks its outputs')
-    .argument('<benchmark>', 'benchmark directory, or the name of a built-in benchmark')
+    .description('check a benchmark (or router) directory against its contract and print every problem; --run-once also runs one task and checks its outputs')
+    .argument('<benchmark>', 'benchmark or router directory, or the name of a built-in one')
     .option('--json', 'print problems (and the run-once outcome) as JSON')
     .option(
       '--run-once',
@@ -47,6 +50,8 @@ export function registerValidateCommand(program: Command, deps: CliDeps): Comman
     .option('--api-key-env <var>', 'with --run-once and --model: the variable holding its API key')
     .addHelpText('after', example('$ br validate benchmarks/arith', '$ br validate ./my-benchmark --run-once --task easy --limit 5'))
     .action(async (arg: string, flags: ValidateFlags) => {
+      const routerDir = routerDirOf(arg);
+      if (routerDir) return validateRouter(deps, arg, routerDir, flags);
       const dir = resolveBenchmarkDir(arg);
       const outcome = inspectBenchmark(dir);
       const valid = outcome.problems.length === 0;
@@ -69,6 +74,28 @@ export function registerValidateCommand(program: Command, deps: CliDeps): Comman
       else await deps.stdout(`${arg}: valid (${tasks.length} tasks)\n${findings.lines.map((l) => `  ${l}`).join('\n')}\n`);
       if (!findings.ok) deps.setExitCode(EXIT_CODES.BAD_INPUT);
     });
+}
+
+/** A router directory (one with router.yaml), given as a path or a built-in router's name; undefined for anything else. */
+function routerDirOf(arg: string): string | undefined {
+  if (existsSync(arg)) return isRouterDirectory(arg) ? path.resolve(arg) : undefined;
+  const builtin = path.join(BUILTIN_ROUTERS_DIR, arg);
+  return isRouterDirectory(builtin) ? builtin : undefined;
+}
+
+/** The router contract's checks (router.yaml, Dockerfile); a router runs only inside `br analyze --routers`. */
+async function validateRouter(deps: CliDeps, arg: string, dir: string, flags: ValidateFlags): Promise<void> {
+  if (flags.runOnce)
+    throw new InputError([{ file: '--run-once', field: '', message: `${arg} is a router: run it with br analyze --routers ${arg} on records` }]);
+  const { router, problems } = inspectRouter(dir);
+  if (flags.json) await deps.stdout(`${JSON.stringify({ valid: problems.length === 0, kind: 'router', problems }, null, 2)}\n`);
+  else if (router) {
+    const needs = Object.entries(router.needs)
+      .filter(([, v]) => v)
+      .map(([k]) => k);
+    await deps.stdout(`${arg}: valid router "${router.name}" (needs: ${needs.length ? needs.join(', ') : 'nothing'})\n`);
+  } else deps.say(problems.map(formatProblem).join('\n'));
+  if (problems.length) deps.setExitCode(EXIT_CODES.BAD_INPUT);
 }
 
 /** Runs one task of the benchmark as a real run would, and returns its one job's result. */
