@@ -44,6 +44,7 @@ const ENTRIES: Entry[] = [
   { benchmark: 'humaneval', covered: 5, model: 'replay' },
   { benchmark: 'mathematics', model: 'replay' },
   { benchmark: 'mcp', covered: 5, model: 'replay' },
+  { benchmark: 'miniwob', covered: 4, model: 'replay' },
   { benchmark: 'sql', covered: 8, model: 'replay' },
 ];
 

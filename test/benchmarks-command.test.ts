@@ -17,7 +17,7 @@ describe('br benchmarks', () => {
     const { code, stdout } = await br(['benchmarks', '--json'], {});
     expect(code).toBe(0);
     const rows = JSON.parse(stdout) as Array<Record<string, unknown>>;
-    expect(rows.map((r) => r.name)).toEqual(['arith', 'bfcl', 'evalscope', 'humaneval', 'mathematics', 'mcp', 'sql']);
+    expect(rows.map((r) => r.name)).toEqual(['arith', 'bfcl', 'evalscope', 'humaneval', 'mathematics', 'mcp', 'miniwob', 'sql']);
     expect(rows.find((r) => r.name === 'bfcl')).toEqual({
       name: 'bfcl',
       domain: 'function calling; agentic multi-turn tool use',
@@ -27,6 +27,12 @@ describe('br benchmarks', () => {
       upstream: 'bfcl-eval 2026.3.23 (PyPI)',
     });
     expect(rows.find((r) => r.name === 'sql')).toMatchObject({ mode: 'dind', instances: 8, upstream: null });
+    expect(rows.find((r) => r.name === 'miniwob')).toMatchObject({
+      tasks: ['miniwob'],
+      instances: 72,
+      mode: 'simple',
+      upstream: 'browsergym-miniwob 0.14.3 (PyPI)',
+    });
     expect(rows.find((r) => r.name === 'mathematics')).toMatchObject({
       tasks: ['interpolate'],
       instances: 560,
