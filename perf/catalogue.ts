@@ -45,6 +45,7 @@ const ENTRIES: Entry[] = [
   { benchmark: 'mathematics', model: 'replay' },
   { benchmark: 'mcp', covered: 5, model: 'replay' },
   { benchmark: 'miniwob', covered: 4, model: 'replay' },
+  { benchmark: 'miniwob-mcp', covered: 4, model: 'replay' },
   { benchmark: 'sql', covered: 8, model: 'replay' },
 ];
 
