@@ -44,6 +44,8 @@ const ENTRIES: Entry[] = [
   { benchmark: 'humaneval', covered: 5, model: 'replay' },
   { benchmark: 'mathematics', model: 'replay' },
   { benchmark: 'mcp', covered: 5, model: 'replay' },
+  { benchmark: 'miniwob', covered: 4, model: 'replay' },
+  { benchmark: 'miniwob-mcp', covered: 4, model: 'replay' },
   { benchmark: 'sql', covered: 8, model: 'replay' },
   { benchmark: 'tau2', task: 'airline', covered: 3, model: 'replay' },
 ];

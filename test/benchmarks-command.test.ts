@@ -17,7 +17,7 @@ describe('br benchmarks', () => {
     const { code, stdout } = await br(['benchmarks', '--json'], {});
     expect(code).toBe(0);
     const rows = JSON.parse(stdout) as Array<Record<string, unknown>>;
-    expect(rows.map((r) => r.name)).toEqual(['arith', 'bfcl', 'evalscope', 'humaneval', 'mathematics', 'mcp', 'scienceworld', 'sql']);
+    expect(rows.map((r) => r.name)).toEqual(['agentdojo', 'arith', 'bfcl', 'evalscope', 'humaneval', 'mathematics', 'mcp', 'miniwob', 'miniwob-mcp', 'scienceworld', 'sql', 'tau2']);
     expect(rows.find((r) => r.name === 'bfcl')).toEqual({
       name: 'bfcl',
       domain: 'function calling; agentic multi-turn tool use',
@@ -32,6 +32,12 @@ describe('br benchmarks', () => {
       instances: 1819,
       mode: 'simple',
       upstream: 'scienceworld 1.2.3 (PyPI)',
+    });
+    expect(rows.find((r) => r.name === 'miniwob')).toMatchObject({
+      tasks: ['miniwob'],
+      instances: 72,
+      mode: 'simple',
+      upstream: 'browsergym-miniwob 0.14.3 (PyPI)',
     });
     expect(rows.find((r) => r.name === 'mathematics')).toMatchObject({
       tasks: ['interpolate'],
