@@ -17,7 +17,20 @@ describe('br benchmarks', () => {
     const { code, stdout } = await br(['benchmarks', '--json'], {});
     expect(code).toBe(0);
     const rows = JSON.parse(stdout) as Array<Record<string, unknown>>;
-    expect(rows.map((r) => r.name)).toEqual(['agentdojo', 'arith', 'bfcl', 'evalscope', 'humaneval', 'mathematics', 'mcp', 'miniwob', 'miniwob-mcp', 'scienceworld', 'sql', 'tau2']);
+    expect(rows.map((r) => r.name)).toEqual([
+      'agentdojo',
+      'arith',
+      'bfcl',
+      'evalscope',
+      'humaneval',
+      'mathematics',
+      'mcp',
+      'miniwob',
+      'miniwob-mcp',
+      'scienceworld',
+      'sql',
+      'tau2',
+    ]);
     expect(rows.find((r) => r.name === 'bfcl')).toEqual({
       name: 'bfcl',
       domain: 'function calling; agentic multi-turn tool use',
