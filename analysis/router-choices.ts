@@ -5,7 +5,7 @@
 import { parsePythonJson } from './python-json.js';
 import type { QueryPool } from './query-pool.js';
 import { queryId } from './router-input.js';
-import type { Problem } from '../contract/problems.js';
+import { formatProblem, type Problem } from '../contract/problems.js';
 
 export interface RouterChoices {
   /** The router's name, its rows' label. */
@@ -21,7 +21,7 @@ export interface RouterChoices {
 export class RouterChoicesError extends Error {
   override name = 'RouterChoicesError';
   constructor(readonly problems: Problem[]) {
-    super(problems.map((p) => `${p.file}: ${p.field ? `${p.field}: ` : ''}${p.message}`).join('\n'));
+    super(problems.map(formatProblem).join('\n'));
   }
 }
 

@@ -57,7 +57,9 @@ export function writeRouterInput(
   const byDataset = new Map<number, number[]>();
   for (const row of split.train) {
     const d = pool.queryDataset[row]!;
-    byDataset.set(d, [...(byDataset.get(d) ?? []), row]);
+    let rows = byDataset.get(d);
+    if (!rows) byDataset.set(d, (rows = []));
+    rows.push(row);
   }
   for (const [d, rows] of byDataset) {
     const { dataset, split: datasetSplit } = datasetAndSplit(pool.datasets[d]!);

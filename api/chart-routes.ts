@@ -9,10 +9,10 @@ import { renderPng } from '../analysis/plot-png.js';
 import { finishedRuns } from '../client/leaderboard.js';
 import { instanceScoresByTask } from '../client/run-records.js';
 import { describeSchedule, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
-import { isCall, parseTranscript } from '../gateway/transcript-chat.js';
 import { buildLeaderboard } from '../runs/leaderboard.js';
 import type { TimedCall } from '../runs/run-timeline.js';
 import type { RunResult } from '../runs/run-spec.js';
+import { timedCalls } from './live-figures.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { runIdsOf } from './board-routes.js';
@@ -49,8 +49,7 @@ export async function callsOf(context: ApiContext, result: RunResult): Promise<T
   const calls: TimedCall[] = [];
   for (const job of result.jobs) {
     const bytes = await jobFileBytes(context, result.runId, job, 'transcript').catch(() => undefined);
-    for (const line of bytes ? parseTranscript(bytes.toString('utf8')).lines : [])
-      if (isCall(line)) calls.push({ at: line.at, tokens: (line.usage?.prompt_tokens ?? 0) + (line.usage?.completion_tokens ?? 0) });
+    if (bytes) calls.push(...timedCalls(bytes.toString('utf8')));
   }
   return calls;
 }

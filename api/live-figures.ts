@@ -38,10 +38,16 @@ function recentCalls(artifactsRoot: string, runId: string): TimedCall[] {
   for (const entry of readdirSync(runDir, { withFileTypes: true })) {
     const file = path.join(runDir, entry.name, JOB_FILES.transcript);
     if (!entry.isDirectory() || skip.has(entry.name) || !existsSync(file)) continue;
-    for (const line of parseTranscript(transcriptTail(file)).lines)
-      if (isCall(line)) calls.push({ at: line.at, tokens: (line.usage?.prompt_tokens ?? 0) + (line.usage?.completion_tokens ?? 0) });
+    calls.push(...timedCalls(transcriptTail(file)));
   }
   return calls;
+}
+
+/** A transcript's calls: when each ended and its tokens (the timeline's and the live rates' input). */
+export function timedCalls(transcript: string): TimedCall[] {
+  return parseTranscript(transcript)
+    .lines.filter(isCall)
+    .map((line) => ({ at: line.at, tokens: (line.usage?.prompt_tokens ?? 0) + (line.usage?.completion_tokens ?? 0) }));
 }
 
 export async function readLiveFigures(context: ApiContext, runId: string, pending: number, now = Date.now()): Promise<LiveFigures> {

@@ -68,7 +68,8 @@ export function registerRunEvents(app: FastifyInstance, context: ApiContext, opt
       const live = async () => {
         if (!latest || Date.now() - lastLive < LIVE_MS) return;
         lastLive = Date.now();
-        const figures = await readLiveFigures(context, runId, latest.pending).catch(() => undefined);
+        const pending = latest.pending;
+        const figures = await context.reads.live.read(runId, () => readLiveFigures(context, runId, pending)).catch(() => undefined);
         if (figures) send('live', figures);
       };
       const poll = async () => {

@@ -19,6 +19,7 @@ import type { JobState, JobStatus, RunProgress, RunResult } from '../runs/run-sp
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import { FinishedResults, SingleFlight } from './run-read-cache.js';
+import type { LiveFigures } from '../runs/live-figures.js';
 import { runLinks, type ApiContext } from './api-context.js';
 
 const RunIdParams = z.object({ id: z.string().min(1).max(200) });
@@ -89,8 +90,9 @@ export async function existingRunOr404(
 }
 
 /** What one server keeps between requests. A state is reused for half a progress poll of the SSE stream: fresh enough for people, and one Temporal read for many callers. */
-export function createRunReads(): { finished: FinishedResults<RunResult>; states: SingleFlight<RunState> } {
-  return { finished: new FinishedResults<RunResult>(), states: new SingleFlight<RunState>(250) };
+export function createRunReads(): { finished: FinishedResults<RunResult>; states: SingleFlight<RunState>; live: SingleFlight<LiveFigures> } {
+  // Live figures (a visibility query and the transcripts' tails) are read once per interval for every open stream of a run.
+  return { finished: new FinishedResults<RunResult>(), states: new SingleFlight<RunState>(250), live: new SingleFlight<LiveFigures>(1_000) };
 }
 
 /** The finished run's result, or 409 saying why there is none yet. */

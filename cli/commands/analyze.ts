@@ -14,7 +14,7 @@ import { cachedEmbedder, embeddingCacheFile } from '../../analysis/embedding-cac
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
-import { InputError } from '../../contract/problems.js';
+import { formatProblem, InputError } from '../../contract/problems.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { routingReportTables } from '../../analysis/routing-report-tables.js';
 import { writeOutputFile } from '../table-export.js';
@@ -27,7 +27,6 @@ import { writeRouterInput } from '../../analysis/router-input.js';
 import type { RouterJobSummary } from '../../analysis/routing-analysis.js';
 import { loadRouter, resolveRouterDirs } from '../../contract/load-router.js';
 import type { RouterDefinition } from '../../contract/router-schema.js';
-import type { Problem } from '../../contract/problems.js';
 import type { RouterJobOutcome, RouterJobsOptions } from '../../client/router-jobs.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -338,7 +337,7 @@ async function runRouterContainers(
         choices.push(parseRouterChoices(o.choices, o.choicesFile, pool, split.test, o.router.name, o.trainSeconds));
       } catch (error) {
         if (!(error instanceof RouterChoicesError)) throw error;
-        problem = error.problems.map((p: Problem) => `${p.file}: ${p.field ? `${p.field}: ` : ''}${p.message}`).join('; ');
+        problem = error.problems.map(formatProblem).join('; ');
       }
     }
     deps.say(
