@@ -102,8 +102,6 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
       const { run, outcomes } = await runRouterJobs(await connectTemporal(deps, true), deps.settings(), benchmark, routers, options, onSubmitted);
       return { runId: run.runId, outcomes };
     },
-    routingDir: () => path.join(deps.settings().home, 'routing'),
-    embeddingsCacheDir: () => path.join(deps.settings().home, 'embeddings'),
   });
   return program;
 }

@@ -2,6 +2,7 @@
 // release directory and/or JSON Lines files): baselines, routers, the cost setting and the Pareto
 // frontier, in every output format (tables, JSON, CSV, Markdown, XLSX) and as an SVG + PNG plot.
 
+import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { renderAccuracyCostSvg } from '../../analysis/accuracy-cost-plot.js';
 import { DEFAULT_EMBEDDING_DIM, hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
@@ -15,6 +16,7 @@ import { buildQueryPool } from '../../analysis/query-pool.js';
 import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
 import { formatProblem, InputError } from '../../contract/problems.js';
+import { settingsFrom } from '../../config/settings.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import { routingReportTables } from '../../analysis/routing-report-tables.js';
 import { writeOutputFile } from '../table-export.js';
@@ -54,10 +56,6 @@ export interface AnalyzeCommandDeps {
     options: RouterJobsOptions,
     onSubmitted: (runId: string) => void,
   ) => Promise<{ runId: string; outcomes: RouterJobOutcome[] }>;
-  /** Where endpoint embeddings are kept per text hash (under BENCHROUTER_HOME). */
-  embeddingsCacheDir?: () => string;
-  /** Where a routing analysis keeps what its router containers read (under BENCHROUTER_HOME). */
-  routingDir?: () => string;
 }
 
 /** The analysis options come from AnalysisOptions; the definitions are optional, their default depends on the input. */
@@ -78,6 +76,9 @@ interface AnalyzeFlags
   plot?: string;
   routers?: string[];
 }
+
+/** Endpoint embeddings (per text hash) and what router containers read are kept under BENCHROUTER_HOME. */
+const benchrouterHome = (env: Record<string, string | undefined>) => settingsFrom(env, os.homedir()).home;
 
 const defaultDeps: AnalyzeCommandDeps = {
   stdout: (text) => void process.stdout.write(text),
@@ -226,9 +227,7 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
       },
     ]);
 
-  const cacheFile = flags.embeddingsEndpoint
-    ? embeddingCacheFile(deps.embeddingsCacheDir?.() ?? path.join(env['HOME'] ?? '.', '.benchrouter', 'embeddings'), flags.embeddingsModel)
-    : undefined;
+  const cacheFile = flags.embeddingsEndpoint ? embeddingCacheFile(path.join(benchrouterHome(env), 'embeddings'), flags.embeddingsModel) : undefined;
   const embedder: Embedder = flags.embeddingsEndpoint
     ? cachedEmbedder(
         openAiEmbedder({
@@ -294,7 +293,7 @@ async function runRouterContainers(
 ): Promise<{ choices: RouterChoices[]; jobs: RouterJobSummary[] }> {
   if (pool.models.length === 0 || pool.queryDataset.length === 0) return { choices: [], jobs: [] };
   const split = splitQueries(pool, options);
-  const workDir = path.join(deps.routingDir?.() ?? path.join(env['HOME'] ?? '.', '.benchrouter', 'routing'), new Date().toISOString().replace(/[:.]/g, '-'));
+  const workDir = path.join(benchrouterHome(env), 'routing', new Date().toISOString().replace(/[:.]/g, '-'));
   const inputDir = path.join(workDir, 'input');
   mkdirSync(inputDir, { recursive: true });
   writeRouterInput(inputDir, pool, split, {
