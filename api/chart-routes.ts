@@ -4,10 +4,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { instanceAgreement, pooledInstances, RIGHT_AT, type InstanceAgreement } from '../analysis/instance-agreement.js';
+import { instanceAgreement, RIGHT_AT, type InstanceAgreement } from '../analysis/instance-agreement.js';
 import { renderPng } from '../analysis/plot-png.js';
 import { finishedRuns } from '../client/leaderboard.js';
-import { instanceScoresByTask } from '../client/run-records.js';
 import { describeSchedule, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
 import { buildLeaderboard } from '../runs/leaderboard.js';
 import type { TimedCall } from '../runs/run-timeline.js';
@@ -17,7 +16,7 @@ import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { runIdsOf } from './board-routes.js';
 import { agreementSvg, checkpointSvg, leaderboardSvg, timelineSvg } from './chart-views.js';
-import { jobFileBytes } from './job-files.js';
+import { jobFileBytes, visitJobRecords } from './job-files.js';
 import { finishedResult } from './run-routes.js';
 
 const FORMATS = ['svg', 'png'] as const;
@@ -27,20 +26,40 @@ function sendPicture(reply: FastifyReply, format: (typeof FORMATS)[number], svg:
   return format === 'svg' ? reply.type('image/svg+xml').send(svg) : reply.type('image/png').send(renderPng(svg));
 }
 
-/** Two finished runs' instances compared, from their records on this host. */
-export async function agreementOf(context: ApiContext, runs: string): Promise<{ runA: string; runB: string; agreement: InstanceAgreement }> {
+/** The finished runs named in `runs` (in order, each read once through the server's cache). */
+export async function finishedResultsOf(context: ApiContext, ids: readonly string[]): Promise<RunResult[]> {
+  const results: RunResult[] = [];
+  for (const id of ids) results.push(await finishedResult(context, id));
+  return results;
+}
+
+/** Two runs named in `runs`, finished, compared instance by instance. */
+export async function agreementOfRuns(context: ApiContext, runs: string): Promise<{ runA: string; runB: string; agreement: InstanceAgreement }> {
   const ids = runIdsOf(runs);
   if (ids.length !== 2) throw new ApiError(400, `expected two run ids, got ${ids.length}`, 'query.runs');
-  const [runA, runB] = ids as [string, string];
-  for (const id of ids) await finishedResult(context, id);
-  const [a, b] = await Promise.all(ids.map((id) => instanceScoresByTask(context.client, context.settings.artifactsRoot, id)));
-  const agreement = instanceAgreement(pooledInstances(a!), pooledInstances(b!));
+  return agreementOf(context, await finishedResultsOf(context, ids));
+}
+
+/** A finished run's scores per `task/instance`, every repeat's kept, from its records wherever its jobs ran. */
+async function scoresByInstance(context: ApiContext, result: RunResult): Promise<Map<string, number[]>> {
+  const scores = new Map<string, number[]>();
+  for (const job of result.jobs)
+    await visitJobRecords(context, result.runId, job, (outcome) => {
+      if (!('record' in outcome)) return;
+      const id = `${job.task}/${outcome.record.index}`;
+      scores.set(id, [...(scores.get(id) ?? []), outcome.record.score]);
+    });
+  return scores;
+}
+
+/** Two finished runs' instances compared (the results as finishedResult read them). */
+export async function agreementOf(context: ApiContext, results: readonly RunResult[]): Promise<{ runA: string; runB: string; agreement: InstanceAgreement }> {
+  if (results.length !== 2) throw new ApiError(400, `expected two run ids, got ${results.length}`, 'query.runs');
+  const [runA, runB] = results.map((r) => r.runId) as [string, string];
+  const [a, b] = await Promise.all(results.map((result) => scoresByInstance(context, result)));
+  const agreement = instanceAgreement(a!, b!);
   if (agreement.shared === 0)
-    throw new ApiError(
-      422,
-      `runs ${runA} and ${runB} share no instance in their records.jsonl on this server: nothing to compare instance by instance`,
-      'query.runs',
-    );
+    throw new ApiError(422, `runs ${runA} and ${runB} share no instance in their records.jsonl: nothing to compare instance by instance`, 'query.runs');
   return { runA, runB, agreement };
 }
 
@@ -81,7 +100,7 @@ export function registerChartRoutes(app: FastifyInstance, context: ApiContext): 
       },
     },
     async (request) => {
-      const { runA, runB, agreement } = await agreementOf(context, request.query.runs);
+      const { runA, runB, agreement } = await agreementOfRuns(context, request.query.runs);
       return { runA, runB, ...agreement };
     },
   );
@@ -134,7 +153,7 @@ export function registerChartRoutes(app: FastifyInstance, context: ApiContext): 
         },
       },
       async (request, reply) => {
-        const { runA, runB, agreement } = await agreementOf(context, request.query.runs);
+        const { runA, runB, agreement } = await agreementOfRuns(context, request.query.runs);
         return sendPicture(reply, format, agreementSvg(runA, runB, agreement));
       },
     );

@@ -7,7 +7,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { finishedRuns, runResults } from '../client/leaderboard.js';
+import { finishedRuns } from '../client/leaderboard.js';
 import { listRuns, queryProgress } from '../client/runs.js';
 import { runWebUiLink } from '../config/settings.js';
 import { routingReportTables } from '../analysis/routing-report-tables.js';
@@ -17,7 +17,7 @@ import { ApiError } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import type { TokenEntry } from './api-tokens.js';
 import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
-import { agreementOf, callsOf } from './chart-routes.js';
+import { agreementOf, callsOf, finishedResultsOf } from './chart-routes.js';
 import { timelineSvg } from './chart-views.js';
 import { analysisPage, comparePage, type ComparedInstances, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
@@ -131,18 +131,18 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     let body: string;
     try {
       const ids = runIdsOf(runs);
-      for (const id of ids) await finishedResult(context, id);
+      const results = await finishedResultsOf(context, ids);
       let instances: ComparedInstances | undefined;
       if (ids.length === 2) {
         try {
-          const { runA, runB, agreement } = await agreementOf(context, runs);
+          const { runA, runB, agreement } = await agreementOf(context, results);
           instances = { runA, runB, agreement };
         } catch (error) {
           if (!(error instanceof ApiError)) throw error;
           instances = { runA: ids[0]!, runB: ids[1]!, note: error.message };
         }
       }
-      body = comparePage(runs, ids.length ? compareView(await runResults(context.client, ids)) : undefined, undefined, instances);
+      body = comparePage(runs, ids.length ? compareView(results) : undefined, undefined, instances);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       body = comparePage(runs, undefined, error.message);
