@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import type { JobSpec } from '../runs/run-spec.js';
+import { SIDE_MODEL_ROLES, type SideModelRole } from '../runs/side-models.js';
 import type { PreloadPath } from './dind-image-store.js';
 import type { ContainerCreateBody } from './docker-engine.js';
 import type { NetnsLease } from './netns-pool.js';
@@ -116,12 +117,9 @@ export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<st
 }
 
 /** How the container reaches the model when that is not the run's endpoint itself (the gateway). */
-export interface ModelAccess {
+export type ModelAccess = {
   endpoint?: string;
-  judge?: { endpoint: string; model: string; apiKey: string };
-  /** A user simulator of its own (--user-model); without it a benchmark simulates the user with the model under test. */
-  user?: { endpoint: string; model: string; apiKey: string };
-}
+} & Partial<Record<SideModelRole, { endpoint: string; model: string; apiKey: string }>>;
 
 /**
  * The create body. The API key (a per-job gateway token, or the real key with --no-gateway) goes
@@ -144,20 +142,20 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     ...(job.options.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.options.limit) } : {}),
     ...(job.options.instances ? { BENCHROUTER_INSTANCES: job.options.instances.join(',') } : {}),
     ...(job.options.jobConcurrency !== undefined ? { BENCHROUTER_CONCURRENCY: String(job.options.jobConcurrency) } : {}),
-    ...(access.judge
-      ? {
-          BENCHROUTER_JUDGE_ENDPOINT: reachable(access.judge.endpoint),
-          BENCHROUTER_JUDGE_MODEL: access.judge.model,
-          BENCHROUTER_JUDGE_API_KEY: access.judge.apiKey,
-        }
-      : {}),
-    ...(access.user
-      ? {
-          BENCHROUTER_USER_ENDPOINT: reachable(access.user.endpoint),
-          BENCHROUTER_USER_MODEL: access.user.model,
-          BENCHROUTER_USER_API_KEY: access.user.apiKey,
-        }
-      : {}),
+    // A judge's and a user simulator's routes: BENCHROUTER_JUDGE_* and BENCHROUTER_USER_*.
+    ...Object.fromEntries(
+      SIDE_MODEL_ROLES.flatMap((role) => {
+        const side = access[role];
+        const prefix = `BENCHROUTER_${role.toUpperCase()}`;
+        return side
+          ? [
+              [`${prefix}_ENDPOINT`, reachable(side.endpoint)],
+              [`${prefix}_MODEL`, side.model],
+              [`${prefix}_API_KEY`, side.apiKey],
+            ]
+          : [];
+      }),
+    ),
     ...(datasetDir ? { BENCHROUTER_DATASET_DIR: CONTAINER_DATASET_DIR } : {}),
   };
   const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });

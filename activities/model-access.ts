@@ -3,7 +3,8 @@
 
 import { jobBudgetOf, runBudgetOf } from '../runs/budgets.js';
 import { generationOf } from '../runs/generation.js';
-import { judgeTargetOf, modelTargetOf, RunOptionFields, userTargetOf, type ModelTarget } from '../runs/run-options.js';
+import { modelTargetOf, RunOptionFields, sideModelTargetOf, type ModelTarget } from '../runs/run-options.js';
+import { SIDE_MODEL_ROLES, type SideModelRole } from '../runs/side-models.js';
 import { ApplicationFailure } from '@temporalio/common';
 import path from 'node:path';
 import type { ModelGateway } from '../gateway/model-gateway.js';
@@ -39,19 +40,23 @@ export interface ModelRoutes {
 export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: string): ModelRoutes {
   const { gateway } = deps;
   const model = modelTargetOf(job.options);
-  const judgeTarget = judgeTargetOf(job.options);
-  const userTarget = userTargetOf(job.options);
+  const sides = SIDE_MODEL_ROLES.flatMap((role) => {
+    const target = sideModelTargetOf(job.options, role);
+    return target ? [{ role, target }] : [];
+  });
   if (!gateway || !job.options.gateway) {
-    const direct = (target: ModelTarget | undefined) =>
-      target ? { endpoint: target.endpoint, model: target.name, apiKey: resolveApiKey(target.apiKeyEnv, deps.hostId) } : undefined;
-    return { apiKey: resolveApiKey(model.apiKeyEnv, deps.hostId), access: { judge: direct(judgeTarget), user: direct(userTarget) }, close: () => undefined };
+    const direct = (target: ModelTarget) => ({ endpoint: target.endpoint, model: target.name, apiKey: resolveApiKey(target.apiKeyEnv, deps.hostId) });
+    return {
+      apiKey: resolveApiKey(model.apiKeyEnv, deps.hostId),
+      access: Object.fromEntries(sides.map(({ role, target }) => [role, direct(target)])),
+      close: () => undefined,
+    };
   }
   const cacheDir = (runId: string) => gatewayCacheDir(deps.artifactsRoot, runId);
   // Every key is resolved before any route opens: a judge's or user simulator's key missing on this host (a
   // final failure) must not leave the model's route registered, with its token valid, until the worker restarts.
   const modelKey = resolveApiKey(model.apiKeyEnv, deps.hostId);
-  const judgeKey = judgeTarget ? resolveApiKey(judgeTarget.apiKeyEnv, deps.hostId) : undefined;
-  const userKey = userTarget ? resolveApiKey(userTarget.apiKeyEnv, deps.hostId) : undefined;
+  const sideKeys = sides.map(({ target }) => resolveApiKey(target.apiKeyEnv, deps.hostId));
   const generation = generationOf(job.options, job.resolved);
   const budget = { job: jobBudgetOf(job.options), run: runBudgetOf(job.options) };
   if (generation.truncation) checkTokenizer(gateway.instance, generation.truncation, deps.hostId);
@@ -81,23 +86,23 @@ export function openModelAccess(deps: ModelAccessDeps, job: JobSpec, jobDir: str
         : {}),
     });
   const apiKey = route('model', model, modelKey);
-  const judge =
-    judgeTarget && judgeKey !== undefined ? { endpoint: gateway.url, model: judgeTarget.name, apiKey: route('judge', judgeTarget, judgeKey) } : undefined;
-  const user = userTarget && userKey !== undefined ? { endpoint: gateway.url, model: userTarget.name, apiKey: route('user', userTarget, userKey) } : undefined;
+  const access: ModelAccess = { endpoint: gateway.url };
+  sides.forEach(({ role, target }, i) => (access[role] = { endpoint: gateway.url, model: target.name, apiKey: route(role, target, sideKeys[i]!) }));
   let closed: { usage: JobUsage | undefined } | undefined;
-  return { apiKey, access: { endpoint: gateway.url, judge, user }, close: () => (closed ??= { usage: closeRoutes(gateway.instance, job) }).usage };
+  return { apiKey, access, close: () => (closed ??= { usage: closeRoutes(gateway.instance, job) }).usage };
 }
 
 function closeRoutes(gateway: ModelGateway, job: JobSpec): JobUsage | undefined {
   const model = gateway.unregister(job.jobId, 'model');
-  const judge = job.options.judgeModel ? gateway.unregister(job.jobId, 'judge') : undefined;
-  const user = job.options.userModel ? gateway.unregister(job.jobId, 'user') : undefined;
+  const sides = SIDE_MODEL_ROLES.flatMap((role) => {
+    const counters = sideModelTargetOf(job.options, role) ? gateway.unregister(job.jobId, role) : undefined;
+    return counters ? [[role, counters] as [SideModelRole, typeof counters]] : [];
+  });
   if (!model) return undefined;
   return {
     model: summarizeUsage(model),
-    ...(judge ? { judge: summarizeUsage(judge) } : {}),
-    ...(user ? { user: summarizeUsage(user) } : {}),
-    counters: { model, ...(judge ? { judge } : {}), ...(user ? { user } : {}) },
+    ...Object.fromEntries(sides.map(([role, counters]) => [role, summarizeUsage(counters)])),
+    counters: { model, ...Object.fromEntries(sides) },
   };
 }
 
@@ -107,7 +112,7 @@ function closeRoutes(gateway: ModelGateway, job: JobSpec): JobUsage | undefined 
  */
 export async function openLoopbackEndpoints(deps: ModelAccessDeps, job: JobSpec, access: ModelAccess): Promise<void> {
   if (!deps.firewall || access.endpoint) return;
-  for (const endpoint of [job.options.endpoint, access.judge?.endpoint, access.user?.endpoint]) {
+  for (const endpoint of [job.options.endpoint, ...SIDE_MODEL_ROLES.map((role) => access[role]?.endpoint)]) {
     if (!endpoint || endpointSeenFromBridge(endpoint) === endpoint) continue;
     const url = new URL(endpoint);
     await deps.firewall.allowHostPort(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));

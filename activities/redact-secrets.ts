@@ -2,7 +2,9 @@
 // gateway tokens are cut from any text a task could have influenced before it enters workflow history.
 
 import type { ModelGateway } from '../gateway/model-gateway.js';
+import { sideModelTargetOf } from '../runs/run-options.js';
 import type { JobSpec } from '../runs/run-spec.js';
+import { SIDE_MODEL_ROLES, SIDE_MODELS } from '../runs/side-models.js';
 
 export const REDACTED = '[redacted]';
 
@@ -43,14 +45,14 @@ export function jobSecrets(
   env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   const secrets: string[] = [];
-  for (const source of [job.options.apiKeyEnv, job.options.judgeApiKeyEnv, job.options.userApiKeyEnv]) {
+  const sides = SIDE_MODEL_ROLES.filter((role) => sideModelTargetOf(job.options, role));
+  for (const source of [job.options.apiKeyEnv, ...sides.map((role) => job.options[SIDE_MODELS[role].fields.apiKeyEnv])]) {
     const key = source ? env[source] : undefined;
     if (key) secrets.push(key);
   }
   if (gateway && job.options.gateway) {
     secrets.push(gateway.tokenFor(job.jobId, 'model'));
-    if (job.options.judgeModel) secrets.push(gateway.tokenFor(job.jobId, 'judge'));
-    if (job.options.userModel) secrets.push(gateway.tokenFor(job.jobId, 'user'));
+    for (const role of sides) secrets.push(gateway.tokenFor(job.jobId, role));
   }
   return secrets;
 }

@@ -4,6 +4,7 @@
 // options a run pins in its workflow input (RunSpec.options). One name per option, flat: the flag is the name.
 
 import { z } from 'zod';
+import { SIDE_MODEL_ROLES, SIDE_MODELS, type SideModelField, type SideModelRole } from './side-models.js';
 
 /** zod error option that reads "expected <what>, got <value>", as the contract's errors do. */
 function expecting(what: string) {
@@ -157,7 +158,7 @@ export interface RuleIssueParams {
 /** The rules between options, for any schema made of RunOptionFields (the schedule's omits the model). */
 export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof RunOptionFields>>>>(schema: T) {
   return schema.superRefine((options, ctx) => {
-    const both = (a: 'judgeModel' | 'userModel' | 'truncationTokens', b: 'judgeEndpoint' | 'userEndpoint' | 'tokenizer', why: string) => {
+    const both = (a: SideModelField | 'truncationTokens', b: SideModelField | 'tokenizer', why: string) => {
       if ((options[a] === undefined) !== (options[b] === undefined))
         ctx.addIssue({
           code: 'custom',
@@ -166,8 +167,10 @@ export function withRunOptionRules<T extends z.ZodType<Partial<z.output<typeof R
           params: { names: [options[a] === undefined ? b : a] } satisfies RuleIssueParams,
         });
     };
-    both('judgeModel', 'judgeEndpoint', 'a judge needs a model and an endpoint');
-    both('userModel', 'userEndpoint', 'a user simulator needs a model and an endpoint');
+    for (const role of SIDE_MODEL_ROLES) {
+      const { fields, what } = SIDE_MODELS[role];
+      both(fields.model, fields.endpoint, `${what} needs a model and an endpoint`);
+    }
     both('truncationTokens', 'tokenizer', "prompt truncation needs a token count and the model's tokenizer.json");
     const needsGateway = (name: 'truncationTokens' | 'stripThinking', what: string) => {
       if (options[name] !== undefined && options[name] !== false && options.gateway === false)
@@ -224,15 +227,14 @@ export function modelTargetOf(options: Pick<RunOptions, 'model' | 'endpoint' | '
   return { name: options.model, endpoint: options.endpoint, ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}) };
 }
 
-export function judgeTargetOf(options: Pick<RunOptions, 'judgeModel' | 'judgeEndpoint' | 'judgeApiKeyEnv'>): ModelTarget | undefined {
-  if (!options.judgeModel || !options.judgeEndpoint) return undefined;
-  return { name: options.judgeModel, endpoint: options.judgeEndpoint, ...(options.judgeApiKeyEnv ? { apiKeyEnv: options.judgeApiKeyEnv } : {}) };
-}
-
-/** The user simulator's target, when the run names one; otherwise the benchmark's simulator is the model under test. */
-export function userTargetOf(options: Pick<RunOptions, 'userModel' | 'userEndpoint' | 'userApiKeyEnv'>): ModelTarget | undefined {
-  if (!options.userModel || !options.userEndpoint) return undefined;
-  return { name: options.userModel, endpoint: options.userEndpoint, ...(options.userApiKeyEnv ? { apiKeyEnv: options.userApiKeyEnv } : {}) };
+/** A side model's target when the run names one (a user simulator's absence means the model under test plays the user). */
+export function sideModelTargetOf(options: Partial<Pick<RunOptions, SideModelField>>, role: SideModelRole): ModelTarget | undefined {
+  const { fields } = SIDE_MODELS[role];
+  const name = options[fields.model];
+  const endpoint = options[fields.endpoint];
+  const apiKeyEnv = options[fields.apiKeyEnv];
+  if (!name || !endpoint) return undefined;
+  return { name, endpoint, ...(apiKeyEnv ? { apiKeyEnv } : {}) };
 }
 
 /** The options with every default, from a partial set that must name at least the model and endpoint. */

@@ -1,6 +1,7 @@
 // Pure aggregation of job results into a run's status, score and progress counts.
 
 import type { JobResult, JobState, JobStatus, RunProgress, RunResult, RunStatus, TaskScore } from './run-spec.js';
+import { SIDE_MODEL_ROLES } from './side-models.js';
 import { emptyCounters, mergeCounters, summarizeUsage } from './usage.js';
 
 export function runStatus(jobs: ReadonlyArray<Pick<JobResult, 'status'>>, cancelled: boolean): RunStatus {
@@ -22,13 +23,11 @@ export function runUsage(jobs: ReadonlyArray<JobResult>): RunResult['usage'] {
   const metered = jobs.filter((j) => j.usage);
   if (metered.length === 0) return undefined;
   const model = metered.reduce((acc, j) => mergeCounters(acc, j.usage!.counters.model), emptyCounters());
-  const side = (role: 'judge' | 'user') => {
+  const sides = SIDE_MODEL_ROLES.flatMap((role) => {
     const using = metered.filter((j) => j.usage!.counters[role]);
-    return using.length ? summarizeUsage(using.reduce((acc, j) => mergeCounters(acc, j.usage!.counters[role]!), emptyCounters())) : undefined;
-  };
-  const judge = side('judge');
-  const user = side('user');
-  return { model: summarizeUsage(model), ...(judge ? { judge } : {}), ...(user ? { user } : {}) };
+    return using.length ? [[role, summarizeUsage(using.reduce((acc, j) => mergeCounters(acc, j.usage!.counters[role]!), emptyCounters()))]] : [];
+  });
+  return { model: summarizeUsage(model), ...Object.fromEntries(sides) };
 }
 
 export function meanAndStd(values: number[]): { mean: number | null; std: number | null } {

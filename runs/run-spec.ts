@@ -8,6 +8,7 @@ import type { RecordsSummary } from '../contract/records.js';
 import type { RunTally } from './run-tally.js';
 import type { PinnedTaskDefinitions } from './task-definition-pages.js';
 import type { RunOptions } from './run-options.js';
+import type { SideModelRole } from './side-models.js';
 import type { ScoreStats } from './score-interval.js';
 import type { BenchRouterVersion, DatasetDigest, Provenance } from './provenance.js';
 import type { RunBudgetFigures } from './budgets.js';
@@ -67,13 +68,11 @@ export interface JobSpec {
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */
-export interface JobUsage {
+export type JobUsage = {
   model: UsageSummary;
-  judge?: UsageSummary;
-  /** A user simulator's calls, with --user-model (without it they are the model's). */
-  user?: UsageSummary;
-  counters: { model: UsageCounters; judge?: UsageCounters; user?: UsageCounters };
-}
+  /** A judge's and a user simulator's calls, when the run names them (without a user simulator its calls are the model's). */
+  counters: { model: UsageCounters } & Partial<Record<SideModelRole, UsageCounters>>;
+} & Partial<Record<SideModelRole, UsageSummary>>;
 
 export type JobStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'CANCELLED';
 /** `BUDGET`: the gateway refused the job's model calls for a spent budget, or the run did not start it because its budget was spent. */
@@ -176,7 +175,7 @@ export interface RunResult {
    */
   resultPages?: string[];
   /** Model usage over all jobs (absent with --no-gateway). */
-  usage?: { model: UsageSummary; judge?: UsageSummary; user?: UsageSummary };
+  usage?: { model: UsageSummary } & Partial<Record<SideModelRole, UsageSummary>>;
   /** What the score was measured with (runs/provenance.ts); absent in runs from before it was kept. */
   provenance?: Provenance;
   /** The score's n and 95% interval (runs/score-interval.ts). */

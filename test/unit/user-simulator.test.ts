@@ -8,7 +8,7 @@ import { jobSecrets } from '../../activities/redact-secrets.js';
 import { spendOfJob, withBudgetVerdict } from '../../runs/budgets.js';
 import { provenanceDifferences, provenanceEntries, provenanceHash, provenanceOf } from '../../runs/provenance.js';
 import { runUsage } from '../../runs/run-outcome.js';
-import { RunOptionsSchema, runOptions, userTargetOf } from '../../runs/run-options.js';
+import { RunOptionsSchema, runOptions, sideModelTargetOf } from '../../runs/run-options.js';
 import type { JobResult, JobSpec } from '../../runs/run-spec.js';
 import { emptyCounters, summarizeUsage, type UsageCounters } from '../../runs/usage.js';
 
@@ -53,8 +53,8 @@ describe('user simulator options', () => {
       path: ['userEndpoint'],
       message: 'expected together with userModel: a user simulator needs a model and an endpoint',
     });
-    expect(userTargetOf(runOptions(withUser))).toEqual({ name: 'sim', endpoint: 'http://127.0.0.1:9000/v1', apiKeyEnv: 'SIM_KEY' });
-    expect(userTargetOf(runOptions({ model: 'm', endpoint: 'http://x/v1' }))).toBeUndefined();
+    expect(sideModelTargetOf(runOptions(withUser), 'user')).toEqual({ name: 'sim', endpoint: 'http://127.0.0.1:9000/v1', apiKeyEnv: 'SIM_KEY' });
+    expect(sideModelTargetOf(runOptions({ model: 'm', endpoint: 'http://x/v1' }), 'user')).toBeUndefined();
   });
 
   it('give the container BENCHROUTER_USER_ENDPOINT, _MODEL and _API_KEY, the endpoint as the task network sees it', () => {
