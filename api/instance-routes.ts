@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { TranscriptLine } from '../gateway/transcript.js';
 import { InstancePage, instanceRow, matchesFilter, type InstanceFilter } from '../runs/instance-list.js';
 import type { JobResult, RunResult } from '../runs/run-spec.js';
-import { isCall, parseTranscript } from '../gateway/transcript-chat.js';
+import { linesOfInstance, parseTranscript } from '../gateway/transcript-chat.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { jobFileBytes, visitJobRecords } from './job-files.js';
@@ -71,7 +71,7 @@ export async function transcriptOf(
   const bytes = await jobFileBytes(context, result.runId, job, 'transcript');
   if (!bytes) return undefined;
   const { lines, unreadable } = parseTranscript(bytes.toString('utf8'));
-  return { lines: instance === undefined ? lines : lines.filter((line) => !isCall(line) || line.instance === instance), unreadable };
+  return { lines: linesOfInstance(lines, instance), unreadable };
 }
 
 export function registerInstanceRoutes(app: FastifyInstance, context: ApiContext): void {

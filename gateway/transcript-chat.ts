@@ -43,6 +43,14 @@ export function isCall(line: TranscriptLine): line is TranscriptCall {
   return 'seq' in line;
 }
 
+/**
+ * One instance's calls, all lines without one. The line that ends a capped transcript stays: the instance's
+ * later calls may be among those the cap left out, and whoever reads it must know.
+ */
+export function linesOfInstance(lines: TranscriptLine[], instance: string | undefined): TranscriptLine[] {
+  return instance === undefined ? lines : lines.filter((line) => !isCall(line) || line.instance === instance);
+}
+
 /** The request's messages after its last assistant turn (all of them on a first call); a completion's prompt. */
 export function newMessages(request: unknown): Message[] {
   if (typeof request !== 'object' || request === null) return request === undefined ? [] : [{ role: 'request', content: request }];

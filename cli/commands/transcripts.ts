@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { TranscriptLine } from '../../gateway/transcript.js';
 import { JOB_FILES } from '../../runs/job-artifacts.js';
-import { answerMessages, isCall, newMessages, parseTranscript, textOf, type Message } from '../../gateway/transcript-chat.js';
+import { answerMessages, linesOfInstance, newMessages, parseTranscript, textOf, type Message } from '../../gateway/transcript-chat.js';
 import { writeStdout } from '../cli-deps.js';
 import { example } from '../help-example.js';
 import { locateJobs, readJobFile, shortJobId, whereIs, type ArtifactCommandDeps } from '../run-artifacts.js';
@@ -43,7 +43,7 @@ The gateway writes each job's calls to transcript.jsonl as they end (--no-transc
         }
         const { lines, unreadable } = parseTranscript(bytes.toString('utf8'));
         if (unreadable) process.stderr.write(`${name}: ${unreadable} unreadable transcript line${unreadable === 1 ? '' : 's'} skipped\n`);
-        const shown = flags.instance === undefined ? lines : lines.filter((line) => isCall(line) && line.instance === flags.instance);
+        const shown = linesOfInstance(lines, flags.instance);
         if (flags.json) {
           for (const line of shown) await stdout(`${JSON.stringify({ job: job.jobId, ...line })}\n`);
           continue;

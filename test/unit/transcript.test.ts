@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callText } from '../../cli/commands/transcripts.js';
 import { StreamAssembler } from '../../gateway/stream-assembly.js';
+import { linesOfInstance, parseTranscript } from '../../gateway/transcript-chat.js';
 import { TranscriptWriter, transcriptBody, type TranscriptCall } from '../../gateway/transcript.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-transcript-'));
@@ -28,6 +29,23 @@ const linesOf = (file: string) =>
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('a transcript file', () => {
+  it("keeps the cap's line among one instance's calls, in br transcripts --instance and the API alike", async () => {
+    const file = path.join(scratch, 'instances', 'transcript.jsonl');
+    const writer = new TranscriptWriter(file, { maxCalls: 3, maxBytes: 1 << 20 }, []);
+    for (const [seq, instance] of [
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'a'],
+      [4, 'a'],
+    ] as const)
+      writer.write(call(seq, { instance }));
+    await writer.close();
+    const { lines } = parseTranscript(readFileSync(file, 'utf8'));
+    const shown = linesOfInstance(lines, 'a').map((l) => ('seq' in l ? l.seq : l.capped.reason));
+    expect(shown).toEqual([1, 3, 'calls']);
+    expect(linesOfInstance(lines, undefined)).toHaveLength(4);
+  });
+
   it('redacts the key and the token wherever they appear, and stops at its calls cap saying so', async () => {
     const file = path.join(scratch, 'calls', 'transcript.jsonl');
     const writer = new TranscriptWriter(file, { maxCalls: 2, maxBytes: 1 << 20 }, ['sk-upstream-secret-1', 'brj-0123456789', 'EMPTY']);
