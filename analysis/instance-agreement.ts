@@ -34,8 +34,3 @@ export function instanceAgreement(a: ReadonlyMap<string, number[]>, b: ReadonlyM
   for (const [id, scores] of b) if (scores.length && !a.get(id)?.length) out.onlyInB += 1;
   return out;
 }
-
-/** A run's per-task instance scores pooled into one map, keyed `<task>/<instance>`. */
-export function pooledInstances(byTask: ReadonlyMap<string, ReadonlyMap<string, number[]>>): Map<string, number[]> {
-  return new Map([...byTask].flatMap(([task, scores]) => [...scores].map(([id, values]) => [`${task}/${id}`, values] as const)));
-}
