@@ -63,13 +63,23 @@ export async function agreementOf(context: ApiContext, results: readonly RunResu
   return { runA, runB, agreement };
 }
 
-/** Every call of a finished run's transcripts: when it ended and its tokens. */
+/**
+ * Every call of a finished run's transcripts: when it ended and its tokens. Kept once every job's transcript
+ * was read (or found absent); a host that could not be reached is asked again on the next view.
+ */
 export async function callsOf(context: ApiContext, result: RunResult): Promise<TimedCall[]> {
+  const kept = context.reads.timelines.get(result.runId);
+  if (kept) return kept;
   const calls: TimedCall[] = [];
+  let complete = true;
   for (const job of result.jobs) {
-    const bytes = await jobFileBytes(context, result.runId, job, 'transcript').catch(() => undefined);
+    const bytes = await jobFileBytes(context, result.runId, job, 'transcript').catch(() => {
+      complete = false;
+      return undefined;
+    });
     if (bytes) calls.push(...timedCalls(bytes.toString('utf8')));
   }
+  if (complete) context.reads.timelines.set(result.runId, calls);
   return calls;
 }
 

@@ -2,7 +2,6 @@
 // under / and /ui, and the static script and style sheet (files in api/static, no build step).
 
 import type { FastifyInstance } from 'fastify';
-import { withJobs } from '../client/run-jobs.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -84,14 +83,16 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
   );
 
   api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }) } }, async (request, reply) => {
-    const { handle, description } = await existingRunOr404(context, request.params.id);
-    const result = description.status.name === 'COMPLETED' ? await withJobs(context.client.workflow, await handle.result()) : undefined;
-    const progress = result ? progressOfResult(result) : await queryProgress(handle).catch(() => null);
+    // A finished run's page is read from the kept result and timeline: no Temporal call, no transcript read.
+    const kept = context.reads.finished.get(request.params.id);
+    const found = kept ? undefined : await existingRunOr404(context, request.params.id);
+    const result = kept ?? (found?.description.status.name === 'COMPLETED' ? await finishedResult(context, request.params.id) : undefined);
+    const progress = result ? progressOfResult(result) : await queryProgress(found!.handle).catch(() => null);
     const run = {
       runId: request.params.id,
-      status: result?.status ?? description.status.name,
-      benchmark: result?.benchmark ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.benchmark) ?? '',
-      model: result?.model ?? description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model) ?? '',
+      status: result?.status ?? found!.description.status.name,
+      benchmark: result?.benchmark ?? found!.description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.benchmark) ?? '',
+      model: result?.model ?? found!.description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model) ?? '',
       progress,
       webUi: runWebUiLink(context.settings, request.params.id),
     };

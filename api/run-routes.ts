@@ -20,6 +20,7 @@ import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import { FinishedResults, SingleFlight } from './run-read-cache.js';
 import type { LiveFigures } from '../runs/live-figures.js';
+import type { TimedCall } from '../runs/run-timeline.js';
 import { runLinks, type ApiContext } from './api-context.js';
 
 const RunIdParams = z.object({ id: z.string().min(1).max(200) });
@@ -90,9 +91,20 @@ export async function existingRunOr404(
 }
 
 /** What one server keeps between requests. A state is reused for half a progress poll of the SSE stream: fresh enough for people, and one Temporal read for many callers. */
-export function createRunReads(): { finished: FinishedResults<RunResult>; states: SingleFlight<RunState>; live: SingleFlight<LiveFigures> } {
-  // Live figures (a visibility query and the transcripts' tails) are read once per interval for every open stream of a run.
-  return { finished: new FinishedResults<RunResult>(), states: new SingleFlight<RunState>(250), live: new SingleFlight<LiveFigures>(1_000) };
+export function createRunReads(): {
+  finished: FinishedResults<RunResult>;
+  timelines: FinishedResults<TimedCall[]>;
+  states: SingleFlight<RunState>;
+  live: SingleFlight<LiveFigures>;
+} {
+  return {
+    finished: new FinishedResults<RunResult>(),
+    // A finished run's calls over time (every transcript read once, not on each view of its page), fewer: they are larger.
+    timelines: new FinishedResults<TimedCall[]>(200),
+    states: new SingleFlight<RunState>(250),
+    // Live figures (a visibility query and the transcripts' tails) are read once per interval for every open stream of a run.
+    live: new SingleFlight<LiveFigures>(1_000),
+  };
 }
 
 /** The finished run's result, or 409 saying why there is none yet. */
