@@ -7,7 +7,7 @@
 // Screenshots go to test-artifacts/instances/.
 
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -78,6 +78,11 @@ async function screenshot(name: string, fullPage = true): Promise<void> {
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage });
 }
 
+function logTail(runId: string, jobId: string): string {
+  const file = jobFile(h.settings.artifactsRoot, { runId, jobId }, 'containerTail');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-20).join('\n') : '(no container log)';
+}
+
 async function finishedRun(body: Record<string, unknown>): Promise<RunResult> {
   const submitted = await callApi<{ runId: string }>(api, 'POST', '/evals/submit', { body });
   expect(submitted.status).toBe(201);
@@ -117,7 +122,9 @@ describe('per-instance pages in Chromium', () => {
 
   it('lists the mcp run instances and finds its one failure with the filter', { timeout: COLD_BUILD_MS }, async () => {
     run = await finishedRun({ benchmark: 'mcp', model: 'replay', endpoint: replay.url, apiKeyEnv: KEY_ENV });
-    expect(run.overall).toBe(0.8);
+    // A job that did not succeed says why: its status, reason and the end of its container's log.
+    const why = run.jobs.map((j) => `${j.task} ${j.status} ${j.reason ?? ''}\n${logTail(run.runId, j.jobId)}`).join('\n');
+    expect(run.overall, why).toBe(0.8);
     expect(replay.counts).toEqual({ answered: 14, unknown: 0 });
 
     const all = await callApi<Instances>(api, 'GET', `/runs/${run.runId}/instances`);

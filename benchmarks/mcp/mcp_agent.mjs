@@ -9,6 +9,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, a
 import path from 'node:path';
 
 const MAX_STEPS = 12;
+// The MCP server is the benchmark's own machinery: on a loaded host its start and its answers may take longer than the
+// SDK's 60 s default, which would fail the instance for the host's sake, not the model's.
+const MCP_REQUEST = { timeout: 300_000 };
 const WORKSPACE = '/tmp/workspace';
 const env = process.env;
 const tasksFile = process.argv[process.argv.indexOf('--tasks') + 1];
@@ -49,8 +52,8 @@ async function runInstance(task) {
   mkdirSync(WORKSPACE, { recursive: true });
   for (const [file, content] of Object.entries(task.files)) { mkdirSync(path.dirname(path.join(WORKSPACE, file)), { recursive: true }); writeFileSync(path.join(WORKSPACE, file), content); }
   const client = new Client({ name: 'benchrouter-mcp-agent', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: 'node', args: ['/app/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', WORKSPACE], stderr: 'ignore' }));
-  const { tools } = await client.listTools();
+  await client.connect(new StdioClientTransport({ command: 'node', args: ['/app/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', WORKSPACE], stderr: 'ignore' }), MCP_REQUEST);
+  const { tools } = await client.listTools(undefined, MCP_REQUEST);
   const openaiTools = tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema } }));
   const messages = [{ role: 'system', content: `You operate on files through tools. The workspace is ${WORKSPACE}; use absolute paths inside it. When the task is done, reply without calling a tool.` }, { role: 'user', content: task.instruction }];
   const usage = { prompt_tokens: 0, completion_tokens: 0 };
@@ -64,7 +67,7 @@ async function runInstance(task) {
     for (const call of message.tool_calls) {
       let text;
       try {
-        const result = await client.callTool({ name: call.function.name, arguments: JSON.parse(call.function.arguments || '{}') });
+        const result = await client.callTool({ name: call.function.name, arguments: JSON.parse(call.function.arguments || '{}') }, undefined, MCP_REQUEST);
         text = result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
       } catch (error) { text = `error: ${error.message}`; }
       messages.push({ role: 'tool', tool_call_id: call.id, content: text });

@@ -13,6 +13,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const MAX_TURNS = 10;
+// The MCP server and its browser are the benchmark's own machinery: on a loaded host a browser start or a page may
+// take longer than the SDK's 60 s default, which would fail the episode for the host's sake, not the model's.
+const MCP_REQUEST = { timeout: 300_000 };
 // A fixed port: the page's URL is in the server's tool results, which replayed runs must see unchanged.
 const PAGES = 'http://127.0.0.1:47831/miniwob/';
 const HTML_DIR = '/opt/miniwob/lib/python3.11/site-packages/miniwob/html';
@@ -49,7 +52,7 @@ async function chat(messages, tools, instance) {
 const textOf = (result) => result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
 /** The agent's own calls (setup, reading the reward); a failure is the episode's, never the model's. */
 async function call(client, name, args) {
-  const result = await client.callTool({ name, arguments: args });
+  const result = await client.callTool({ name, arguments: args }, undefined, MCP_REQUEST);
   if (result.isError) throw new Error(`${name}: ${textOf(result)}`);
   return textOf(result);
 }
@@ -58,7 +61,7 @@ const evaluate = async (client, fn) => JSON.parse(/### Result\n([\s\S]*?)\n###/.
 async function runEpisode(episode) {
   const setup = JSON.parse(execFileSync('python3', ['/app/benchmark/browsergym_setup.py', episode.env, String(episode.seed)], { encoding: 'utf8' }));
   const client = new Client({ name: 'benchrouter-miniwob-mcp-agent', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: 'node', args: SERVER, cwd: '/tmp', stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: 'node', args: SERVER, cwd: '/tmp', stderr: 'ignore' }), MCP_REQUEST);
   try {
     await call(client, 'browser_navigate', { url: PAGES + setup.page });
     for (const script of setup.scripts) {
@@ -67,7 +70,7 @@ async function runEpisode(episode) {
     }
     const goal = await evaluate(client, '() => core.getUtterance()');
     const snapshot = /### Snapshot\n([\s\S]*)$/.exec(await call(client, 'browser_snapshot', {}))[1].trim();
-    const { tools } = await client.listTools();
+    const { tools } = await client.listTools(undefined, MCP_REQUEST);
     const openaiTools = tools.filter((t) => MODEL_TOOLS.has(t.name)).map((t) => ({ type: 'function', function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema } }));
     const goalText = typeof goal === 'string' ? goal : goal.utterance;
     const messages = [
@@ -89,7 +92,7 @@ async function runEpisode(episode) {
         if (!MODEL_TOOLS.has(toolCall.function.name)) text = `error: no tool ${toolCall.function.name}`;
         else {
           try {
-            text = textOf(await client.callTool({ name: toolCall.function.name, arguments: JSON.parse(toolCall.function.arguments || '{}') }));
+            text = textOf(await client.callTool({ name: toolCall.function.name, arguments: JSON.parse(toolCall.function.arguments || '{}') }, undefined, MCP_REQUEST));
             steps += 1;
           } catch (error) { text = `error: ${error.message}`; }
         }
