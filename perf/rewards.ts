@@ -98,8 +98,14 @@ async function batch(url: string, headers: Record<string, string>, endpoint: str
     }
   }
   if (!ended) throw new Error(`the rewards stream of ${runId} closed without its end event`);
-  if (times.rewardMs.length !== PER_BATCH || times.keys.size !== PER_BATCH)
-    throw new Error(`run ${runId}: ${times.rewardMs.length} rewards (${times.keys.size} distinct), expected ${PER_BATCH}`);
+  if (times.rewardMs.length !== PER_BATCH || times.keys.size !== PER_BATCH) {
+    // Say how the run's jobs ended: a job that failed (its model calls timing out under load, say) streams fewer rewards.
+    await sleep(2000);
+    const results = await (await fetch(`${url}/runs/${runId}/results`, { headers })).text();
+    throw new Error(
+      `run ${runId}: ${times.rewardMs.length} rewards (${times.keys.size} distinct), expected ${PER_BATCH}; its results: ${results.slice(0, 3000)}`,
+    );
+  }
   return times;
 }
 
