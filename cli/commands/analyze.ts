@@ -129,7 +129,7 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
     )
     .option(
       '--routers <router...>',
-      'also run these router containers as jobs and score their choices: router directories, built-in router names (routers/), or all',
+      'also run these router containers as jobs and score their choices: router directories, built-in router names (routers/), or all (every directory under routers/); the baselines and the in-process Avengers, Avengers-Pro and kNN routers always run',
     );
   return addOutputFlags(command, 'routing-analysis')
     .addHelpText(
