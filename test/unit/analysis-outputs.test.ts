@@ -98,7 +98,7 @@ describe('report outputs', () => {
   it('terminal tables show n/a where CostSave is undefined', () => {
     const text = renderReportText({ ...report, costAware: report.costAware.map((r) => ({ ...r, costSave: null })) });
     expect(text).toContain('Best Single: ');
-    expect(text).toMatch(/Cluster router \(cost-aware\)\s+\S+\s+n\/a/);
+    expect(text).toMatch(/Avengers-Pro \(cluster router, cost-aware\)\s+\S+\s+n\/a/);
   });
 });
 
