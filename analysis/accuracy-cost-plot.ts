@@ -34,7 +34,7 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
     { m: method(METHOD.bestSingle), color: COLORS.bestSingle, shape: 'diamond', label: `Best Single (${method(METHOD.bestSingle).model})` },
     { m: method(METHOD.oracle), color: COLORS.oracle, shape: 'triangle', label: 'Oracle' },
     { m: method(METHOD.randomExpected), color: COLORS.random, shape: 'cross', label: 'Random (expected)' },
-    { m: method(METHOD.clusterRouter), color: COLORS.cluster, shape: 'square', label: 'Cluster router' },
+    { m: method(METHOD.clusterRouter), color: COLORS.cluster, shape: 'square', label: 'Avengers (cluster router)' },
     { m: method(METHOD.knnRouter), color: COLORS.knn, shape: 'square', label: 'kNN router' },
   ];
   const all = [...report.models, ...clusterCurve, ...knnCurve, ...baselines.map((b) => b.m)];

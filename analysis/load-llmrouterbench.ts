@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parseModelOutcome, type ModelOutcome } from './model-outcome.js';
 import { parsePythonJson } from './python-json.js';
 import { ProblemList } from './record-problems.js';
+import type { z } from 'zod';
 
 export interface LlmRouterBenchLoad {
   records: ModelOutcome[];
@@ -24,7 +25,13 @@ interface Candidate {
   split: string;
   model: string;
   stamp: number;
-  records: unknown;
+  /**
+   * The file's records, validated as soon as the file is read, so the parsed file (raw outputs and
+   * all, most of a release's bytes) is garbage at once rather than held until every file is read:
+   * less live heap for the collector to walk. Problems are kept and reported only if the file is used.
+   */
+  records: ModelOutcome[];
+  problems: Array<{ field: string; error: z.ZodError }> | string;
 }
 
 /** `dir` may be the release root (holding results/bench), `results`, or `results/bench` itself. */
@@ -66,14 +73,27 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
             continue;
           }
           const text = (key: string, fallback: string) => (typeof data[key] === 'string' && data[key] ? (data[key] as string) : fallback);
-          const candidate = {
+          const dataset = text('dataset_name', datasetDir);
+          const candidate: Candidate = {
             file,
-            dataset: text('dataset_name', datasetDir),
+            dataset,
             split: text('split', splitDir),
             model: text('model_name', modelDir),
             stamp: timestampOf(file),
-            records: data['records'],
+            records: [],
+            problems: [],
           };
+          const raw = data['records'];
+          if (!Array.isArray(raw)) candidate.problems = 'expected an array of per-instance records';
+          else {
+            // The benchmark is named once every file is read (dataset or dataset/split); the dataset stands in.
+            const origin = { benchmark: dataset, group: dataset, model: candidate.model };
+            for (let i = 0; i < raw.length; i++) {
+              const parsed = parseModelOutcome(raw[i], origin);
+              if (parsed.success) candidate.records.push(parsed.data);
+              else (candidate.problems as Array<{ field: string; error: z.ZodError }>).push({ field: `records[${i}]`, error: parsed.error });
+            }
+          }
           const key = `${candidate.dataset}\u0000${candidate.split}\u0000${candidate.model}`;
           groups.set(key, [...(groups.get(key) ?? []), candidate]);
         }
@@ -100,20 +120,13 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
 
   const records: ModelOutcome[] = [];
   for (const c of chosen) {
-    if (!Array.isArray(c.records)) {
-      problems.add({ file: c.file, field: 'records', message: 'expected an array of per-instance records' });
+    if (typeof c.problems === 'string') {
+      problems.add({ file: c.file, field: 'records', message: c.problems });
       continue;
     }
-    const multiSplit = splitsOf.get(c.dataset)!.size > 1;
-    c.records.forEach((raw: unknown, i: number) => {
-      const benchmark = multiSplit ? `${c.dataset}/${c.split}` : c.dataset;
-      const parsed = parseModelOutcome(raw, { benchmark, group: c.dataset, model: c.model });
-      if (!parsed.success) {
-        problems.addIssues(c.file, `records[${i}]`, parsed.error);
-        return;
-      }
-      records.push(parsed.data);
-    });
+    for (const p of c.problems) problems.addIssues(c.file, p.field, p.error);
+    if (splitsOf.get(c.dataset)!.size > 1) for (const r of c.records) r.benchmark = `${c.dataset}/${c.split}`;
+    for (const r of c.records) records.push(r);
   }
   problems.throwIfAny();
   return { records, files: chosen.map((c) => c.file), skippedDemo, superseded };

@@ -14,7 +14,7 @@ export function renderReportText(report: RoutingReport): string {
     textTable(
       ['METHOD', 'ACC', 'COST (USD)', 'GAIN@R', 'GAIN@B', 'GAP@O', 'TRAINED'],
       report.methods.map((m) => [
-        m.model ? `${m.name}: ${m.model}` : m.name,
+        m.model ? `${m.name}: ${m.model}` : m.kind === 'reference' ? `${m.name} (reference)` : m.name,
         formatAcc(m.acc),
         formatUsd(m.cost),
         formatPercent(m.gainOverRandom),
@@ -29,7 +29,7 @@ export function renderReportText(report: RoutingReport): string {
     textTable(
       ['COST-AWARE ROUTER (SETTINGS)', 'PERFGAIN', 'COSTSAVE', 'PARETODIST', 'ON FRONTIER'],
       report.costAware.map((r) => [
-        r.name,
+        r.settingName === 'reference' ? `${r.name} (reference)` : r.name,
         formatPercent(r.perfGain),
         formatPercent(r.costSave),
         r.paretoDist === null ? 'n/a' : r.paretoDist.toFixed(4),

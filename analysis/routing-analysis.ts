@@ -8,11 +8,12 @@ import { costSave, perfGain } from './cost-setting.js';
 import { normalizeRows, type Embedder } from './embedding-matrix.js';
 import type { ModelOutcome } from './model-outcome.js';
 import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
-import { outcomeOfChoice, querySet, type Outcome } from './outcome.js';
+import { outcomeOf, outcomeOfChoice, querySet, type Outcome, type QuerySet } from './outcome.js';
 import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
 import { buildQueryPool, type DatasetGap, type MissingRecords, type QueryPool } from './query-pool.js';
 import { relativeMetrics, type RelativeMetrics } from './relative-metrics.js';
 import type { RouterChoices } from './router-choices.js';
+import type { ReferenceRouter } from './reference-router.js';
 import { splitQueries, type SplitUnit } from './train-test-split.js';
 
 export interface AnalysisOptions {
@@ -59,15 +60,18 @@ export const METHOD = {
   bestSingle: 'Best Single',
   datasetOracle: 'Dataset Oracle',
   oracle: 'Oracle',
-  clusterRouter: 'Cluster router',
+  clusterRouter: 'Avengers (cluster router)',
   knnRouter: 'kNN router',
-  clusterCostAware: 'Cluster router (cost-aware)',
+  clusterCostAware: 'Avengers-Pro (cluster router, cost-aware)',
   knnCostAware: 'kNN router (cost-aware)',
 } as const;
 
 export interface MethodResult extends RelativeMetrics {
   name: string;
-  kind: 'baseline' | 'router';
+  /** A reference is a router run elsewhere whose answers were read as records (OpenRouter): not a candidate. */
+  kind: 'baseline' | 'router' | 'reference';
+  /** A reference's test queries without a record of it: its Acc is over the rest. */
+  unanswered?: number;
   /** The model a single-model baseline chose (Best Single). */
   model?: string;
   /** A router container's own training time (its result.json), in seconds. */
@@ -95,7 +99,7 @@ export interface SweepSetting {
 
 export interface CostAwareResult {
   name: string;
-  /** What a setting is: α (the built-in cost-aware routers) or a router container's own number. */
+  /** What a setting is: α (the built-in cost-aware routers), a router container's own number, or 'reference' (one point). */
   settingName?: string;
   perfGain: number | null;
   /** null is "n/a": no setting reaches Best Single's accuracy. */
@@ -177,6 +181,7 @@ export async function analyzeRouting(
   embedder: Embedder,
   onPhase: PhaseListener = () => {},
   routers: readonly RouterChoices[] = [],
+  references: readonly ReferenceRouter[] = [],
 ): Promise<RoutingReport> {
   const options = { ...DEFAULT_ANALYSIS_OPTIONS, ...partial };
   let started = performance.now();
@@ -248,48 +253,54 @@ export async function analyzeRouting(
     // Router containers' choices, scored by the same code as everything above.
     ...routers.map((r) => ({ ...method(r.name, 'router', outcomeOfChoice(pool, test, r.chosen)), trainSeconds: r.trainSeconds })),
   ];
+  // Reference routers (OpenRouter-style records): one row each, and one point in the cost setting.
+  const referenceOutcomes = references.map((r) => ({ name: r.name, ...referenceOutcome(r, test) }));
+  for (const r of referenceOutcomes) methods.push({ ...method(r.name, 'reference', r.outcome), unanswered: r.unanswered });
 
   // The cost setting: one point per single model and per router setting.
   const sweeps = [
     { name: METHOD.clusterCostAware, outcomes: clusterSweep },
     { name: METHOD.knnCostAware, outcomes: knnSweep },
   ];
-  const routerSweeps = routers
-    .filter((r) => r.settings.length)
-    .map((r) => ({
-      name: `${r.name} (cost settings)`,
-      values: r.settings.map((s) => s.setting),
-      outcomes: r.settings.map((s) => outcomeOfChoice(pool, test, s.chosen)),
-    }));
+  const routerSweeps = [
+    ...routers
+      .filter((r) => r.settings.length)
+      .map((r) => ({
+        name: `${r.name} (cost settings)`,
+        settingName: 'setting',
+        values: r.settings.map((s) => s.setting),
+        outcomes: r.settings.map((s) => outcomeOfChoice(pool, test, s.chosen)),
+      })),
+    ...referenceOutcomes.map((r) => ({ name: r.name, settingName: 'reference', values: [0], outcomes: [r.outcome] })),
+  ];
   const points: Array<CostAccPoint & { label: string }> = [
     ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc, exactAcc: perModel.test[m]!.exactAcc })),
     ...sweeps.flatMap(({ name, outcomes }) =>
       outcomes.map((o, i) => ({ label: `${name} α=${formatAlpha(alphas[i]!)}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc })),
     ),
-    ...routerSweeps.flatMap(({ name, values, outcomes }) =>
-      outcomes.map((o, i) => ({ label: `${name} ${values[i]}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc })),
+    ...routerSweeps.flatMap(({ name, values, outcomes, settingName }) =>
+      outcomes.map((o, i) => ({ label: settingName === 'reference' ? name : `${name} ${values[i]}`, cost: o.cost, acc: o.acc, exactAcc: o.exactAcc })),
     ),
   ];
   const frontierIndex = paretoFrontier(points);
   const onFrontier = new Set(frontierIndex);
   const bs = { acc: baselines.bestSingle.acc, cost: baselines.bestSingle.cost, exactAcc: baselines.bestSingle.exactAcc };
   let offset = M;
-  const costAware = [
-    ...sweeps.map(({ name, outcomes }) => ({ name, values: alphas, outcomes, settingName: undefined })),
-    ...routerSweeps.map((r) => ({ ...r, settingName: 'setting' })),
-  ].map(({ name, values, outcomes, settingName }): CostAwareResult => {
-    const settings = outcomes.map((o, i) => ({ alpha: values[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
-    const exact = outcomes.map((o, i) => ({ ...settings[i]!, exactAcc: o.exactAcc }));
-    offset += outcomes.length;
-    return {
-      name,
-      ...(settingName ? { settingName } : {}),
-      perfGain: perfGain(settings, bs.acc),
-      costSave: costSave(exact, bs),
-      paretoDist: paretoDistance(exact, points),
-      settings,
-    };
-  });
+  const costAware = [...sweeps.map(({ name, outcomes }) => ({ name, values: alphas, outcomes, settingName: undefined })), ...routerSweeps].map(
+    ({ name, values, outcomes, settingName }): CostAwareResult => {
+      const settings = outcomes.map((o, i) => ({ alpha: values[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
+      const exact = outcomes.map((o, i) => ({ ...settings[i]!, exactAcc: o.exactAcc }));
+      offset += outcomes.length;
+      return {
+        name,
+        ...(settingName ? { settingName } : {}),
+        perfGain: perfGain(settings, bs.acc),
+        costSave: costSave(exact, bs),
+        paretoDist: paretoDistance(exact, points),
+        settings,
+      };
+    },
+  );
   phase('cost setting');
 
   return {
@@ -327,6 +338,23 @@ export async function analyzeRouting(
     costAware,
     frontier: frontierIndex.map((i) => ({ label: points[i]!.label, cost: points[i]!.cost, acc: points[i]!.acc })),
   };
+}
+
+/** A reference router's outcome on the test set: the queries it has no record for count nowhere. */
+function referenceOutcome(reference: ReferenceRouter, test: QuerySet): { outcome: Outcome; unanswered: number } {
+  const n = test.rows.length;
+  const score = new Float64Array(n);
+  const cost = new Float64Array(n);
+  const answered = new Uint8Array(n);
+  let unanswered = 0;
+  for (let i = 0; i < n; i++) {
+    const q = test.rows[i]!;
+    score[i] = reference.score[q]!;
+    cost[i] = reference.cost[q]!;
+    answered[i] = reference.answered[q]!;
+    if (!answered[i]) unanswered++;
+  }
+  return { outcome: outcomeOf(test, score, cost, unanswered ? answered : undefined), unanswered };
 }
 
 /** The availability rows of the given queries, at [i * M + m]. */

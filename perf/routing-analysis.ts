@@ -1,10 +1,11 @@
 // `npm run perf:routing`: the full routing analysis, α sweeps included, at LLMRouterBench's scale,
 // in two cases, each in a process of its own so each has its own peak RSS:
 //   pool     a synthetic pool of 33 models × 12,000 queries (396,000 records) handed straight to the
-//            analysis (target ≤ 5 s, ≤ 2 GiB); phase times show where the time goes;
-//   release  the same size written as a release in LLMRouterBench's layout (33 models, 400,000
-//            records, one file per dataset and model) and `br analyze --llmrouterbench-dir` run on it
-//            end to end, as a user runs it: process start, loading, routers, output (≤ 10 s, ≤ 2 GiB).
+//            analysis (target ≤ 5 s, ≤ 1 GiB); phase times show where the time goes;
+//   release  LLMRouterBench's release shape written under the temp directory in its layout (33 models ×
+//            4 datasets × 3,000 prompts, 396,000 records with full text, ~320 MB of JSON) and
+//            `br analyze --llmrouterbench-dir` run on it end to end, as a user runs it: process start,
+//            loading, baselines, the built-in routers, output (target ≤ 5 s, ≤ 1 GiB).
 //
 //   npm run perf:routing -- [pool|release]
 
@@ -18,7 +19,7 @@ import { buildQueryPool } from '../analysis/query-pool.js';
 import { analyzeRouting, type RoutingReport } from '../analysis/routing-analysis.js';
 import { syntheticPool } from '../analysis/synthetic-pool.js';
 
-const TARGET_RSS_BYTES = 2 * 1024 ** 3;
+const TARGET_RSS_BYTES = 1024 ** 3;
 const MODELS = 33;
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
@@ -87,45 +88,19 @@ async function poolCase(): Promise<number> {
 }
 
 async function releaseCase(): Promise<number> {
-  const { writeReleaseFile } = await import('../test/support/llmrouterbench-release.js');
-  const TARGET_SECONDS = 10;
+  const { writeLlmRouterBenchTree } = await import('./llmrouterbench-tree.js');
+  const TARGET_SECONDS = 5;
   const time = '/usr/bin/time';
   if (!existsSync(time)) throw new Error(`${time}: not found; the release case reads the analysing process's peak RSS from GNU time (Debian package "time")`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'br-perf-release-'));
   try {
-    // 33 models × 20 datasets × 606 queries = 399,960 records: the release's size, in its layout.
+    // LLMRouterBench's release: 33 models × 4 datasets × 3,000 prompts = 396,000 records with their full
+    // text (prompt, raw output, prediction, truth), about 300 MB of JSON.
     const written = performance.now();
-    const DATASETS = 20;
-    const { records } = syntheticPool({ models: MODELS, datasets: DATASETS, queriesPerDataset: 606, topics: 24, generalistEvery: 8, seed: 1 });
-    const files = new Map<string, typeof records>();
-    for (const r of records) {
-      const key = `${r.benchmark}\u0000${r.model}`;
-      const list = files.get(key);
-      if (list) list.push(r);
-      else files.set(key, [r]);
-    }
-    for (const list of files.values()) {
-      const { benchmark, model } = list[0]!;
-      writeReleaseFile(
-        dir,
-        benchmark,
-        'test',
-        model,
-        list.map((r) => ({
-          index: r.index as number,
-          origin_query: r.prompt,
-          prompt: r.prompt!,
-          prediction: 'B',
-          ground_truth: 'B',
-          raw_output: `The answer is B, because ${r.prompt!.slice(0, 60)}`,
-          score: r.score,
-          prompt_tokens: r.prompt_tokens,
-          completion_tokens: r.completion_tokens,
-          cost: r.cost ?? null,
-        })),
-      );
-    }
+    const DATASETS = 4;
+    const tree = writeLlmRouterBenchTree(dir, { models: MODELS, datasets: DATASETS, promptsPerDataset: 3000 });
     const writeSeconds = (performance.now() - written) / 1000;
+    const megabytes = (tree.bytes / 1e6).toFixed(0);
 
     const started = performance.now();
     const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -146,7 +121,7 @@ async function releaseCase(): Promise<number> {
     if (result.code !== 0) throw new Error(`br analyze exited ${result.code}:\n${result.stderr}`);
     const report = JSON.parse(result.stdout) as RoutingReport;
     const lines = [
-      `release: br analyze --llmrouterbench-dir over ${MODELS} models × ${DATASETS} datasets = ${files.size} result files, ${records.length} records (${report.pool.trainQueries} train / ${report.pool.testQueries} test queries)`,
+      `release: br analyze --llmrouterbench-dir over ${MODELS} models × ${DATASETS} datasets = ${tree.files} result files, ${tree.records} records, ${megabytes} MB of JSON (${report.pool.trainQueries} train / ${report.pool.testQueries} test queries)`,
       `  (release written in ${writeSeconds.toFixed(2)} s, not counted; the time is the whole br process: start, load, analysis, JSON out)`,
       ...result.stderr
         .split('\n')

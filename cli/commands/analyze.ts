@@ -13,6 +13,7 @@ import { loadRecordsJsonl } from '../../analysis/load-records-jsonl.js';
 import { openAiEmbedder } from '../../analysis/openai-embeddings-client.js';
 import { cachedEmbedder, embeddingCacheFile } from '../../analysis/embedding-cache.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
+import { referenceRouters } from '../../analysis/reference-router.js';
 import { renderReportText } from '../../analysis/report-text.js';
 import { analyzeRouting, DEFAULT_ANALYSIS_OPTIONS, UnanalysableInputError, type AnalysisOptions } from '../../analysis/routing-analysis.js';
 import { formatProblem, InputError } from '../../contract/problems.js';
@@ -75,6 +76,7 @@ interface AnalyzeFlags
   embeddingsApiKeyEnv?: string;
   plot?: string;
   routers?: string[];
+  referenceRouter?: string[];
 }
 
 /** Endpoint embeddings (per text hash) and what router containers read are kept under BENCHROUTER_HOME. */
@@ -122,8 +124,12 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
     .option('--embeddings-api-key-env <VAR>', 'environment variable holding the embeddings API key')
     .option('--plot <file.svg>', 'also write the accuracy–cost plot as SVG, and as PNG next to it')
     .option(
+      '--reference-router <model...>',
+      "models whose records are a router's own answers (an OpenRouter-style service, collected as one more model): scored as a reference row, not a candidate the routers choose from",
+    )
+    .option(
       '--routers <router...>',
-      'also run these router containers as jobs and score their choices: router directories, built-in router names (routers/), or all',
+      'also run these router containers as jobs and score their choices: router directories, built-in router names (routers/), or all (every directory under routers/); the baselines and the in-process Avengers, Avengers-Pro and kNN routers always run',
     );
   return addOutputFlags(command, 'routing-analysis')
     .addHelpText(
@@ -134,6 +140,7 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
         '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --plot out/routing.svg --format xlsx --out out/routing.xlsx',
         '  $ br analyze --records runs/a.jsonl runs/b.jsonl --seed 7 --json',
         '  $ br analyze --records runs/a.jsonl runs/b.jsonl --routers all --embeddings-endpoint http://host:8000/v1 --embeddings-model bge-m3',
+        '  $ br analyze --llmrouterbench-dir ./LLMRouterBench --reference-router openrouter',
         '',
         'Records are joined on (benchmark, index). An LLMRouterBench directory on its own is analysed with',
         "LLMRouterBench's definitions (--split-unit prompt --oracle-rule any-positive --missing-records keep);",
@@ -210,12 +217,37 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     `definitions: --split-unit ${splitUnit} --oracle-rule ${oracleRule} --missing-records ${missingRecords}${upstream ? " (LLMRouterBench's for its layout)" : ''}`,
   );
 
+  // A reference router's records are set aside: it is scored against the pool, never chosen from it.
+  const referenceNames = new Set(flags.referenceRouter ?? []);
+  const referenceRecords: ModelOutcome[] = [];
+  const seenModels = new Set<string>();
   const pool = buildQueryPool(
     (function* () {
-      for (const source of sources) yield* source;
+      for (const source of sources)
+        for (const record of source) {
+          seenModels.add(record.model);
+          if (referenceNames.has(record.model)) referenceRecords.push(record);
+          else yield record;
+        }
     })(),
     missingRecords,
   );
+  const unknownReferences = [...referenceNames].filter((name) => !seenModels.has(name));
+  if (unknownReferences.length)
+    throw new InputError([
+      {
+        file: '--reference-router',
+        field: '',
+        message: `no records of ${unknownReferences.join(', ')}: expected the name of a model in the records (${[...seenModels].sort().join(', ')})`,
+      },
+    ]);
+  const references = referenceRouters(pool, referenceRecords, [...referenceNames]);
+  for (const r of references) {
+    const answered = r.answered.reduce((n, a) => n + a, 0);
+    deps.say(
+      `reference router ${r.name}: records for ${answered} of ${pool.queryDataset.length} queries${r.outsidePool ? `, ${r.outsidePool} records for queries outside the pool (not scored)` : ''}; not a candidate`,
+    );
+  }
   for (const line of poolNotes(pool)) deps.say(line);
   const pair = routers.filter((r) => r.needs.pair).map((r) => r.name);
   if (pair.length && pool.models.length !== 2)
@@ -255,7 +287,7 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
   const routed = routers.length ? await runRouterContainers(deps, flags, env, pool, analysisOptions, routers) : { choices: [], jobs: [] };
   let report;
   try {
-    report = await analyzeRouting(pool, analysisOptions, embedder, undefined, routed.choices);
+    report = await analyzeRouting(pool, analysisOptions, embedder, undefined, routed.choices, references);
     if (routers.length) report.routerJobs = routed.jobs;
   } catch (error) {
     if (error instanceof UnanalysableInputError)

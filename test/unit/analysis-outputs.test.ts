@@ -98,7 +98,7 @@ describe('report outputs', () => {
   it('terminal tables show n/a where CostSave is undefined', () => {
     const text = renderReportText({ ...report, costAware: report.costAware.map((r) => ({ ...r, costSave: null })) });
     expect(text).toContain('Best Single: ');
-    expect(text).toMatch(/Cluster router \(cost-aware\)\s+\S+\s+n\/a/);
+    expect(text).toMatch(/Avengers-Pro \(cluster router, cost-aware\)\s+\S+\s+n\/a/);
   });
 });
 
@@ -135,7 +135,7 @@ describe('br analyze', () => {
     writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
     const { out } = await run('--records', file, '--n-init', '1');
     expect(out).toContain('Routing analysis: 2 datasets, 5 models, 120 queries');
-    expect(out).toContain('Cluster router (cost-aware)');
+    expect(out).toContain('Avengers-Pro (cluster router, cost-aware)');
   });
 
   it('rejects a bad record naming the file, line, field and expectation', async () => {

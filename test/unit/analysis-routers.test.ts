@@ -2,6 +2,7 @@
 // every score a Bernoulli draw): the cluster router learns the structure, beats Best Single, and
 // beats a kNN router with k = 1, which copies one neighbour's noise.
 
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { embedHashedTfidf, hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import { normalizeRows } from '../../analysis/embedding-matrix.js';
@@ -73,5 +74,16 @@ describe('offline embedder', () => {
     const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i]!, 0);
     expect(dot(row(0), row(0))).toBeCloseTo(1, 5);
     expect(dot(row(0), row(1))).toBeGreaterThan(dot(row(0), row(2)) + 0.2);
+  });
+
+  it('gives the same vectors, bit for bit, as before its IDF logarithms were looked up per document frequency', () => {
+    // The digest was taken from the embedder as it was (commit 6e05fb5) on these very texts: a
+    // faster path may change how the numbers are computed, never the numbers.
+    const { records } = syntheticPool({ models: 1, datasets: 2, queriesPerDataset: 300, topics: 6, seed: 11 });
+    const vectors = embedHashedTfidf(
+      records.map((r) => r.prompt!),
+      Int32Array.from({ length: 420 }, (_, i) => i),
+    );
+    expect(createHash('sha256').update(vectors.data).digest('hex')).toBe('1f6ae3863347c0fd8b00e36d6ff70c5e99ae1e2078909306a0a236954f5ebefb');
   });
 });
