@@ -45,8 +45,13 @@ if ! image_exists "$deps"; then
   timed build_deps
 fi
 
-# The checkout as git sees it (committed, modified and untracked files, not ignored ones), node_modules aside.
-files() { git -C "$repo" ls-files -z -co --exclude-standard | grep -zv '^node_modules$' | LC_ALL=C sort -z; }
+# The checkout as git sees it (committed, modified and untracked files, not ignored ones), without what a host
+# never reads (node_modules comes from the deps image; the docs, CI and test files, but not test fixtures:
+# benchmarks live there too), so that editing a test or a page does not rebuild the host image.
+files() {
+  git -C "$repo" ls-files -z -co --exclude-standard \
+    | grep -zvE '^(node_modules$|docs/|\.ci/|README\.md$|test/.*\.test\.ts$)' | LC_ALL=C sort -z
+}
 tree_tag="$( { echo "$deps_tag"; cat "$context/Dockerfile"; files | (cd "$repo" && xargs -0 sha256sum); } | hash)"
 image="benchrouter/worker-host:$tree_tag"
 if ! image_exists "$image"; then
