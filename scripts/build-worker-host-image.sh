@@ -46,11 +46,12 @@ if ! image_exists "$deps"; then
 fi
 
 # The checkout as git sees it (committed, modified and untracked files, not ignored ones), without what a host
-# never reads (node_modules comes from the deps image; the docs, CI and test files, but not test fixtures:
+# never reads (node_modules comes from the deps image; the compose file and the scripts that
+# build and start the hosts, docs, CI and test files, but not test fixtures:
 # benchmarks live there too), so that editing a test or a page does not rebuild the host image.
 files() {
   git -C "$repo" ls-files -z -co --exclude-standard \
-    | grep -zvE '^(node_modules$|docs/|\.ci/|README\.md$|test/.*\.test\.ts$)' | LC_ALL=C sort -z
+    | grep -zvE '^(node_modules$|docker-compose\.yml$|scripts/(cluster|build-worker-host-image)\.sh$|docs/|\.ci/|README\.md$|test/.*\.test\.ts$)' | LC_ALL=C sort -z
 }
 tree_tag="$( { echo "$deps_tag"; cat "$context/Dockerfile"; files | (cd "$repo" && xargs -0 sha256sum); } | hash)"
 image="benchrouter/worker-host:$tree_tag"
