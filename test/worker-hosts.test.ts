@@ -188,8 +188,8 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
 
     it('each connects as the client its own certificate names, under its own host id', async () => {
       const state = await queueState(submitter.client, 'default', queue, 'activity');
-      // The SDK's identity is pid@hostname; the hostnames are the hosts' own.
-      expect(state.pollers.map((p) => p.identity!.split('@')[1]).sort()).toEqual([...HOSTS]);
+      // A worker's identity is br-worker@<host id>:<pid>.
+      expect(state.pollers.map((p) => /@([^:]+):/.exec(p.identity!)?.[1]).sort()).toEqual([...HOSTS]);
       for (const host of HOSTS) {
         expect(
           execFileSync('openssl', ['x509', '-noout', '-subject', '-in', path.join(clusterEnv.BENCHROUTER_CLUSTER_TLS_DIR!, `${host}.pem`)], {
