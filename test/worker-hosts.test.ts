@@ -26,6 +26,7 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { freePort } from '../embedded/embedded-services.js';
 import { startReferenceModel, type ReferenceModelServer } from '../reference-model/reference-model-server.js';
 import { hostQueueName } from '../runs/host-queues.js';
+import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
 import type { RunResult } from '../runs/run-spec.js';
 import { br, fixturesDir, repoRoot } from './support/harness.js';
 import { waitFor } from './support/processes.js';
@@ -188,8 +189,7 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
 
     it('each connects as the client its own certificate names, under its own host id', async () => {
       const state = await queueState(submitter.client, 'default', queue, 'activity');
-      // A worker's identity is br-worker@<host id>:<pid>.
-      expect(state.pollers.map((p) => /@([^:]+):/.exec(p.identity!)?.[1]).sort()).toEqual([...HOSTS]);
+      expect(state.pollers.map((p) => hostOfWorkerIdentity(p.identity!)).sort()).toEqual([...HOSTS]);
       for (const host of HOSTS) {
         expect(
           execFileSync('openssl', ['x509', '-noout', '-subject', '-in', path.join(clusterEnv.BENCHROUTER_CLUSTER_TLS_DIR!, `${host}.pem`)], {
