@@ -9,7 +9,10 @@
 // Runs with `npm run test:cluster` (BENCHROUTER_CLUSTER_TESTS=1), not in `npm test`: the first run builds the
 // worker-host images (the npm dependencies layer: minutes); later runs reuse them by content hash, and
 // .ci/run runs it when they are cached (docs/production-cluster.md#worker-hosts).
-// A job's host timeout is 30 s: a moved job waits in a survivor's queue until one of its two slots frees.
+// A job's host timeout is 30 s: a moved job waits in a survivor's queue until one of its two slots frees. Its
+// heartbeat timeout is 30 s too: with 5 s, on a machine at load 40, first attempts on live hosts timed out and
+// their retries reattached to containers whose results directory the retry had made afresh (seen in a run of
+// this scenario against a dev server: three jobs FAILED "cannot create /app/results/records.jsonl").
 
 import type { Client } from '@temporalio/client';
 import { execFileSync, spawn } from 'node:child_process';
@@ -207,7 +210,7 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
     it(
       'completes: the lost host’s jobs move to the others, each container starting once on the host that finishes it',
       async () => {
-        const spec = createRunSpec(spread, { model: 'reference', endpoint: model.url, heartbeatTimeout: 5, hostTimeout: 30 });
+        const spec = createRunSpec(spread, { model: 'reference', endpoint: model.url, heartbeatTimeout: 30, hostTimeout: 30 });
         const since = Math.floor(Date.now() / 1000) - 1;
         const watchers = new Map(HOSTS.map((h) => [h, watchStarts(h, spec.runId, since)]));
         const handle = await submitRun(submitter.client, submitter.settings, spec);
@@ -239,11 +242,12 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
           expect(job).toMatchObject({ status: 'SUCCEEDED', result: { overall: 1 } });
           expect(SURVIVORS).toContain(job.host);
         }
-        // Each host ran two jobs at first; the victim's two moved.
-        const moved = run.jobs.filter((j) => j.hostsTried?.includes(VICTIM));
+        // Each host ran two jobs at first; the victim's two moved. Which jobs ran where is read from each daemon's
+        // own start events (a job's hostsTried names the host that claimed its first attempt, which under eager
+        // dispatch need not be the one that ran it).
+        const moved = run.jobs.filter((j) => starts.get(VICTIM)!.includes(containerNameFor(j.jobId, VICTIM)));
         expect(moved).toHaveLength(2);
-        for (const job of moved) expect(job.hostsTried).toEqual([VICTIM, job.host]);
-        expect(starts.get(VICTIM)!.sort()).toEqual(moved.map((j) => containerNameFor(j.jobId, VICTIM)).sort());
+        expect(starts.get(VICTIM)).toHaveLength(2);
         for (const host of SURVIVORS) {
           const finished = run.jobs.filter((j) => j.host === host).map((j) => containerNameFor(j.jobId, host));
           expect(finished.length).toBeGreaterThanOrEqual(2);
