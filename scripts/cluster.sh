@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The production Temporal cluster (docker-compose.yml) on this machine:
 #   scripts/cluster.sh up       build what is missing, start, wait until healthy
+#   scripts/cluster.sh up --hosts N
+#                               the same and N evaluation hosts (host-1 .. host-N of docker-compose.yml),
+#                               each a container with its own Docker daemon, home and client certificate
 #   scripts/cluster.sh status   one line per service
 #   scripts/cluster.sh down     stop and remove the containers (data stays on its volume;
 #                               `down --volumes` deletes it)
@@ -72,6 +75,27 @@ to use it from this machine: cluster/make-certs.sh $BENCHROUTER_CLUSTER_TLS_DIR 
 CLIENT
 }
 
+# Each host's own Docker daemon answers (its healthcheck: the preloaded images are loaded before it starts
+# the worker, which then connects to the frontend).
+wait_hosts() {
+  local deadline=$((SECONDS + ${BENCHROUTER_CLUSTER_WAIT_SECONDS:-300})) n id ready
+  while :; do
+    ready=0
+    for ((n = 1; n <= $1; n++)); do
+      id="$(compose ps -q "host-$n")"
+      [[ -n "$id" && "$(docker inspect -f '{{.State.Health.Status}}' "$id")" == healthy ]] && ready=$((ready + 1))
+    done
+    ((ready == $1)) && break
+    if ((SECONDS > deadline)); then
+      compose logs --tail 40 $(seq -f 'host-%g' 1 "$1") >&2
+      echo "scripts/cluster.sh: $ready of $1 worker hosts had their Docker daemon up within ${BENCHROUTER_CLUSTER_WAIT_SECONDS:-300} s (logs above)" >&2
+      return 1
+    fi
+    sleep 1
+  done
+  echo "worker hosts ready: $(seq -s ' ' -f 'host-%g' 1 "$1") (each its own Docker daemon; \`docker-compose exec host-1 docker ps\` shows its containers)"
+}
+
 # The host ports the cluster publishes must be free: Docker's own refusal ("bind: address already in use")
 # names neither who holds the port nor what to do. The usual holder is `br up`'s embedded server.
 check_ports() {
@@ -102,6 +126,20 @@ mkdir -p "$repo/cluster/.bin/api"
 
 case "${1:-}" in
   up)
+    shift
+    hosts=0
+    while (($#)); do
+      case "$1" in
+        --hosts) hosts="${2:-}"; shift 2 || true ;;
+        --hosts=*) hosts="${1#--hosts=}"; shift ;;
+        *) echo "scripts/cluster.sh: unknown option $1 (usage: scripts/cluster.sh up [--hosts N])" >&2; exit 2 ;;
+      esac
+    done
+    defined_hosts="$(compose config --services | grep -c '^host-[0-9]*$' || true)"
+    if ! [[ "$hosts" =~ ^[0-9]+$ ]] || ((hosts > defined_hosts)); then
+      echo "scripts/cluster.sh: --hosts wants a number from 0 to $defined_hosts (the host-N services of docker-compose.yml; add a block there for more), not '$hosts'" >&2
+      exit 2
+    fi
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR"
     # The API server is a frontend client like any host: a certificate of its own.
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR" client api >/dev/null
@@ -114,10 +152,23 @@ case "${1:-}" in
       cp "$(command -v node)" "$repo/cluster/.bin/api/node"
       cp "$repo/cluster/api/Dockerfile" "$repo/cluster/.bin/api/Dockerfile"
     fi
+    # Every service but the hosts, then host-1 .. host-N.
+    services=($(compose config --services | grep -v '^host-[0-9]*$'))
+    if ((hosts > 0)); then
+      # Each host its own client certificate (its identity to the frontend), like a host on another machine.
+      for ((n = 1; n <= hosts; n++)); do
+        "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR" client "host-$n" >/dev/null
+        services+=("host-$n")
+      done
+      built="$("$repo/scripts/build-worker-host-image.sh" "$repo/cluster/.bin")"
+      export BENCHROUTER_WORKER_HOST_IMAGE="$(sed -n 's/^image=//p' <<<"$built")"
+      export BENCHROUTER_WORKER_HOST_PRELOAD="$(sed -n 's/^preload=//p' <<<"$built")"
+    fi
     check_ports || exit 1
     # Builds only images that do not exist yet (their tags carry the versions and the API image's content).
-    compose up -d
+    compose up -d "${services[@]}"
     wait_healthy
+    ((hosts == 0)) || wait_hosts "$hosts"
     ;;
   status)
     compose ps
@@ -127,7 +178,7 @@ case "${1:-}" in
     compose down "$@"
     ;;
   *)
-    echo "usage: scripts/cluster.sh up|status|down [--volumes]" >&2
+    echo "usage: scripts/cluster.sh up [--hosts N]|status|down [--volumes]" >&2
     exit 2
     ;;
 esac

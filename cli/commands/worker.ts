@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
+import { positiveInt } from '../flag-values.js';
 import { example } from '../help-example.js';
 
 export function registerWorkerCommand(program: Command, deps: CliDeps): Command {
@@ -10,12 +11,19 @@ export function registerWorkerCommand(program: Command, deps: CliDeps): Command 
     .command('worker')
     .description("run this host's worker in the foreground: the shared queue and the host's own queue")
     .addHelpText('after', example('$ BENCHROUTER_HOST_ID=gpu-box-1 TEMPORAL_ADDRESS=temporal.internal:7233 br worker'))
-    .action(async () => {
+    .option('--max-containers <n>', 'task containers this host runs at once, first attempts and later ones together (default 32)', positiveInt)
+    .action(async (options: { maxContainers?: number }) => {
       const settings = deps.settings();
       const hostId = resolveHostId(settings.home);
       // The worker SDK (and the activities, Docker among them) load here: no other command pays for them.
       const { startWorker } = await import('../../workers/start-worker.js');
-      const worker = await startWorker({ settings, hostId, workflowBundlePath: deps.env.BENCHROUTER_WORKFLOW_BUNDLE, say: deps.say });
+      const worker = await startWorker({
+        settings,
+        hostId,
+        workflowBundlePath: deps.env.BENCHROUTER_WORKFLOW_BUNDLE,
+        say: deps.say,
+        ...(options.maxContainers ? { maxConcurrentContainers: options.maxContainers } : {}),
+      });
       deps.say(`worker ${worker.identity}: polling ${settings.sharedQueue} and ${worker.hostQueue} at ${settings.temporalAddress}`);
       // The SDK's runtime shuts the workers down on SIGTERM/SIGINT: running activities are cancelled and
       // `done` resolves. That needs a free event loop; `br down` escalates to SIGKILL for a worker whose loop is blocked.
