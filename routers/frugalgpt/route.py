@@ -72,7 +72,7 @@ def fit_strategies(candidates, probs, scores, costs):
 
 def best_within(strategies, budget):
     # The most accurate within budget; among equals the cheapest, then the shorter chain, then first found.
-    within = [s for s in strategies if s[1] <= budget + 1e-15]
+    within = [s for s in strategies if s[1] <= budget + 1e-12]
     return max(within, key=lambda s: (s[0], -s[1], -len(s[2]))) if within else min(strategies, key=lambda s: s[1])
 
 
@@ -98,7 +98,7 @@ def main():
     candidates = candidates_of(np.nan_to_num(acc), np.nan_to_num(cost))
     strategies = fit_strategies(candidates, probs, scores[complete], costs[complete])
     lo, hi = min(s[1] for s in strategies), max(s[1] for s in strategies)
-    budgets = sorted({float(b) for b in np.linspace(lo, hi, BUDGETS)})
+    budgets = sorted({round(float(b), 12) for b in np.linspace(lo, hi, BUDGETS)})
     chosen = {b: best_within(strategies, b) for b in budgets}
     train_seconds = time.monotonic() - started
 

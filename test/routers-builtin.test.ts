@@ -1,0 +1,118 @@
+// The light built-in routers (numpy / scikit-learn: embedllm, frugalgpt, hybridllm), each run as a job by
+// `br analyze --routers` on a run set whose right routing is known, and scored by BenchRouter's own code.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RoutingReport } from '../analysis/routing-analysis.js';
+import { br, startHarness, type Harness } from './support/harness.js';
+
+// On a new machine the first job builds the light routers' image (numpy and scikit-learn from PyPI).
+const COLD_BUILD_MS = 12 * 60_000;
+// Ten distinct questions, each asked 40 times: alpha answers the even ones, beta the odd ones, gamma none.
+// The reference model embeds a text as a fixed random vector, so the ten questions are ten separable points.
+const QUESTIONS = 10;
+const COPIES = 40;
+const COST = { alpha: 0.001, beta: 0.003, gamma: 0.005 };
+type Model = keyof typeof COST;
+
+let h: Harness;
+let scratch: string;
+beforeAll(async () => {
+  h = await startHarness('routers-builtin');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-routers-builtin-'));
+});
+afterAll(async () => {
+  await h?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+function writeRecords(file: string, models: readonly Model[]): void {
+  const lines: string[] = [];
+  for (let index = 0; index < QUESTIONS * COPIES; index++) {
+    const question = index % QUESTIONS;
+    for (const model of models) {
+      const right = model !== 'gamma' && (question % 2 === 0) === (model === 'alpha');
+      lines.push(
+        JSON.stringify({ benchmark: 'quiz', model, index, prompt: `question ${question}: which model knows?`, score: right ? 1 : 0, cost: COST[model] }),
+      );
+    }
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+}
+
+async function analyze(models: readonly Model[], routers: string[]): Promise<{ report: RoutingReport; stderr: string }> {
+  const records = path.join(scratch, `${models.join('-')}.jsonl`);
+  writeRecords(records, models);
+  const got = await br(
+    ['analyze', '--records', records, '--routers', ...routers, '--embeddings-endpoint', h.model.url, '--embeddings-model', 'embed-small', '--json'],
+    h.env,
+  );
+  expect(got.code, got.stderr).toBe(0);
+  return { report: JSON.parse(got.stdout) as RoutingReport, stderr: got.stderr };
+}
+
+const method = (report: RoutingReport, name: string) => report.methods.find((m) => m.name === name)!;
+
+describe('built-in light routers', () => {
+  it(
+    'embedllm and frugalgpt route every test query of three models to the one that answers it: Acc 1 at the Oracle’s cost; frugalgpt’s smallest budget is the cheapest model',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      const { report, stderr } = await analyze(['alpha', 'beta', 'gamma'], ['embedllm', 'frugalgpt']);
+      expect(report.routerJobs, stderr).toMatchObject([
+        { router: 'embedllm', status: 'SUCCEEDED' },
+        { router: 'frugalgpt', status: 'SUCCEEDED' },
+      ]);
+      expect(report.pool.testQueries).toBe(120);
+      const oracle = method(report, 'Oracle');
+      const bestSingle = method(report, 'Best Single');
+      expect(bestSingle.acc).toBeLessThan(1);
+      for (const name of ['embedllm', 'frugalgpt']) {
+        const row = method(report, name);
+        expect({ name, kind: row.kind, acc: row.acc, gap: row.gapToOracle, cost: row.cost }).toEqual({ name, kind: 'router', acc: 1, gap: 0, cost: oracle.cost });
+        expect(row.gainOverBestSingle).toBe((1 - bestSingle.acc) / bestSingle.acc);
+        expect(row.trainSeconds).toBeGreaterThan(0);
+      }
+      // Budgets ascend from the cheapest strategy, alpha alone, to one that reaches every answer.
+      const sweep = report.costAware.find((r) => r.name === 'frugalgpt (cost settings)')!;
+      const alpha = report.models.find((m) => m.model === 'alpha')!;
+      expect(sweep.settings[0]!.alpha).toBeCloseTo(COST.alpha, 12);
+      expect({ acc: sweep.settings[0]!.acc, cost: sweep.settings[0]!.cost }).toEqual({ acc: alpha.acc, cost: alpha.cost });
+      expect(sweep.settings.at(-1)!.acc).toBe(1);
+      expect(sweep.perfGain).toBe((1 - bestSingle.acc) / bestSingle.acc);
+      // Each router embedded its 280 training and 120 test prompts through the gateway, in batches of 64.
+      for (const job of report.routerJobs!) expect(job.gatewayRequests, job.router).toBe(7);
+    },
+  );
+
+  it(
+    'hybridllm sends each query of a pair to the cheaper model exactly where it answers: Acc 1 at the Oracle’s cost; threshold 0 is always the cheaper model',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      const { report, stderr } = await analyze(['alpha', 'beta'], ['hybridllm']);
+      expect(report.routerJobs, stderr).toMatchObject([{ router: 'hybridllm', status: 'SUCCEEDED' }]);
+      const row = method(report, 'hybridllm');
+      expect({ acc: row.acc, gap: row.gapToOracle, cost: row.cost }).toEqual({ acc: 1, gap: 0, cost: method(report, 'Oracle').cost });
+      expect(row.trainSeconds).toBeGreaterThan(0);
+      const sweep = report.costAware.find((r) => r.name === 'hybridllm (cost settings)')!;
+      expect(sweep.settings.map((s) => s.alpha)).toEqual([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]);
+      const alpha = report.models.find((m) => m.model === 'alpha')!;
+      expect({ acc: sweep.settings[0]!.acc, cost: sweep.settings[0]!.cost }).toEqual({ acc: alpha.acc, cost: alpha.cost });
+      expect({ acc: sweep.settings[5]!.acc, cost: sweep.settings[5]!.cost }).toEqual({ acc: 1, cost: row.cost });
+    },
+  );
+
+  it('a pair router is refused, before any job, on records of three models', async () => {
+    const records = path.join(scratch, 'three.jsonl');
+    writeRecords(records, ['alpha', 'beta', 'gamma']);
+    const got = await br(
+      ['analyze', '--records', records, '--routers', 'hybridllm', '--embeddings-endpoint', h.model.url, '--embeddings-model', 'embed-small'],
+      h.env,
+    );
+    expect(got.code).not.toBe(0);
+    expect(got.stderr).toContain('hybridllm');
+    expect(got.stderr).not.toContain('routers: run ');
+  });
+});

@@ -1,0 +1,96 @@
+// The torch routers (routellm from the unmodified routellm 0.2.0 package, graphrouter, routerdc) run as
+// jobs by `br analyze --routers` on a pair whose right routing is known, scored by BenchRouter's own code.
+// Their image holds PyPI's 5 GB CUDA torch: these run where it is cached (test/support/router-images.ts).
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RoutingReport } from '../analysis/routing-analysis.js';
+import { br, startHarness, type Harness } from './support/harness.js';
+import { TORCH_ROUTER_TESTS, TORCH_SKIP_REASON } from './support/router-images.js';
+
+// With the torch layers cached only the routers' last layer is built; cold (BENCHROUTER_SLOW_TESTS=1) the
+// image took about half an hour here (docs/routing-analysis.md).
+const TIMEOUT_MS = (TORCH_ROUTER_TESTS ? 60 : 1) * 60_000;
+// Ten distinct questions, each asked 40 times: alpha answers the even ones, beta the odd ones; alpha is cheaper.
+const QUESTIONS = 10;
+const COPIES = 40;
+const COST = { alpha: 0.001, beta: 0.003 };
+
+if (!TORCH_ROUTER_TESTS) console.warn(`test/routers-torch.test.ts skipped: ${TORCH_SKIP_REASON}`);
+
+let h: Harness;
+let scratch: string;
+beforeAll(async () => {
+  if (!TORCH_ROUTER_TESTS) return;
+  h = await startHarness('routers-torch');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-routers-torch-'));
+});
+afterAll(async () => {
+  await h?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe.skipIf(!TORCH_ROUTER_TESTS)('built-in torch routers', () => {
+  it(
+    'routellm (the unmodified package), graphrouter and routerdc route every test query to the model that answers it: Acc 1 at the Oracle’s cost',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const records = path.join(scratch, 'pair.jsonl');
+      const lines: string[] = [];
+      for (let index = 0; index < QUESTIONS * COPIES; index++) {
+        const question = index % QUESTIONS;
+        for (const model of ['alpha', 'beta'] as const) {
+          const right = (question % 2 === 0) === (model === 'alpha');
+          lines.push(
+            JSON.stringify({ benchmark: 'quiz', model, index, prompt: `question ${question}: which model knows?`, score: right ? 1 : 0, cost: COST[model] }),
+          );
+        }
+      }
+      writeFileSync(records, `${lines.join('\n')}\n`);
+      const requestsBefore = h.model.requests.length;
+      const got = await br(
+        [
+          'analyze',
+          '--records',
+          records,
+          '--routers',
+          'routellm',
+          'graphrouter',
+          'routerdc',
+          '--embeddings-endpoint',
+          h.model.url,
+          '--embeddings-model',
+          'embed-small',
+          '--json',
+        ],
+        h.env,
+      );
+      expect(got.code, got.stderr).toBe(0);
+      const report = JSON.parse(got.stdout) as RoutingReport;
+      expect(report.routerJobs, got.stderr).toMatchObject([
+        { router: 'routellm', status: 'SUCCEEDED' },
+        { router: 'graphrouter', status: 'SUCCEEDED' },
+        { router: 'routerdc', status: 'SUCCEEDED' },
+      ]);
+      const oracle = report.methods.find((m) => m.name === 'Oracle')!;
+      for (const name of ['routellm', 'graphrouter', 'routerdc']) {
+        const row = report.methods.find((m) => m.name === name)!;
+        expect({ name, acc: row.acc, gap: row.gapToOracle, cost: row.cost }).toEqual({ name, acc: 1, gap: 0, cost: oracle.cost });
+        expect(row.trainSeconds).toBeGreaterThan(0);
+      }
+      // routellm's own MFModel embeds each test prompt by itself, one prompt per call, at OPENAI_BASE_URL (the
+      // gateway) with its embedding_model set to --embeddings-model; routing_io batches, so these calls are its.
+      const own = h.model.requests.slice(requestsBefore).filter((r) => {
+        const input = (r.body as { input?: unknown } | undefined)?.input;
+        return r.path.endsWith('/embeddings') && Array.isArray(input) && input.length === 1 && String(input[0]).startsWith('question ');
+      });
+      expect(own.length).toBeGreaterThan(0);
+      expect(own.map((r) => (r.body as { model: string }).model)).toEqual(own.map(() => 'embed-small'));
+      const sweep = report.costAware.find((r) => r.name === 'routellm (cost settings)')!;
+      expect(sweep.settings.map((s) => s.alpha)).toEqual([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]);
+      expect(sweep.settings[5]!.acc).toBe(1);
+    },
+  );
+});
