@@ -1,4 +1,4 @@
-// The light built-in routers (numpy / scikit-learn: embedllm, frugalgpt, hybridllm), each run as a job by
+// The light built-in routers (numpy / scikit-learn: embedllm, frugalgpt, hybridllm), run as the jobs of one
 // `br analyze --routers` on a run set whose right routing is known, and scored by BenchRouter's own code.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,21 +57,28 @@ const method = (report: RoutingReport, name: string) => report.methods.find((m) 
 
 describe('built-in light routers', () => {
   it(
-    'embedllm and frugalgpt route every test query of three models to the one that answers it: Acc 1 at the Oracle’s cost; frugalgpt’s smallest budget is the cheapest model',
+    'embedllm, frugalgpt and hybridllm route every test query of three models to the one that answers it: Acc 1 at the Oracle’s cost; their cheapest settings are a single model',
     { timeout: COLD_BUILD_MS },
     async () => {
-      const { report, stderr } = await analyze(['alpha', 'beta', 'gamma'], ['embedllm', 'frugalgpt']);
+      const { report, stderr } = await analyze(['alpha', 'beta', 'gamma'], ['embedllm', 'frugalgpt', 'hybridllm']);
       expect(report.routerJobs, stderr).toMatchObject([
         { router: 'embedllm', status: 'SUCCEEDED' },
         { router: 'frugalgpt', status: 'SUCCEEDED' },
+        { router: 'hybridllm', status: 'SUCCEEDED' },
       ]);
       expect(report.pool.testQueries).toBe(120);
       const oracle = method(report, 'Oracle');
       const bestSingle = method(report, 'Best Single');
       expect(bestSingle.acc).toBeLessThan(1);
-      for (const name of ['embedllm', 'frugalgpt']) {
+      for (const name of ['embedllm', 'frugalgpt', 'hybridllm']) {
         const row = method(report, name);
-        expect({ name, kind: row.kind, acc: row.acc, gap: row.gapToOracle, cost: row.cost }).toEqual({ name, kind: 'router', acc: 1, gap: 0, cost: oracle.cost });
+        expect({ name, kind: row.kind, acc: row.acc, gap: row.gapToOracle, cost: row.cost }).toEqual({
+          name,
+          kind: 'router',
+          acc: 1,
+          gap: 0,
+          cost: oracle.cost,
+        });
         expect(row.gainOverBestSingle).toBe((1 - bestSingle.acc) / bestSingle.acc);
         expect(row.trainSeconds).toBeGreaterThan(0);
       }
@@ -82,37 +89,15 @@ describe('built-in light routers', () => {
       expect({ acc: sweep.settings[0]!.acc, cost: sweep.settings[0]!.cost }).toEqual({ acc: alpha.acc, cost: alpha.cost });
       expect(sweep.settings.at(-1)!.acc).toBe(1);
       expect(sweep.perfGain).toBe((1 - bestSingle.acc) / bestSingle.acc);
+      // hybridllm's pair is alpha and beta (gamma answers nothing): threshold 0 always takes the pair's small
+      // model, one of the two, and 0.5 routes every query right.
+      const hybrid = report.costAware.find((r) => r.name === 'hybridllm (cost settings)')!;
+      expect(hybrid.settings.map((s) => s.alpha)).toEqual([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]);
+      const singles = report.models.filter((m) => m.model !== 'gamma').map((m) => ({ acc: m.acc, cost: m.cost }));
+      expect(singles).toContainEqual({ acc: hybrid.settings[0]!.acc, cost: hybrid.settings[0]!.cost });
+      expect(hybrid.settings[5]!.acc).toBe(1);
       // Each router embedded its 280 training and 120 test prompts through the gateway, in batches of 64.
       for (const job of report.routerJobs!) expect(job.gatewayRequests, job.router).toBe(7);
     },
   );
-
-  it(
-    'hybridllm sends each query of a pair to the cheaper model exactly where it answers: Acc 1 at the Oracle’s cost; threshold 0 is always the cheaper model',
-    { timeout: COLD_BUILD_MS },
-    async () => {
-      const { report, stderr } = await analyze(['alpha', 'beta'], ['hybridllm']);
-      expect(report.routerJobs, stderr).toMatchObject([{ router: 'hybridllm', status: 'SUCCEEDED' }]);
-      const row = method(report, 'hybridllm');
-      expect({ acc: row.acc, gap: row.gapToOracle, cost: row.cost }).toEqual({ acc: 1, gap: 0, cost: method(report, 'Oracle').cost });
-      expect(row.trainSeconds).toBeGreaterThan(0);
-      const sweep = report.costAware.find((r) => r.name === 'hybridllm (cost settings)')!;
-      expect(sweep.settings.map((s) => s.alpha)).toEqual([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]);
-      const alpha = report.models.find((m) => m.model === 'alpha')!;
-      expect({ acc: sweep.settings[0]!.acc, cost: sweep.settings[0]!.cost }).toEqual({ acc: alpha.acc, cost: alpha.cost });
-      expect({ acc: sweep.settings[5]!.acc, cost: sweep.settings[5]!.cost }).toEqual({ acc: 1, cost: row.cost });
-    },
-  );
-
-  it('a pair router is refused, before any job, on records of three models', async () => {
-    const records = path.join(scratch, 'three.jsonl');
-    writeRecords(records, ['alpha', 'beta', 'gamma']);
-    const got = await br(
-      ['analyze', '--records', records, '--routers', 'hybridllm', '--embeddings-endpoint', h.model.url, '--embeddings-model', 'embed-small'],
-      h.env,
-    );
-    expect(got.code).not.toBe(0);
-    expect(got.stderr).toContain('hybridllm');
-    expect(got.stderr).not.toContain('routers: run ');
-  });
 });

@@ -1,5 +1,5 @@
-"""HybridLLM's router in its frozen-embedding form, for exactly two models: a logistic regression
-(scikit-learn) on the query embedding predicts whether the small (cheaper) model's score is within t
+"""HybridLLM's router in its frozen-embedding form, for a pair of models (of more, the most accurate on
+train and the cheapest of the rest): a logistic regression (scikit-learn) on the query embedding predicts whether the small (cheaper) model's score is within t
 of the large one's, P(s_small >= s_large - t). A query goes to the small model when that probability
 is at least a threshold. The regularization C and the relaxation t (HybridLLM's r-trans data
 transformation) are chosen on a validation slice of train; the choice without a setting uses
@@ -29,23 +29,30 @@ def classifier(C, x, y):
     return lambda e: fitted.predict_proba(e)[:, 1]
 
 
+def pick_pair(mean_score, mean_cost):
+    """(small, large): of two models, the cheaper (on equal costs the less accurate) and the other; of more,
+    the most accurate on train as the large one and the cheapest of the rest as the small one (ties to the first)."""
+    everyone = range(len(mean_score))
+    if len(mean_score) == 2:
+        small = min(everyone, key=lambda m: (mean_cost[m], mean_score[m], m))
+        return small, 1 - small
+    large = min(everyone, key=lambda m: (-mean_score[m], -mean_cost[m], m))
+    small = min((m for m in everyone if m != large), key=lambda m: (mean_cost[m], -mean_score[m], m))
+    return small, large
+
+
 def main():
     manifest = routing_io.manifest()
     models = manifest["models"]
-    if len(models) != 2:
-        raise SystemExit(f"hybridllm routes between exactly two models, got {len(models)}: {models}")
     rng = np.random.default_rng(manifest["seed"])
     started = time.monotonic()
     ids, prompts, scores, costs = routing_io.train_queries(routing_io.train_records(), models)
+    small, large = pick_pair(np.nanmean(scores, axis=0), np.nanmean(costs, axis=0))
+    scores, costs = scores[:, [small, large]], costs[:, [small, large]]
     both = ~np.isnan(scores).any(axis=1)
-    mean_cost = np.nanmean(costs, axis=0)
-    mean_score = np.nanmean(scores, axis=0)
-    # The small model is the cheaper one (on equal costs, the less accurate one); ties to the first.
-    small = int(np.lexsort((np.arange(2), mean_score, mean_cost))[0])
-    large = 1 - small
     rows = np.flatnonzero(both)
     vectors = routing_io.embed([(ids[r], prompts[r]) for r in rows])
-    gap = scores[rows, small] - scores[rows, large]
+    gap = scores[rows, 0] - scores[rows, 1]
 
     order = rng.permutation(len(rows))
     n_val = int(len(rows) * VALIDATION)
@@ -57,7 +64,7 @@ def main():
             p = classifier(C, vectors[fit], y[fit])(vectors[val]) if n_val else np.zeros(0)
             # The validation slice's quality when routing at 0.5: the small model's score where routed there.
             routed_small = p >= 0.5
-            quality = float(np.mean(np.where(routed_small, scores[rows[val], small], scores[rows[val], large]))) if n_val else 0.0
+            quality = float(np.mean(np.where(routed_small, scores[rows[val], 0], scores[rows[val], 1]))) if n_val else 0.0
             if best is None or quality > best[0]:
                 best = (quality, t, C)
     _, relaxation, C = best

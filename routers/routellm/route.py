@@ -36,17 +36,21 @@ VALIDATION = 0.1
 THRESHOLDS = [i / 10 for i in range(11)]
 
 
+def pick_pair(mean_score, mean_cost):
+    """(strong, weak): the most accurate on train (ties: the dearer, then the first by name), and the
+    cheapest of the rest (ties: the more accurate, then the first); of two models, simply the other."""
+    everyone = range(len(mean_score))
+    strong = min(everyone, key=lambda m: (-mean_score[m], -mean_cost[m], m))
+    weak = min((m for m in everyone if m != strong), key=lambda m: (mean_cost[m], -mean_score[m], m))
+    return strong, weak
+
+
 def main():
     manifest = routing_io.manifest()
     models = manifest["models"]
-    if len(models) != 2:
-        raise SystemExit(f"routellm routes between exactly two models, got {len(models)}: {models}")
     started = time.monotonic()
     ids, prompts, scores, costs = routing_io.train_queries(routing_io.train_records(), models)
-    mean_score = np.nanmean(scores, axis=0)
-    # The strong model is the more accurate on train (ties: the dearer, then the first by name).
-    strong = int(np.lexsort((-np.arange(2), np.nanmean(costs, axis=0), mean_score))[-1])
-    weak = 1 - strong
+    strong, weak = pick_pair(np.nanmean(scores, axis=0), np.nanmean(costs, axis=0))
     name = {strong: STRONG_ID, weak: WEAK_ID}
     vectors = routing_io.embed(list(zip(ids, prompts)))
 
