@@ -65,9 +65,10 @@ def main():
     ids, prompts, scores, costs = routing_io.train_queries(records, models)
     dataset_of = {r["id"]: r["dataset"] for r in records}
     test = routing_io.test_queries()
-    # Task nodes' features: the embedding of the dataset's name (upstream embeds a task description).
-    task_vectors = routing_io.embed([(f"task {d}", d) for d in datasets])
     query_vectors = routing_io.embed(list(zip(ids, prompts)))
+    # Task features: the mean of the task's training query embeddings (upstream embeds a task description).
+    train_task = np.array([datasets.index(dataset_of[i]) for i in ids])
+    task_vectors = np.vstack([query_vectors[train_task == d].mean(axis=0) if (train_task == d).any() else np.zeros(query_vectors.shape[1]) for d in range(len(datasets))])
     # The test queries are nodes of the graph from the start; embedding them is routing time, not training.
     embedding_test = time.monotonic()
     test_vectors = routing_io.embed([(q["id"], q["prompt"]) for q in test])

@@ -1,6 +1,6 @@
 """RouteLLM's matrix-factorization router, run from the routellm 0.2.0 package as it ships: training
 with its MFModel_Train, PairwiseDataset and train_loops, routing with its MFModel.pred_win_rate, which
-embeds each test prompt itself through the OpenAI client at OPENAI_BASE_URL (BenchRouter's gateway).
+embeds each test prompt itself through the OpenAI client at OPENAI_BASE_URL (routing_io's local endpoint).
 Only the glue is ours: the pairwise battles from the training records, the model-name mapping onto
 routellm's fixed MODEL_IDS, and the thresholds."""
 
@@ -14,8 +14,9 @@ import numpy as np
 sys.path.insert(0, os.environ["BENCHROUTER_ROUTER_INPUT"])
 import routing_io  # noqa: E402
 
-# routellm builds an OpenAI client when imported: it reads these, and embeds through the gateway.
-os.environ["OPENAI_BASE_URL"] = os.environ["BENCHROUTER_MODEL_ENDPOINT"]
+# routellm builds an OpenAI client when imported, from these. Its MFModel embeds each test prompt itself, at
+# routing_io's local endpoint: the analysis's cached vectors, and the gateway for any text they lack.
+os.environ["OPENAI_BASE_URL"] = routing_io.serve_embeddings()
 os.environ["OPENAI_API_KEY"] = os.environ.get("BENCHROUTER_API_KEY") or "unused"
 
 import torch  # noqa: E402
@@ -105,8 +106,20 @@ def main():
 
         choices.append({"id": query["id"], "model": route(0.5)})
         choices.extend({"id": query["id"], "model": route(t), "setting": t} for t in THRESHOLDS)
+    # Every test prompt was embedded by routellm's own code, one request each (a check that cannot pass otherwise).
+    test_queries = len(choices) // (1 + len(THRESHOLDS))
+    if routing_io.served["requests"] != test_queries:
+        raise SystemExit(f"routellm's MFModel made {routing_io.served['requests']} embedding requests for {test_queries} test prompts")
     routing_io.write_choices(choices)
-    routing_io.write_result(train_seconds, time.monotonic() - started, strong=models[strong], weak=models[weak], battles=len(fit), epochs=EPOCHS)
+    routing_io.write_result(
+        train_seconds,
+        time.monotonic() - started,
+        strong=models[strong],
+        weak=models[weak],
+        battles=len(fit),
+        epochs=EPOCHS,
+        routellm_embedding_requests=routing_io.served["requests"],
+    )
 
 
 if __name__ == "__main__":
