@@ -62,6 +62,8 @@ def main():
         if np.isnan(a) or np.isnan(b) or a == b:
             continue
         battles.append({"model_a": name[strong], "model_b": name[weak], "idx": q, "winner": "model_a" if a > b else "model_b"})
+    if not battles:
+        raise SystemExit(f"routellm: {models[strong]} and {models[weak]} score the same on every training query: no battle to learn from")
     rng = np.random.default_rng(manifest["seed"])
     order = rng.permutation(len(battles))
     n_val = int(len(battles) * VALIDATION)

@@ -54,16 +54,17 @@ def sample_llm_loss(logits, scores, known):
 
 
 def sample_sample_loss(z, cluster):
-    """InfoNCE within a batch: each query against another of its cluster (RouterDC eq. 5)."""
-    sims = z @ z.T / TAU
-    same = (cluster[:, None] == cluster[None, :]) & ~torch.eye(len(cluster), dtype=torch.bool)
+    """InfoNCE within a batch: each query against another of its cluster (RouterDC eq. 5), over the queries that have one."""
+    itself = torch.eye(len(cluster), dtype=torch.bool)
+    same = (cluster[:, None] == cluster[None, :]) & ~itself
     has = same.any(dim=1)
     if not has.any():
         return torch.tensor(0.0)
+    sims = (z[has] @ z.T) / TAU
+    same, itself = same[has], itself[has]
     positive = torch.where(same, sims, torch.tensor(-np.inf)).max(dim=1).values
-    others = torch.where(~same & ~torch.eye(len(cluster), dtype=torch.bool), sims, torch.tensor(-np.inf))
-    denominator = torch.logsumexp(torch.cat([positive[:, None], others], 1), dim=1)
-    return (denominator - positive)[has].mean()
+    others = torch.where(~same & ~itself, sims, torch.tensor(-np.inf))
+    return (torch.logsumexp(torch.cat([positive[:, None], others], 1), dim=1) - positive).mean()
 
 
 def main():
