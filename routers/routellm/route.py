@@ -20,6 +20,10 @@ os.environ["OPENAI_BASE_URL"] = routing_io.serve_embeddings()
 os.environ["OPENAI_API_KEY"] = os.environ.get("BENCHROUTER_API_KEY") or "unused"
 
 import torch  # noqa: E402
+
+# One thread: the job has one CPU, and torch's default pool of one thread per core oversubscribes it
+# (routerdc trained in 699 s with the default on a loaded 2-core host).
+torch.set_num_threads(1)
 from routellm.routers.matrix_factorization.model import MODEL_IDS, MFModel  # noqa: E402
 from routellm.routers.matrix_factorization.train_matrix_factorization import (  # noqa: E402
     MFModel_Train,

@@ -15,6 +15,10 @@ sys.path.insert(0, os.environ["BENCHROUTER_ROUTER_INPUT"])
 import routing_io  # noqa: E402
 
 import torch  # noqa: E402
+
+# One thread: the job has one CPU, and torch's default pool of one thread per core oversubscribes it
+# (routerdc trained in 699 s with the default on a loaded 2-core host).
+torch.set_num_threads(1)
 import torch.nn.functional as F  # noqa: E402
 from sklearn.cluster import KMeans  # noqa: E402
 from torch import nn  # noqa: E402
