@@ -10,6 +10,12 @@ import type { QueryPool } from './query-pool.js';
 import type { TrainTestSplit } from './train-test-split.js';
 
 export const ROUTING_IO_PY = fileURLToPath(new URL('./routing_io.py', import.meta.url));
+/**
+ * The analysis's embeddings cache (`{"h": sha256 of the text, "v": base64 little-endian float32}` per line),
+ * copied beside the input when the analysis has an embeddings endpoint: routing_io reads a text's vector
+ * from it and calls the endpoint only for texts it lacks.
+ */
+export const ROUTER_EMBEDDINGS_FILE = 'embeddings.jsonl';
 
 export interface RouterInputManifest {
   models: string[];

@@ -6,15 +6,22 @@ library only, plus numpy where embeddings are asked for.
 
   train_records()  the training records, from results/bench/<dataset>/<split>/<model>/*.json
   test_queries()   the test queries: id, dataset, index, prompt (and models, when some lack records)
-  embed(queries)   one row per query from the embeddings endpoint (through BenchRouter's gateway);
-                   a failed call raises, naming the query; never a zero vector
+  embed(queries)   one row per query: from embeddings.jsonl (the analysis's own cache) where it has the
+                   text, else from the embeddings endpoint (through BenchRouter's gateway); a failed
+                   call raises, naming the query; never a zero vector
+  serve_embeddings()  a local OpenAI-compatible /embeddings endpoint answering through embed(), for
+                   upstream router code that embeds by itself (point OPENAI_BASE_URL at it)
   write_choices()  choices.jsonl: one {"id", "model"} per test query, optionally per cost setting
   write_result()   result.json: how long training and routing took
 """
 
+import base64
 import glob
+import hashlib
+import http.server
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -72,8 +79,90 @@ def test_queries():
         return [json.loads(line) for line in f if line.strip()]
 
 
+_cached = None
+
+
+def cached_vectors():
+    """{sha256 of a text: its vector} from embeddings.jsonl, the analysis's cache (empty without it)."""
+    global _cached
+    if _cached is None:
+        import numpy as np
+
+        _cached = {}
+        file = os.path.join(INPUT, "embeddings.jsonl")
+        if os.path.exists(file):
+            with open(file, encoding="utf-8") as f:
+                for line in f:
+                    if line.strip():
+                        entry = json.loads(line)
+                        _cached[entry["h"]] = np.frombuffer(base64.b64decode(entry["v"]), dtype="<f4").astype(np.float64)
+    return _cached
+
+
 def embed(items, batch_size=64, attempts=4):
     """items: [(id, text)]. Returns a float64 array, one L2-normalized row per item."""
+    import numpy as np
+
+    known = cached_vectors()
+    hashes = [hashlib.sha256(text.encode("utf-8")).hexdigest() for _, text in items]
+    missing = [i for i, h in enumerate(hashes) if h not in known]
+    if missing:
+        fresh = _embed_by_endpoint([items[i] for i in missing], batch_size, attempts)
+        for row, i in enumerate(missing):
+            known[hashes[i]] = fresh[row]
+    rows = []
+    for (query_id, _), h in zip(items, hashes):
+        vector = known[h]
+        norm = np.linalg.norm(vector)
+        if not np.isfinite(norm) or norm == 0:
+            raise RuntimeError(f"embedding query {query_id}: a zero or non-finite vector")
+        rows.append(vector / norm)
+    return np.vstack(rows) if rows else np.zeros((0, 0))
+
+
+def serve_embeddings():
+    """Starts a local OpenAI-compatible embeddings endpoint (a daemon thread) answering through embed();
+    returns its base URL, e.g. for OPENAI_BASE_URL. It counts the requests it answered in served["requests"]."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                vectors = embed([(f"text {text[:40]!r}", text) for text in texts])
+                as_base64 = body.get("encoding_format") == "base64"
+                data = [
+                    {
+                        "object": "embedding",
+                        "index": i,
+                        "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode() if as_base64 else v.tolist(),
+                    }
+                    for i, v in enumerate(vectors)
+                ]
+                answer = json.dumps({"object": "list", "data": data, "model": body.get("model", ""), "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+                served["requests"] += 1
+                self.send_response(200)
+            except Exception as error:  # the caller sees the failure, naming the query, as an HTTP error
+                answer = json.dumps({"error": {"message": str(error)}}).encode()
+                self.send_response(502)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args):
+            pass
+
+    served["requests"] = 0
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+served = {"requests": 0}
+
+
+def _embed_by_endpoint(items, batch_size, attempts):
     import numpy as np
 
     endpoint = os.environ.get("BENCHROUTER_MODEL_ENDPOINT", "").rstrip("/")
@@ -107,8 +196,8 @@ def embed(items, batch_size=64, attempts=4):
             norm = np.linalg.norm(vector)
             if not np.isfinite(norm) or norm == 0:
                 raise RuntimeError(f"embedding query {batch[position][0]}: the endpoint returned a zero or non-finite vector")
-            rows.append(vector / norm)
-    return np.vstack(rows) if rows else np.zeros((0, 0))
+            rows.append(vector)
+    return rows
 
 
 def write_choices(choices):

@@ -8,6 +8,7 @@
 //
 // Plain JavaScript on purpose: it runs before anything could transpile TypeScript.
 
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import process from 'node:process';
@@ -54,7 +55,10 @@ const KEPT_BUILDS = 5;
  * @returns {string}
  */
 function cliSourceHash(root = repoRoot) {
-  return sourceTreeHash(root, [fileURLToPath(import.meta.url), path.join(root, 'node_modules', 'esbuild', 'package.json')]);
+  // The bundle holds each source's own file URL, so two clones (worktrees sharing one node_modules) with the
+  // same sources must not share a bundle: the other's would find the other clone's built-in routers.
+  const hash = sourceTreeHash(root, [fileURLToPath(import.meta.url), path.join(root, 'node_modules', 'esbuild', 'package.json')]);
+  return `${hash}-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`;
 }
 
 /** Where builds live: in the clone's node_modules/.cache, or the temp dir when that is read-only. */

@@ -26,12 +26,12 @@ import type { MissingRecords, QueryPool } from '../../analysis/query-pool.js';
 import { LLMROUTERBENCH_DEFINITIONS } from '../../analysis/routing-analysis.js';
 import { splitQueries, type SplitUnit } from '../../analysis/train-test-split.js';
 import { parseRouterChoices, RouterChoicesError, type RouterChoices } from '../../analysis/router-choices.js';
-import { writeRouterInput } from '../../analysis/router-input.js';
+import { ROUTER_EMBEDDINGS_FILE, writeRouterInput } from '../../analysis/router-input.js';
 import type { RouterJobSummary } from '../../analysis/routing-analysis.js';
 import { loadRouter, resolveRouterDirs } from '../../contract/load-router.js';
 import type { RouterDefinition } from '../../contract/router-schema.js';
 import type { RouterJobOutcome, RouterJobsOptions } from '../../client/router-jobs.js';
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 export interface AnalyzeCommandDeps {
@@ -284,7 +284,8 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
     splitUnit,
     oracleRule,
   };
-  const routed = routers.length ? await runRouterContainers(deps, flags, env, pool, analysisOptions, routers) : { choices: [], jobs: [] };
+  const cached = cacheFile && routers.some((r) => r.needs.embeddings) ? { embedder, cacheFile } : undefined;
+  const routed = routers.length ? await runRouterContainers(deps, flags, env, pool, analysisOptions, routers, cached) : { choices: [], jobs: [] };
   let report;
   try {
     report = await analyzeRouting(pool, analysisOptions, embedder, undefined, routed.choices, references);
@@ -322,6 +323,7 @@ async function runRouterContainers(
   pool: QueryPool,
   options: Pick<AnalysisOptions, 'seed' | 'trainRatio' | 'splitUnit'>,
   routers: RouterDefinition[],
+  cached?: { embedder: Embedder; cacheFile: string },
 ): Promise<{ choices: RouterChoices[]; jobs: RouterJobSummary[] }> {
   if (pool.models.length === 0 || pool.queryDataset.length === 0) return { choices: [], jobs: [] };
   const split = splitQueries(pool, options);
@@ -334,6 +336,12 @@ async function runRouterContainers(
     splitUnit: options.splitUnit,
     embeddingsModel: flags.embeddingsEndpoint ? flags.embeddingsModel : null,
   });
+  if (cached) {
+    // The routers read the queries' vectors from the analysis's own cache (per text hash), so a rerun makes
+    // no embedding call; the in-process routers need these same vectors anyway.
+    await cached.embedder.embed(pool.queryText, new Int32Array(0));
+    copyFileSync(cached.cacheFile, path.join(inputDir, ROUTER_EMBEDDINGS_FILE));
+  }
   deps.say(`routers: ${routers.map((r) => r.name).join(', ')} on ${split.train.length} training and ${split.test.length} test queries (input in ${inputDir})`);
   const { runId, outcomes } = await deps.runRouters!(
     workDir,
