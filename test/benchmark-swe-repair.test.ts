@@ -116,7 +116,7 @@ async function runShardDirectly(shard: string, instances: string[], preload: str
 
 describe('swe-repair', () => {
   it('resolves the same instances through br run as the harness and agent do directly: 2 of 4, a fix per shard', { timeout: COLD_BUILD_MS }, async () => {
-    const run = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, concurrency: 2 });
+    const run = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, tasks: ['shard-1', 'shard-2'], concurrency: 2 });
     for (const job of run.jobs) expect(job.status, job.message).toBe('SUCCEEDED');
     expect(run.status).toBe('COMPLETED');
     expect(run.jobs.map((job) => [job.task, job.result?.overall, job.result?.raw_metrics.resolved]).sort()).toEqual([
@@ -150,7 +150,7 @@ describe('swe-repair', () => {
     { timeout: COLD_BUILD_MS },
     async () => {
       // Only shard-1's instances are selected: shard-2 has none and fails, naming them.
-      const run = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, instances: ['semver-453'], concurrency: 2 });
+      const run = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, tasks: ['shard-1', 'shard-2'], instances: ['semver-453'], concurrency: 2 });
       expect(run.status).toBe('PARTIAL');
       const byTask = Object.fromEntries(run.jobs.map((job) => [job.task, job]));
       expect(byTask['shard-1']?.status).toBe('SUCCEEDED');
