@@ -81,6 +81,7 @@ def main():
     for name in ("BENCHROUTER_MODEL_ENDPOINT", "BENCHROUTER_MODEL_NAME", "BENCHROUTER_API_KEY", "BENCHROUTER_OUTPUT_DIR"):
         if not os.environ.get(name):
             fail(f"{name} is not set")
+    started = time.monotonic()
     shard = [i for i in args.instances.split(",") if i]
     ids = selected(shard)
     out = Path(os.environ["BENCHROUTER_OUTPUT_DIR"])
@@ -173,6 +174,8 @@ def main():
     result = {"resolved_rate": resolved / len(ids), "resolved": resolved, "instances": len(ids), **{k: round(v, 1) for k, v in timings.items()}}
     (out / "result.json").write_text(json.dumps(result) + "\n")
     print(json.dumps(result))
+    # The harness's own time, as perf/catalogue reads it from the last lines of the log.
+    print(f"run_shard.py: {len(ids)} instances built, repaired and graded in {time.monotonic() - started:.1f} s")
 
 
 if __name__ == "__main__":
