@@ -13,6 +13,8 @@ from pathlib import Path
 
 TASK_REPO = Path(__file__).parent / "task-repo"
 DATASET = "swe-repair"
+# The image names the harness derives (swebench/sweb.eval.x86_64.<id>:latest) and mini-swe-agent starts.
+NAMESPACE = "swebench"
 # mini-swe-agent's own SWE-bench config (text actions in ```mswea_bash_command blocks) and our limits.
 AGENT_CONFIG = "swebench_backticks.yaml"
 STEP_LIMIT = int(os.environ.get("SWE_REPAIR_STEP_LIMIT", "30"))
@@ -59,6 +61,9 @@ def trajectory_figures(traj_path):
     if not traj_path.is_file():
         return {"steps": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "exit_status": "no trajectory"}
     traj = json.loads(traj_path.read_text())
+    if "_start_container" in traj.get("info", {}).get("traceback", ""):
+        # Not the model's doing: the instance's container did not start, so the instance was never attempted.
+        fail(f"{traj_path.name}: the agent's container did not start: {traj['info'].get('exception_str', '')[:500]}")
     prompt = completion = 0
     for message in traj.get("messages", []):
         usage = ((message.get("extra") or {}).get("response") or {}).get("usage") or {}
@@ -101,7 +106,7 @@ def main():
     timings = {}
 
     # 1. The instance images, built by the harness in this daemon (from the preloaded base image).
-    timings["build_s"] = run(["swebench", "images", "build", str(repo), "-j", "1", *[a for i in ids for a in ("-i", i)]], logs / "build.log", cwd=work)
+    timings["build_s"] = run(["swebench", "images", "build", str(repo), "-n", NAMESPACE, "-j", "1", *[a for i in ids for a in ("-i", i)]], logs / "build.log", cwd=work)
 
     # 2. The agent, once per instance so that each model call carries its instance id to the gateway.
     model_env = {
