@@ -36,7 +36,7 @@ git checkout HEAD -- {test_files}
 git apply --verbose - <<'EOF_TEST_PATCH'
 {test_patch}EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider {test_files}
+python -m pytest -rA -p no:cacheprovider {test_files}
 : '>>>>> End Test Output'
 git checkout HEAD -- {test_files}
 """

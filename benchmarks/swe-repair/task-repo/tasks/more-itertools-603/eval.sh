@@ -21,6 +21,6 @@ index 381d40c..f4304eb 100644
          prefix = list(mi.longest_common_prefix(iterables))
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_more.py
+python -m pytest -rA -p no:cacheprovider tests/test_more.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_more.py

@@ -21,6 +21,6 @@ index 8d25d38..63be394 100644
      """Tests for ``powerset()``"""
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_recipes.py
+python -m pytest -rA -p no:cacheprovider tests/test_recipes.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_recipes.py

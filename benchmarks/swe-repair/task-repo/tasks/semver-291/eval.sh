@@ -30,6 +30,6 @@ index 211f6ac..9978b94 100644
      assert isinstance(resultdict, dict), "Got type from to_dict"
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_semver.py
+python -m pytest -rA -p no:cacheprovider tests/test_semver.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_semver.py

@@ -28,6 +28,6 @@ index 83579ce..34e0b2a 100644
      expected = parse_version_info("3.4.5+1")
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_bump.py
+python -m pytest -rA -p no:cacheprovider tests/test_bump.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_bump.py

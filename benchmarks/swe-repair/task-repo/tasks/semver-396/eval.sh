@@ -34,6 +34,6 @@ index 792c270..0d39000 100644
      # Taken from the example "Creating Subclasses from Version"
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_compare.py tests/test_subclass.py
+python -m pytest -rA -p no:cacheprovider tests/test_compare.py tests/test_subclass.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_compare.py tests/test_subclass.py

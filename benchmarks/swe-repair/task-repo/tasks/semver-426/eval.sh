@@ -50,6 +50,6 @@ index a41e700..0d39000 100644
          pass
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_compare.py tests/test_subclass.py
+python -m pytest -rA -p no:cacheprovider tests/test_compare.py tests/test_subclass.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_compare.py tests/test_subclass.py

@@ -29,6 +29,6 @@ index a8c7d8c..0d39000 100644
 +    assert Version.parse("1.0.0") == SemVerSubclass.parse("1.0.0")
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider tests/test_compare.py tests/test_subclass.py
+python -m pytest -rA -p no:cacheprovider tests/test_compare.py tests/test_subclass.py
 : '>>>>> End Test Output'
 git checkout HEAD -- tests/test_compare.py tests/test_subclass.py

@@ -28,6 +28,6 @@ index 3416e3b..22e544a 100644
 +    assert_equal(result, expected)
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider test/test_regression.py
+python -m pytest -rA -p no:cacheprovider test/test_regression.py
 : '>>>>> End Test Output'
 git checkout HEAD -- test/test_regression.py

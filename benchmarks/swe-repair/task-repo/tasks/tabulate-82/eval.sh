@@ -35,6 +35,6 @@ index cb61c09..22e544a 100644
      table = [[1, 2, 3], [1, 2], [1, 2, 3, 4]]
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider test/test_regression.py
+python -m pytest -rA -p no:cacheprovider test/test_regression.py
 : '>>>>> End Test Output'
 git checkout HEAD -- test/test_regression.py

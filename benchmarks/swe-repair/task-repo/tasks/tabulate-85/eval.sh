@@ -24,6 +24,6 @@ index 2e256ac..22e544a 100644
      table = []
 EOF_TEST_PATCH
 : '>>>>> Start Test Output'
-pytest -rA -p no:cacheprovider test/test_regression.py
+python -m pytest -rA -p no:cacheprovider test/test_regression.py
 : '>>>>> End Test Output'
 git checkout HEAD -- test/test_regression.py
