@@ -11,6 +11,7 @@ library only, plus numpy where embeddings are asked for.
                    call raises, naming the query; never a zero vector
   serve_embeddings()  a local OpenAI-compatible /embeddings endpoint answering through embed(), for
                    upstream router code that embeds by itself (point OPENAI_BASE_URL at it)
+  strong_and_weak()  the pair a two-model router routes between, from the training means
   write_choices()  choices.jsonl: one {"id", "model"} per test query, optionally per cost setting
   write_result()   result.json: how long training and routing took
 """
@@ -72,6 +73,16 @@ def train_queries(records, models):
         scores[row[r["id"]], col[r["model"]]] = r["score"]
         costs[row[r["id"]], col[r["model"]]] = r["cost"]
     return ids, prompts, scores, costs
+
+
+def strong_and_weak(mean_score, mean_cost):
+    """(strong, weak) for routers of a pair (HybridLLM, RouteLLM) on records of any number of models: the most
+    accurate on train (ties: the dearer, then the first), and the cheapest of the rest (ties: the more accurate,
+    then the first); of two models, simply the other."""
+    everyone = range(len(mean_score))
+    strong = min(everyone, key=lambda m: (-mean_score[m], -mean_cost[m], m))
+    weak = min((m for m in everyone if m != strong), key=lambda m: (mean_cost[m], -mean_score[m], m))
+    return strong, weak
 
 
 def test_queries():

@@ -29,25 +29,13 @@ def classifier(C, x, y):
     return lambda e: fitted.predict_proba(e)[:, 1]
 
 
-def pick_pair(mean_score, mean_cost):
-    """(small, large): of two models, the cheaper (on equal costs the less accurate) and the other; of more,
-    the most accurate on train as the large one and the cheapest of the rest as the small one (ties to the first)."""
-    everyone = range(len(mean_score))
-    if len(mean_score) == 2:
-        small = min(everyone, key=lambda m: (mean_cost[m], mean_score[m], m))
-        return small, 1 - small
-    large = min(everyone, key=lambda m: (-mean_score[m], -mean_cost[m], m))
-    small = min((m for m in everyone if m != large), key=lambda m: (mean_cost[m], -mean_score[m], m))
-    return small, large
-
-
 def main():
     manifest = routing_io.manifest()
     models = manifest["models"]
     rng = np.random.default_rng(manifest["seed"])
     started = time.monotonic()
     ids, prompts, scores, costs = routing_io.train_queries(routing_io.train_records(), models)
-    small, large = pick_pair(np.nanmean(scores, axis=0), np.nanmean(costs, axis=0))
+    large, small = routing_io.strong_and_weak(np.nanmean(scores, axis=0), np.nanmean(costs, axis=0))
     scores, costs = scores[:, [small, large]], costs[:, [small, large]]
     both = ~np.isnan(scores).any(axis=1)
     rows = np.flatnonzero(both)

@@ -41,21 +41,12 @@ VALIDATION = 0.1
 THRESHOLDS = [i / 10 for i in range(11)]
 
 
-def pick_pair(mean_score, mean_cost):
-    """(strong, weak): the most accurate on train (ties: the dearer, then the first by name), and the
-    cheapest of the rest (ties: the more accurate, then the first); of two models, simply the other."""
-    everyone = range(len(mean_score))
-    strong = min(everyone, key=lambda m: (-mean_score[m], -mean_cost[m], m))
-    weak = min((m for m in everyone if m != strong), key=lambda m: (mean_cost[m], -mean_score[m], m))
-    return strong, weak
-
-
 def main():
     manifest = routing_io.manifest()
     models = manifest["models"]
     started = time.monotonic()
     ids, prompts, scores, costs = routing_io.train_queries(routing_io.train_records(), models)
-    strong, weak = pick_pair(np.nanmean(scores, axis=0), np.nanmean(costs, axis=0))
+    strong, weak = routing_io.strong_and_weak(np.nanmean(scores, axis=0), np.nanmean(costs, axis=0))
     name = {strong: STRONG_ID, weak: WEAK_ID}
     vectors = routing_io.embed(list(zip(ids, prompts)))
 
