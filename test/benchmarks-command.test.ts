@@ -29,8 +29,15 @@ describe('br benchmarks', () => {
       'miniwob-mcp',
       'scienceworld',
       'sql',
+      'swe-repair',
       'tau2',
     ]);
+    expect(rows.find((r) => r.name === 'swe-repair')).toMatchObject({
+      tasks: ['shard-1', 'shard-2', 'shard-3', 'shard-4'],
+      instances: 10,
+      mode: 'dind',
+      upstream: 'swebench 5.0.2 (PyPI)',
+    });
     expect(rows.find((r) => r.name === 'bfcl')).toEqual({
       name: 'bfcl',
       domain: 'function calling; agentic multi-turn tool use',
