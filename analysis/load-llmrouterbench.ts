@@ -31,7 +31,7 @@ interface Candidate {
    * less live heap for the collector to walk. Problems are kept and reported only if the file is used.
    */
   records: ModelOutcome[];
-  problems: Array<{ field: string; error: z.ZodError }> | string;
+  problems: Array<{ field: string; error: z.ZodError } | { field: string; message: string }>;
 }
 
 /** `dir` may be the release root (holding results/bench), `results`, or `results/bench` itself. */
@@ -84,14 +84,14 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
             problems: [],
           };
           const raw = data['records'];
-          if (!Array.isArray(raw)) candidate.problems = 'expected an array of per-instance records';
+          if (!Array.isArray(raw)) candidate.problems.push({ field: 'records', message: 'expected an array of per-instance records' });
           else {
             // The benchmark is named once every file is read (dataset or dataset/split); the dataset stands in.
             const origin = { benchmark: dataset, group: dataset, model: candidate.model };
             for (let i = 0; i < raw.length; i++) {
               const parsed = parseModelOutcome(raw[i], origin);
               if (parsed.success) candidate.records.push(parsed.data);
-              else (candidate.problems as Array<{ field: string; error: z.ZodError }>).push({ field: `records[${i}]`, error: parsed.error });
+              else candidate.problems.push({ field: `records[${i}]`, error: parsed.error });
             }
           }
           const key = `${candidate.dataset}\u0000${candidate.split}\u0000${candidate.model}`;
@@ -120,11 +120,10 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
 
   const records: ModelOutcome[] = [];
   for (const c of chosen) {
-    if (typeof c.problems === 'string') {
-      problems.add({ file: c.file, field: 'records', message: c.problems });
-      continue;
+    for (const p of c.problems) {
+      if ('error' in p) problems.addIssues(c.file, p.field, p.error);
+      else problems.add({ file: c.file, ...p });
     }
-    for (const p of c.problems) problems.addIssues(c.file, p.field, p.error);
     if (splitsOf.get(c.dataset)!.size > 1) for (const r of c.records) r.benchmark = `${c.dataset}/${c.split}`;
     for (const r of c.records) records.push(r);
   }

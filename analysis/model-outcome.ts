@@ -54,6 +54,11 @@ export const modelOutcomeSchema = z.object({
 });
 
 /** The text a router sees for an instance: the prompt as sent (as LLMRouterBench embeds it), else the raw query. */
+/** A record's score or cost as the analysis counts it: null, or NaN (how Python writes a missing number), is 0. */
+export function numberOrZero(value: number | null | undefined): number {
+  return value === null || value === undefined || Number.isNaN(value) ? 0 : value;
+}
+
 export function queryTextOf(record: Pick<ModelOutcome, 'prompt' | 'origin_query'>): string {
   return record.prompt || record.origin_query || '';
 }

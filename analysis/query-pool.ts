@@ -1,7 +1,7 @@
 // The joined score and cost matrices every analysis step reads: one row per query, one column per
 // model, in typed arrays so the hot loops never touch per-record objects.
 
-import { queryTextOf, type ModelOutcome } from './model-outcome.js';
+import { numberOrZero, queryTextOf, type ModelOutcome } from './model-outcome.js';
 
 export interface QueryPool {
   /** Benchmarks (datasets) in first-seen order: the units of the macro mean. */
@@ -116,12 +116,10 @@ export function buildQueryPool(records: Iterable<ModelOutcome>, missing: Missing
     queryCol[n] = query;
     modelCol[n] = model;
     // NaN is how Python writes a missing number: it counts as missing (0), like null, and is counted.
-    const score = record.score ?? 0;
-    const cost = record.cost ?? 0;
-    if (Number.isNaN(score)) nanScores++;
-    if (Number.isNaN(cost)) nanCosts++;
-    scoreCol[n] = Number.isNaN(score) ? 0 : score;
-    costCol[n] = Number.isNaN(cost) ? 0 : cost;
+    if (Number.isNaN(record.score)) nanScores++;
+    if (Number.isNaN(record.cost)) nanCosts++;
+    scoreCol[n] = numberOrZero(record.score);
+    costCol[n] = numberOrZero(record.cost);
     n++;
   }
 

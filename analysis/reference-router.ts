@@ -3,7 +3,7 @@
 // candidate the routers choose from: its records are aligned with the pool's queries and scored as
 // a row of its own, by the same code as every baseline and router.
 
-import type { ModelOutcome } from './model-outcome.js';
+import { numberOrZero, type ModelOutcome } from './model-outcome.js';
 import type { QueryPool } from './query-pool.js';
 
 export interface ReferenceRouter {
@@ -34,11 +34,9 @@ export function referenceRouters(pool: QueryPool, records: Iterable<ModelOutcome
       continue;
     }
     if (reference.answered[q]) continue;
-    // As for a candidate model: a null or NaN score or cost counts as 0.
-    const score = record.score ?? 0;
-    const cost = record.cost ?? 0;
-    reference.score[q] = Number.isNaN(score) ? 0 : score;
-    reference.cost[q] = Number.isNaN(cost) ? 0 : cost;
+    // As for a candidate model (buildQueryPool): a null or NaN score or cost counts as 0.
+    reference.score[q] = numberOrZero(record.score);
+    reference.cost[q] = numberOrZero(record.cost);
     reference.answered[q] = 1;
   }
   return [...byName.values()];
