@@ -20,11 +20,14 @@ export function embeddingCacheFile(dir: string, model: string): string {
 
 /** `inner` embeds only the texts the file lacks; `onStats` hears how many came from where. */
 export function cachedEmbedder(inner: Embedder, file: string, onStats: (stats: EmbeddingCacheStats) => void = () => {}): Embedder {
+  // The file is read once per embedder and kept in step with what it appends: an analysis that embeds the
+  // pool for its router containers and again for its own routers parses it once.
+  let loaded: Map<string, Float32Array> | undefined;
   return {
     name: inner.name,
     // The fit rows are not passed on: an endpoint learns nothing from the corpus.
     async embed(texts): Promise<EmbeddingMatrix> {
-      const known = readCache(file);
+      const known = (loaded ??= readCache(file));
       const hashes = texts.map(textHash);
       const missing: number[] = [];
       const seen = new Set<string>();
