@@ -34,6 +34,8 @@ interface Entry {
   task?: string;
   /** The instances the canned answers cover, when fewer than LIMIT. */
   covered?: number;
+  /** The episodes the canned answers cover, where they are not the benchmark's first ones (run with --instances). */
+  instances?: string[];
   model: 'replay' | 'reference';
 }
 
@@ -46,6 +48,12 @@ const ENTRIES: Entry[] = [
   { benchmark: 'mcp', covered: 5, model: 'replay' },
   { benchmark: 'miniwob', covered: 4, model: 'replay' },
   { benchmark: 'miniwob-mcp', covered: 4, model: 'replay' },
+  {
+    benchmark: 'scienceworld',
+    covered: 4,
+    instances: ['lifespan-longest-lived/93', 'find-non-living-thing/225', 'chemistry-mix-paint-secondary-color/27', 'find-living-thing/225'],
+    model: 'replay',
+  },
   { benchmark: 'sql', covered: 8, model: 'replay' },
   // One shard: its harness time is the image builds, the agent and the grading in the shard's own daemon.
   { benchmark: 'swe-repair', task: 'shard-1', covered: 2, model: 'replay' },
@@ -58,7 +66,8 @@ interface Measured {
 }
 
 async function brRun(env: Record<string, string>, entry: Entry, endpoint: string, limit: number): Promise<Measured> {
-  const args = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', entry.model, '--endpoint', endpoint, '--limit', String(limit), '--json'];
+  const selection = entry.instances ? ['--instances', entry.instances.join(',')] : ['--limit', String(limit)];
+  const args = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', entry.model, '--endpoint', endpoint, ...selection, '--json'];
   if (entry.task) args.push('--tasks', entry.task);
   const started = performance.now();
   const r = await run(path.join(repoRoot, 'br'), args, env);
