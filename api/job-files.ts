@@ -1,12 +1,12 @@
 // A finished job's files as the API reads them: from this host's artifact root when they are here,
 // else from the host that ran the job, through Temporal (client/remote-artifacts.ts), as `br` does.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readRecordsFile, withGatewayUsage, type RecordLineOutcome } from '../activities/records-file.js';
-import { RemoteArtifactError, readRemoteArtifact } from '../client/remote-artifacts.js';
+import { readJobFileBytes } from '../client/job-file-bytes.js';
 import { parseRecordLine } from '../contract/records.js';
 import type { InstanceUsage } from '../gateway/instance-usage.js';
-import { jobArtifactsDir, jobFile, jobFilePath, jobResultsDir, type JobFile } from '../runs/job-artifacts.js';
+import { jobArtifactsDir, jobFilePath, jobResultsDir, type JobFile } from '../runs/job-artifacts.js';
 import type { JobResult } from '../runs/run-spec.js';
 import type { ApiContext } from './api-context.js';
 
@@ -14,15 +14,7 @@ const refOf = (runId: string, job: JobResult) => ({ runId, jobId: job.jobId, ...
 
 /** One file of a run's job, whole; undefined when neither this host nor the job's host has it. */
 export async function jobFileBytes(context: ApiContext, runId: string, job: JobResult, file: JobFile): Promise<Buffer | undefined> {
-  const local = jobFile(context.settings.artifactsRoot, refOf(runId, job), file);
-  if (existsSync(local)) return readFileSync(local);
-  if (!job.host || existsSync(jobArtifactsDir(context.settings.artifactsRoot, refOf(runId, job)))) return undefined;
-  try {
-    return await readRemoteArtifact(context.client, context.settings, { runId: job.carriedFrom ?? runId, jobId: job.jobId, host: job.host }, jobFilePath(file));
-  } catch (error) {
-    if (error instanceof RemoteArtifactError && error.type === 'ArtifactNotFound') return undefined;
-    throw error;
-  }
+  return readJobFileBytes(context, runId, job, jobFilePath(file));
 }
 
 /** Each line of the job's records.jsonl, in order, joined to the gateway's figures for its instance, wherever the job ran. */

@@ -5,14 +5,14 @@
 // Their choices.jsonl and result.json are read back from the jobs' artifacts.
 
 import type { Client } from '@temporalio/client';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Benchmark, TaskDefinition } from '../contract/benchmark.js';
 import type { RouterDefinition } from '../contract/router-schema.js';
 import type { Settings } from '../config/settings.js';
 import { jobResultsDir } from '../runs/job-artifacts.js';
 import type { JobResult, RunResult } from '../runs/run-spec.js';
-import { readRemoteArtifact } from './remote-artifacts.js';
+import { readJobFileBytes } from './job-file-bytes.js';
 import { createRunSpec, followRun, submitRun } from './runs.js';
 
 /** The staged benchmark's name: a fixed one, so a router's image tag depends on its directory's content alone. */
@@ -91,27 +91,9 @@ export async function runRouterJobs(
     if (!job) throw new Error(`run ${run.runId}: no job for router ${router.name}`);
     const ref = { runId: run.runId, jobId: job.jobId };
     const choicesFile = path.join(jobResultsDir(settings.artifactsRoot, ref), 'choices.jsonl');
-    const choices = await readJobFile(client, settings, job, ref, 'choices.jsonl');
+    const choices = (await readJobFileBytes({ client, settings }, run.runId, job, 'results/choices.jsonl'))?.toString('utf8');
     const trainSeconds = job.result && Number.isFinite(job.result.overall) ? job.result.overall : null;
     outcomes.push({ router, job, choicesFile, ...(choices === undefined ? {} : { choices }), trainSeconds });
   }
   return { run, outcomes };
-}
-
-/** A file the job wrote under results/: on this host, else read through Temporal from the host that ran it. */
-async function readJobFile(
-  client: Client,
-  settings: Settings,
-  job: JobResult,
-  ref: { runId: string; jobId: string },
-  name: string,
-): Promise<string | undefined> {
-  const local = path.join(jobResultsDir(settings.artifactsRoot, ref), name);
-  if (existsSync(local)) return readFileSync(local, 'utf8');
-  if (!job.host) return undefined;
-  try {
-    return (await readRemoteArtifact(client, settings, { ...ref, host: job.host }, `results/${name}`)).toString('utf8');
-  } catch {
-    return undefined;
-  }
 }
