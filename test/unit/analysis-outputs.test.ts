@@ -12,7 +12,7 @@ import { PLOT_SERIES, renderAccuracyCostSvg } from '../../analysis/accuracy-cost
 import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import { embedViaEndpoint } from '../../analysis/openai-embeddings-client.js';
 import { renderPng } from '../../analysis/plot-png.js';
-import { renderReportText } from '../../analysis/report-text.js';
+import { formatTrainSeconds, renderReportText } from '../../analysis/report-text.js';
 import { analyzeRecords, METHOD, type RoutingReport } from '../../analysis/routing-analysis.js';
 import { syntheticPool } from '../../analysis/synthetic-pool.js';
 import { registerAnalyzeCommand } from '../../cli/commands/analyze.js';
@@ -70,6 +70,11 @@ describe('report outputs', () => {
     expect(inTable('Pareto frontier')).toHaveLength(report.frontier.length);
     const oracle = body.find((r) => r[1] === METHOD.oracle)!;
     expect(Number(oracle[header!.indexOf('Acc')])).toBe(report.methods.find((m) => m.name === METHOD.oracle)!.acc);
+    // Every router row of both tables says how long it trained; a baseline trains nothing.
+    const train = header!.indexOf('Train (s)');
+    for (const row of inTable('Methods')) expect(row[train] !== '', row[1]).toBe(row[2] === 'router');
+    expect(inTable('Cost setting').map((r) => Number(r[train]))).toEqual(report.costAware.map((r) => r.trainSeconds));
+    expect(inTable('Cost setting')).toHaveLength(2);
   });
 
   it('XLSX is written and reads back with exceljs', async () => {
@@ -83,6 +88,9 @@ describe('report outputs', () => {
     expect(methods.getRow(2).getCell(1).value).toBe(METHOD.randomExpected);
     expect(methods.getRow(2).getCell(4).value).toBe(report.methods[0]!.acc);
     expect(workbook.getWorksheet('Alpha sweeps')!.rowCount).toBe(1 + 202);
+    const cluster = report.methods.findIndex((m) => m.name === METHOD.clusterRouter);
+    const trainColumn = (methods.getRow(1).values as unknown[]).indexOf('Train (s)');
+    expect(methods.getRow(2 + cluster).getCell(trainColumn).value).toBe(report.methods[cluster]!.trainSeconds);
   });
 
   it('SVG holds every series, and the PNG renders from it', () => {
@@ -93,6 +101,17 @@ describe('report outputs', () => {
     expect(svg).toContain('Pareto frontier');
     const png = renderPng(svg);
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+
+  it('terminal tables say how long each router trained, in both tables', () => {
+    const text = renderReportText(report);
+    const line = (name: string) => text.split('\n').find((l) => l.startsWith(name))!;
+    for (const name of [METHOD.clusterRouter, METHOD.knnRouter, METHOD.clusterCostAware, METHOD.knnCostAware])
+      expect(line(name), name).toMatch(/\d+\.\d (ms|s)$/);
+    expect(line(METHOD.oracle)).not.toMatch(/ (ms|s)$/);
+    expect(formatTrainSeconds(0.0123)).toBe('12.3 ms');
+    expect(formatTrainSeconds(12.34)).toBe('12.3 s');
+    expect(formatTrainSeconds(null)).toBe('?');
   });
 
   it('terminal tables show n/a where CostSave is undefined', () => {
