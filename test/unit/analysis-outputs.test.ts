@@ -13,6 +13,7 @@ import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import { embedViaEndpoint } from '../../analysis/openai-embeddings-client.js';
 import { renderPng } from '../../analysis/plot-png.js';
 import { formatTrainSeconds, renderReportText } from '../../analysis/report-text.js';
+import { analysesDir, listSavedAnalyses, readSavedAnalysis } from '../../analysis/saved-analyses.js';
 import { analyzeRecords, METHOD, type RoutingReport } from '../../analysis/routing-analysis.js';
 import { syntheticPool } from '../../analysis/synthetic-pool.js';
 import { registerAnalyzeCommand } from '../../cli/commands/analyze.js';
@@ -126,7 +127,7 @@ describe('br analyze', () => {
     const out: string[] = [];
     const notes: string[] = [];
     const program = new Command('br').exitOverride().configureOutput({ writeErr: (s) => notes.push(s), writeOut: (s) => out.push(s) });
-    registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: {} });
+    registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: { BENCHROUTER_HOME: dir } });
     await program.parseAsync(['node', 'br', 'analyze', ...args]);
     return { out: out.join(''), notes: notes.join('\n') };
   };
@@ -155,6 +156,33 @@ describe('br analyze', () => {
     const { out } = await run('--records', file, '--n-init', '1');
     expect(out).toContain('Routing analysis: 2 datasets, 5 models, 120 queries');
     expect(out).toContain('Avengers-Pro (cluster router, cost-aware)');
+  });
+
+  it('keeps each report under BENCHROUTER_HOME/analyses, where it reads back as printed; --no-save keeps none', async () => {
+    const file = path.join(dir, 'saved.jsonl');
+    writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+    const before = listSavedAnalyses(dir).length;
+    const { out, notes } = await run('--records', file, '--n-init', '1', '--json');
+    const id = /saved analysis (an-\S+) /.exec(notes)![1]!;
+    const saved = readSavedAnalysis(dir, id)!;
+    expect(saved.report).toEqual(JSON.parse(out));
+    expect(saved.inputs).toEqual([`--records ${file}`]);
+    const listed = listSavedAnalyses(dir);
+    expect(listed).toHaveLength(before + 1);
+    expect(listed[0]).toMatchObject({
+      id,
+      models: 5,
+      queries: 120,
+      routers: [METHOD.clusterRouter, METHOD.knnRouter, METHOD.clusterCostAware, METHOD.knnCostAware],
+    });
+    await run('--records', file, '--n-init', '1', '--json', '--no-save');
+    expect(listSavedAnalyses(dir)).toHaveLength(before + 1);
+    // An id that is not one (a path) reads as absent; a file that breaks the schema is an error naming it and the field.
+    expect(readSavedAnalysis(dir, '../../etc/passwd')).toBeUndefined();
+    const broken = 'an-20260101-000000-abcdef';
+    writeFileSync(path.join(analysesDir(dir), `${broken}.json`), JSON.stringify({ ...saved, id: broken, report: { ...saved.report, methods: 'x' } }));
+    expect(() => readSavedAnalysis(dir, broken)).toThrow(/an-20260101-000000-abcdef\.json: report\.methods: /);
+    expect(listSavedAnalyses(dir).find((a) => a.id === broken)).toMatchObject({ problem: expect.stringContaining('report.methods') });
   });
 
   it('rejects a bad record naming the file, line, field and expectation', async () => {

@@ -30,7 +30,7 @@ async function analyze(...args: string[]): Promise<{ report: RoutingReport; note
   const out: string[] = [];
   const notes: string[] = [];
   const program = new Command('br').exitOverride().configureOutput({ writeErr: (s) => notes.push(s), writeOut: (s) => out.push(s) });
-  registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: {} });
+  registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: { BENCHROUTER_HOME: dir } });
   await program.parseAsync(['node', 'br', 'analyze', '--n-init', '2', '--json', ...args]);
   return { report: JSON.parse(out.join('')) as RoutingReport, notes: notes.join('\n') };
 }
