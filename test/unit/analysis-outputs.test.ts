@@ -104,6 +104,27 @@ describe('report outputs', () => {
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   });
 
+  it("SVG draws each router container's point and its settings, and a reference router's point", () => {
+    const row = (name: string, kind: 'router' | 'reference', acc: number, cost: number) => ({ ...report.methods[0]!, name, kind, acc, cost, trainSeconds: 1 });
+    const settings = [
+      { alpha: 0.1, acc: 0.5, cost: 0.01, onFrontier: false },
+      { alpha: 0.9, acc: 0.7, cost: 0.02, onFrontier: false },
+    ];
+    const svg = renderAccuracyCostSvg({
+      ...report,
+      methods: [...report.methods, row('mine', 'router', 0.6, 0.015), row('openrouter', 'reference', 0.55, 0.012)],
+      costAware: [
+        ...report.costAware,
+        { name: 'mine (cost settings)', settingName: 'setting', perfGain: 0, costSave: null, paretoDist: 0, trainSeconds: 1, settings },
+      ],
+    });
+    const group = svg.slice(svg.indexOf(`id="${PLOT_SERIES.routers}"`), svg.indexOf(`id="${PLOT_SERIES.baselines}"`));
+    expect(group).toContain('data-label="mine"');
+    expect(group).toContain('data-label="openrouter (reference)"');
+    expect(group.match(/data-setting="mine [\d.]+"/g)).toEqual(['data-setting="mine 0.1"', 'data-setting="mine 0.9"']);
+    expect(svg).toContain('mine, settings dotted');
+  });
+
   it('terminal tables say how long each router trained, in both tables', () => {
     const text = renderReportText(report);
     const line = (name: string) => text.split('\n').find((l) => l.startsWith(name))!;
