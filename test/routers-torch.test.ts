@@ -3,12 +3,12 @@
 // then issue 38's "done when": `--routers all` on five models prints both tables with every router's row.
 // Their image holds PyPI's 5 GB CUDA torch: these run where it is cached (test/support/router-images.ts).
 
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METHOD, reportFigures, type RoutingReport } from '../analysis/routing-analysis.js';
-import { readSavedAnalysis } from '../analysis/saved-analyses.js';
+import { analysesDir, readSavedAnalysis } from '../analysis/saved-analyses.js';
 import { br, repoRoot, startHarness, type Harness } from './support/harness.js';
 import { TORCH_ROUTER_TESTS, TORCH_SKIP_REASON } from './support/router-images.js';
 
@@ -96,6 +96,7 @@ describe.skipIf(!TORCH_ROUTER_TESTS)('built-in torch routers', () => {
 // right, to the cheapest model that answers it.
 const FIVE = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'] as const;
 const routersDir = path.join(repoRoot, 'routers');
+const artifacts = path.join(repoRoot, 'test-artifacts', 'routers', 'analyses');
 
 /** The text tables without the training-time column: wall-clock, the one thing a rerun prints differently. */
 const withoutTrainTimes = (text: string) =>
@@ -139,12 +140,15 @@ describe.skipIf(!TORCH_ROUTER_TESTS)('br analyze --routers all', () => {
         expect(got.code, got.stderr).toBe(0);
         // The text went to stdout; the same report was kept, and is read back for its figures.
         const id = /saved analysis (an-\S+) /.exec(got.stderr)![1]!;
+        // Kept for a look at the dashboard (BENCHROUTER_HOME=… br serve) after the harness's home is gone.
+        mkdirSync(artifacts, { recursive: true });
+        copyFileSync(path.join(analysesDir(h.home), `${id}.json`), path.join(artifacts, `${id}.json`));
         return { text: got.stdout, report: readSavedAnalysis(h.home, id)!.report };
       };
 
       const first = await analyze();
       const { report } = first;
-      expect(report.pool.models).toEqual([...FIVE]);
+      expect(report.pool.models).toEqual([...FIVE].sort());
       expect(report.routerJobs!.map((j) => ({ router: j.router, status: j.status, problem: j.problem }))).toEqual(
         containers.map((router) => ({ router, status: 'SUCCEEDED', problem: undefined })),
       );
