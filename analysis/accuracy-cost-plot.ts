@@ -1,5 +1,6 @@
 // The accuracy–cost plot as hand-written SVG: single models as labelled points, each cost-aware
-// router's α curve, the Pareto frontier's step curve, and the baselines for reference. Cost runs on a
+// router's α curve, the Pareto frontier's step curve, the baselines for reference, and each router
+// container's (and reference router's) point with its settings' curve. Cost runs on a
 // log axis when it spans more than a decade and a half, as model prices usually do.
 
 import { METHOD, type RoutingReport } from './routing-analysis.js';
@@ -17,7 +18,11 @@ export const PLOT_SERIES = {
   knnCurve: 'knn-router-cost-aware',
   frontier: 'pareto-frontier',
   baselines: 'baselines',
+  routers: 'router-containers',
 } as const;
+
+/** One colour per router container or reference router, in report order (cycled past eight). */
+const ROUTER_COLORS = ['#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#393b79', '#637939', '#843c39'];
 
 interface Scale {
   map(v: number): number;
@@ -37,7 +42,17 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
     { m: method(METHOD.clusterRouter), color: COLORS.cluster, shape: 'square', label: 'Avengers (cluster router)' },
     { m: method(METHOD.knnRouter), color: COLORS.knn, shape: 'square', label: 'kNN router' },
   ];
-  const all = [...report.models, ...clusterCurve, ...knnCurve, ...baselines.map((b) => b.m)];
+  // Every other router row: containers (`--routers`), with their settings' curve, and references.
+  const builtIn = new Set<string>([METHOD.clusterRouter, METHOD.knnRouter]);
+  const others = report.methods
+    .filter((m) => (m.kind === 'router' && !builtIn.has(m.name)) || m.kind === 'reference')
+    .map((m, i) => ({
+      m,
+      color: ROUTER_COLORS[i % ROUTER_COLORS.length]!,
+      label: m.kind === 'reference' ? `${m.name} (reference)` : m.name,
+      settings: m.kind === 'reference' ? [] : curve(`${m.name} (cost settings)`),
+    }));
+  const all = [...report.models, ...clusterCurve, ...knnCurve, ...baselines.map((b) => b.m), ...others.flatMap((o) => [o.m, ...o.settings])];
   const x = costScale(all.map((p) => p.cost));
   const y = linearScale(
     all.map((p) => p.acc),
@@ -121,6 +136,18 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
   }
   out.push('</g>');
 
+  out.push(`<g id="${PLOT_SERIES.routers}" data-series="router containers and references">`);
+  for (const o of others) {
+    if (o.settings.length > 1) {
+      const pts = o.settings.map((s) => `${f(x.map(s.cost))},${f(y.map(s.acc))}`).join(' ');
+      out.push(`<polyline points="${pts}" fill="none" stroke="${o.color}" stroke-width="1.2" stroke-opacity="0.7" stroke-dasharray="3 2"/>`);
+    }
+    for (const s of o.settings)
+      out.push(`<circle cx="${f(x.map(s.cost))}" cy="${f(y.map(s.acc))}" r="2" fill="${o.color}" data-setting="${esc(`${o.m.name} ${s.alpha}`)}"/>`);
+    out.push(marker(o.m.kind === 'reference' ? 'cross' : 'square', x.map(o.m.cost), y.map(o.m.acc), o.color, o.label));
+  }
+  out.push('</g>');
+
   out.push(`<g id="${PLOT_SERIES.baselines}" data-series="baselines">`);
   for (const b of baselines) out.push(marker(b.shape, x.map(b.m.cost), y.map(b.m.acc), b.color, b.label));
   out.push('</g>');
@@ -133,10 +160,16 @@ export function renderAccuracyCostSvg(report: RoutingReport): string {
     [`<line x1="-9" y1="0" x2="9" y2="0" stroke="${COLORS.knn}" stroke-width="2"/>`, `${METHOD.knnCostAware}, α 0→1`],
     [`<line x1="-9" y1="0" x2="9" y2="0" stroke="${COLORS.frontier}" stroke-width="1.5" stroke-dasharray="6 4"/>`, 'Pareto frontier'],
     ...baselines.map((b): [string, string] => [marker(b.shape, 0, 0, b.color, b.label), b.label]),
+    ...others.map((o): [string, string] => [
+      marker(o.m.kind === 'reference' ? 'cross' : 'square', 0, 0, o.color, o.label),
+      o.settings.length > 1 ? `${o.label}, settings dotted` : o.label,
+    ]),
   ];
+  // Rows closer together when every router's entry would run past the plot's height.
+  const rowHeight = Math.min(22, (HEIGHT - PLOT.top - 24) / legend.length);
   out.push('<g id="legend">');
   legend.forEach(([swatch, label], i) => {
-    const ly = PLOT.top + 14 + i * 22;
+    const ly = PLOT.top + 14 + i * rowHeight;
     out.push(`<g transform="translate(${PLOT.right + 28} ${ly})">${swatch}</g>`);
     out.push(`<text x="${PLOT.right + 44}" y="${ly + 4}" ${FONT} font-size="11.5" fill="#222">${esc(truncate(label, 34))}</text>`);
   });

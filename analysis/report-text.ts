@@ -20,22 +20,23 @@ export function renderReportText(report: RoutingReport): string {
         formatPercent(m.gainOverRandom),
         formatPercent(m.gainOverBestSingle),
         formatPercent(m.gapToOracle),
-        m.trainSeconds === undefined || m.trainSeconds === null ? '' : `${m.trainSeconds.toFixed(1)} s`,
+        formatTrainSeconds(m.trainSeconds),
       ]),
       [false, true, true, true, true, true, true],
     ),
     '',
     "Performance–cost (over each router's settings):",
     textTable(
-      ['COST-AWARE ROUTER (SETTINGS)', 'PERFGAIN', 'COSTSAVE', 'PARETODIST', 'ON FRONTIER'],
+      ['COST-AWARE ROUTER (SETTINGS)', 'PERFGAIN', 'COSTSAVE', 'PARETODIST', 'ON FRONTIER', 'TRAINED'],
       report.costAware.map((r) => [
         r.settingName === 'reference' ? `${r.name} (reference)` : r.name,
         formatPercent(r.perfGain),
         formatPercent(r.costSave),
         r.paretoDist === null ? 'n/a' : r.paretoDist.toFixed(4),
         `${r.settings.filter((s) => s.onFrontier).length}/${r.settings.length}`,
+        formatTrainSeconds(r.trainSeconds),
       ]),
-      [false, true, true, true, true],
+      [false, true, true, true, true, true],
     ),
     '',
     textTable(
@@ -73,6 +74,16 @@ export function formatUsd(usd: number): string {
   if (usd === 0) return '0';
   if (Math.abs(usd) >= 100) return usd.toFixed(2);
   return usd.toPrecision(4);
+}
+
+/**
+ * A router's training time: tenths of a second, or milliseconds under a tenth (the in-process routers fit
+ * small pools that fast); '?' where a container did not say, empty for a row that trains nothing.
+ */
+export function formatTrainSeconds(seconds: number | null | undefined): string {
+  if (seconds === undefined) return '';
+  if (seconds === null) return '?';
+  return seconds < 0.1 ? `${(seconds * 1000).toFixed(1)} ms` : `${seconds.toFixed(1)} s`;
 }
 
 /** A signed percentage, or n/a where the metric is undefined (for CostSave: no setting reached Best Single). */

@@ -74,7 +74,10 @@ export interface MethodResult extends RelativeMetrics {
   unanswered?: number;
   /** The model a single-model baseline chose (Best Single). */
   model?: string;
-  /** A router container's own training time (its result.json), in seconds. */
+  /**
+   * How long a router trained, in seconds: a container's own figure (its result.json), or the in-process
+   * router's fit as measured here; null where a container did not say. Absent for baselines and references.
+   */
   trainSeconds?: number | null;
   acc: number;
   cost: number;
@@ -105,6 +108,8 @@ export interface CostAwareResult {
   /** null is "n/a": no setting reaches Best Single's accuracy. */
   costSave: number | null;
   paretoDist: number | null;
+  /** How long the router trained (as MethodResult's); null for a reference, or a container that did not say. */
+  trainSeconds: number | null;
   settings: SweepSetting[];
 }
 
@@ -215,19 +220,31 @@ export async function analyzeRouting(
     throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${pool.queryText.length} queries`);
   phase('embed');
 
-  const clusterModel = trainClusterRouter(pool, embeddings, split.train, options);
+  // Each in-process router's training time is measured around its fit on the training queries alone (the
+  // embeddings, shared with every router and read from a cache by the containers, are not counted).
+  const kmeans = timed(() => trainClusterRouter(pool, embeddings, split.train, options));
+  const clusterModel = kmeans.value;
+  const accuracyRanks = timed(() => rankByAccuracy(clusterModel, M));
   const affinity = nearestClusters(clusterModel, embeddings, split.test, options.topK, options.beta);
   phase('cluster router: k-means');
   // Where records are missing, a router only chooses among the models that have the query.
   const allowed = pool.available ? gatherAvailable(pool.available, split.test, M) : null;
-  const clusterOutcome = outcomeOfChoice(pool, test, routeByRanks(affinity, rankByAccuracy(clusterModel, M), M, allowed));
+  const clusterOutcome = outcomeOfChoice(pool, test, routeByRanks(affinity, accuracyRanks.value, M, allowed));
   const alphas = Array.from({ length: options.alphaSteps + 1 }, (_, i) => i / options.alphaSteps);
-  const clusterSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByRanks(affinity, rankByBalance(clusterModel, M, alpha), M, allowed)));
+  const balanceRanks = timed(() => alphas.map((alpha) => rankByBalance(clusterModel, M, alpha)));
+  const clusterSweep = balanceRanks.value.map((ranks) => outcomeOfChoice(pool, test, routeByRanks(affinity, ranks, M, allowed)));
   phase('cluster router: α sweep');
 
-  const nearest = nearestTrainQueries(embeddings, split.train, split.test, options.knnK);
-  const stats = neighbourStats(pool, split.train, nearest);
+  // kNN has no fit step: the training queries are read when test queries arrive, so its training time is
+  // that search of them (neighbours and their per-model means); routing on the means is not counted.
+  const knnFit = timed(() => neighbourStats(pool, split.train, nearestTrainQueries(embeddings, split.train, split.test, options.knnK)));
+  const stats = knnFit.value;
   phase('kNN router: neighbours');
+  const trainSeconds = {
+    cluster: kmeans.seconds + accuracyRanks.seconds,
+    clusterCostAware: kmeans.seconds + balanceRanks.seconds,
+    knn: knnFit.seconds,
+  };
   const knnOutcome = outcomeOfChoice(pool, test, routeByNeighbourScore(stats, allowed));
   const knnSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByNeighbourBalance(stats, alpha, allowed)));
   phase('kNN router: α sweep');
@@ -248,8 +265,8 @@ export async function analyzeRouting(
     method(METHOD.bestSingle, 'baseline', baselines.bestSingle, baselines.bestSingle.model),
     method(METHOD.datasetOracle, 'baseline', baselines.datasetOracle),
     method(METHOD.oracle, 'baseline', baselines.oracle),
-    method(METHOD.clusterRouter, 'router', clusterOutcome),
-    method(METHOD.knnRouter, 'router', knnOutcome),
+    { ...method(METHOD.clusterRouter, 'router', clusterOutcome), trainSeconds: trainSeconds.cluster },
+    { ...method(METHOD.knnRouter, 'router', knnOutcome), trainSeconds: trainSeconds.knn },
     // Router containers' choices, scored by the same code as everything above.
     ...routers.map((r) => ({ ...method(r.name, 'router', outcomeOfChoice(pool, test, r.chosen)), trainSeconds: r.trainSeconds })),
   ];
@@ -259,8 +276,8 @@ export async function analyzeRouting(
 
   // The cost setting: one point per single model and per router setting.
   const sweeps = [
-    { name: METHOD.clusterCostAware, outcomes: clusterSweep },
-    { name: METHOD.knnCostAware, outcomes: knnSweep },
+    { name: METHOD.clusterCostAware, outcomes: clusterSweep, trainSeconds: trainSeconds.clusterCostAware },
+    { name: METHOD.knnCostAware, outcomes: knnSweep, trainSeconds: trainSeconds.knn },
   ];
   const routerSweeps = [
     ...routers
@@ -270,8 +287,9 @@ export async function analyzeRouting(
         settingName: 'setting',
         values: r.settings.map((s) => s.setting),
         outcomes: r.settings.map((s) => outcomeOfChoice(pool, test, s.chosen)),
+        trainSeconds: r.trainSeconds,
       })),
-    ...referenceOutcomes.map((r) => ({ name: r.name, settingName: 'reference', values: [0], outcomes: [r.outcome] })),
+    ...referenceOutcomes.map((r) => ({ name: r.name, settingName: 'reference', values: [0], outcomes: [r.outcome], trainSeconds: null })),
   ];
   const points: Array<CostAccPoint & { label: string }> = [
     ...pool.models.map((model, m) => ({ label: model, cost: perModel.test[m]!.cost, acc: perModel.test[m]!.acc, exactAcc: perModel.test[m]!.exactAcc })),
@@ -286,21 +304,23 @@ export async function analyzeRouting(
   const onFrontier = new Set(frontierIndex);
   const bs = { acc: baselines.bestSingle.acc, cost: baselines.bestSingle.cost, exactAcc: baselines.bestSingle.exactAcc };
   let offset = M;
-  const costAware = [...sweeps.map(({ name, outcomes }) => ({ name, values: alphas, outcomes, settingName: undefined })), ...routerSweeps].map(
-    ({ name, values, outcomes, settingName }): CostAwareResult => {
-      const settings = outcomes.map((o, i) => ({ alpha: values[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
-      const exact = outcomes.map((o, i) => ({ ...settings[i]!, exactAcc: o.exactAcc }));
-      offset += outcomes.length;
-      return {
-        name,
-        ...(settingName ? { settingName } : {}),
-        perfGain: perfGain(settings, bs.acc),
-        costSave: costSave(exact, bs),
-        paretoDist: paretoDistance(exact, points),
-        settings,
-      };
-    },
-  );
+  const costAware = [
+    ...sweeps.map(({ name, outcomes, trainSeconds }) => ({ name, values: alphas, outcomes, settingName: undefined, trainSeconds })),
+    ...routerSweeps,
+  ].map(({ name, values, outcomes, settingName, trainSeconds }): CostAwareResult => {
+    const settings = outcomes.map((o, i) => ({ alpha: values[i]!, acc: o.acc, cost: o.cost, onFrontier: onFrontier.has(offset + i) }));
+    const exact = outcomes.map((o, i) => ({ ...settings[i]!, exactAcc: o.exactAcc }));
+    offset += outcomes.length;
+    return {
+      name,
+      ...(settingName ? { settingName } : {}),
+      perfGain: perfGain(settings, bs.acc),
+      costSave: costSave(exact, bs),
+      paretoDist: paretoDistance(exact, points),
+      trainSeconds,
+      settings,
+    };
+  });
   phase('cost setting');
 
   return {
@@ -362,6 +382,27 @@ function gatherAvailable(available: Uint8Array, rows: Int32Array, M: number): Ui
   const out = new Uint8Array(rows.length * M);
   for (let i = 0; i < rows.length; i++) out.set(available.subarray(rows[i]! * M, rows[i]! * M + M), i * M);
   return out;
+}
+
+/**
+ * The report without its training times, which are wall-clock and differ from run to run: every figure a
+ * rerun on the same input and options must reproduce exactly.
+ */
+export function reportFigures(report: RoutingReport): RoutingReport {
+  const strip = <T extends { trainSeconds?: number | null }>(row: T): T => ({ ...row, trainSeconds: undefined });
+  return {
+    ...report,
+    methods: report.methods.map(strip),
+    costAware: report.costAware.map((r) => ({ ...r, trainSeconds: null })),
+    ...(report.routerJobs ? { routerJobs: report.routerJobs.map((j) => ({ ...j, trainSeconds: null })) } : {}),
+  };
+}
+
+/** What fn returns, and how long it took in seconds. */
+function timed<T>(fn: () => T): { value: T; seconds: number } {
+  const started = performance.now();
+  const value = fn();
+  return { value, seconds: (performance.now() - started) / 1000 };
 }
 
 export function formatAlpha(alpha: number): string {

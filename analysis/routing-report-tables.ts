@@ -13,7 +13,7 @@ export function routingReportTables(report: RoutingReport): TableView[] {
   const tables: Array<TableView & { name: (typeof SHEETS)[number] }> = [
     {
       name: 'Methods',
-      // The paper's pure-performance table (AvgAcc, Gain@R, Gain@B, Gap@O), with each router container's training time.
+      // The paper's pure-performance table (AvgAcc, Gain@R, Gain@B, Gap@O), with each router's training time.
       columns: ['Method', 'Kind', 'Model', 'Acc', 'Cost (USD)', 'Gain@R', 'Gain@B', 'Gap@O', 'Train (s)', ...accColumns],
       rows: report.methods.map((m) => [
         m.name,
@@ -32,7 +32,7 @@ export function routingReportTables(report: RoutingReport): TableView[] {
     {
       name: 'Cost setting',
       // CostSave's "n/a" is written out: an empty cell would read as a missing value, not "never reached".
-      columns: ['Router', 'PerfGain', 'CostSave', 'ParetoDist', 'Settings on frontier', 'Settings'],
+      columns: ['Router', 'PerfGain', 'CostSave', 'ParetoDist', 'Settings on frontier', 'Settings', 'Train (s)'],
       rows: report.costAware.map((r) => [
         r.name,
         r.perfGain,
@@ -40,6 +40,7 @@ export function routingReportTables(report: RoutingReport): TableView[] {
         r.paretoDist,
         r.settings.filter((s) => s.onFrontier).length,
         r.settings.length,
+        r.trainSeconds ?? null,
       ]),
       percentColumns: ['PerfGain', 'CostSave'],
     },

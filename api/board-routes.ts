@@ -1,5 +1,6 @@
-// Cross-run routes: the benchmarks a run can name, the leaderboard, a comparison of chosen runs and
-// the routing analysis of chosen runs (its tables as JSON and the accuracy-cost plot as SVG).
+// Cross-run routes: the benchmarks a run can name, the leaderboard, a comparison of chosen runs, the
+// routing analysis of chosen runs (its tables as JSON and the accuracy-cost plot as SVG), and the analyses
+// `br analyze` saved (with their router containers' rows, which no page view runs again).
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -16,6 +17,7 @@ import { recordsOfRuns } from '../client/run-records.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
 import { routingReportTables } from '../analysis/routing-report-tables.js';
+import { listSavedAnalyses, readSavedAnalysis, SavedAnalysisError, type SavedAnalysis } from '../analysis/saved-analyses.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { finishedResult } from './run-routes.js';
@@ -65,6 +67,42 @@ export async function routingReportOf(context: ApiContext, runIds: string[]): Pr
     throw error;
   }
 }
+
+/** The report's tables as JSON cells (undefined is null). */
+export function reportTablesJson(report: RoutingReport): Array<z.infer<typeof ViewSchema>> {
+  return routingReportTables(report).map((t) => ({
+    name: t.name,
+    columns: t.columns,
+    rows: t.rows.map((row) => row.map((cell) => (cell === undefined ? null : cell))),
+  }));
+}
+
+/** An analysis `br analyze` saved under this server's BENCHROUTER_HOME, by id. */
+export function savedAnalysisOr404(context: ApiContext, id: string): SavedAnalysis {
+  let saved;
+  try {
+    saved = readSavedAnalysis(context.settings.home, id);
+  } catch (error) {
+    if (error instanceof SavedAnalysisError) throw new ApiError(422, error.message, 'path.id');
+    throw error;
+  }
+  if (!saved) throw new ApiError(404, `no saved analysis ${id} (br analyze saves each under BENCHROUTER_HOME/analyses; GET /analyses lists them)`, 'path.id');
+  return saved;
+}
+
+const SavedSummarySchema = z.union([
+  z.object({
+    id: z.string(),
+    createdAt: z.string(),
+    inputs: z.array(z.string()),
+    models: z.number(),
+    queries: z.number(),
+    testQueries: z.number(),
+    embedder: z.string(),
+    routers: z.array(z.string()),
+  }),
+  z.object({ id: z.string(), problem: z.string() }),
+]);
 
 export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -136,14 +174,7 @@ export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): 
     },
     async (request) => {
       const { report, notes } = await routingReportOf(context, runIdsOf(request.query.runs));
-      return {
-        tables: routingReportTables(report).map((t) => ({
-          name: t.name,
-          columns: t.columns,
-          rows: t.rows.map((row) => row.map((cell) => (cell === undefined ? null : cell))),
-        })),
-        notes,
-      };
+      return { tables: reportTablesJson(report), notes };
     },
   );
 
@@ -161,5 +192,69 @@ export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): 
       const { report } = await routingReportOf(context, runIdsOf(request.query.runs));
       return reply.type('image/svg+xml').send(renderAccuracyCostSvg(report));
     },
+  );
+
+  api.get(
+    '/analyses',
+    {
+      schema: {
+        summary: 'The routing analyses br analyze saved on this host, newest first (at most 50)',
+        tags: ['analysis'],
+        response: { 200: z.object({ analyses: z.array(SavedSummarySchema) }) },
+      },
+    },
+    async () => ({ analyses: listSavedAnalyses(context.settings.home) }),
+  );
+
+  api.get(
+    '/analyses/:id',
+    {
+      schema: {
+        summary: "A saved routing analysis: what it read and ran, and its tables (router containers' rows with their training times)",
+        tags: ['analysis'],
+        params: z.object({ id: z.string() }),
+        response: {
+          200: z.object({
+            id: z.string(),
+            createdAt: z.string(),
+            inputs: z.array(z.string()),
+            embedder: z.string(),
+            tables: z.array(ViewSchema),
+            routerJobs: z.array(z.object({ router: z.string(), runId: z.string(), jobId: z.string(), status: z.string(), problem: z.string().optional() })),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const saved = savedAnalysisOr404(context, request.params.id);
+      return {
+        id: saved.id,
+        createdAt: saved.createdAt,
+        inputs: saved.inputs,
+        embedder: saved.report.embedder,
+        tables: reportTablesJson(saved.report),
+        routerJobs: (saved.report.routerJobs ?? []).map((j) => ({
+          router: j.router,
+          runId: j.runId,
+          jobId: j.jobId,
+          status: j.status,
+          ...(j.problem ? { problem: j.problem } : {}),
+        })),
+      };
+    },
+  );
+
+  api.get(
+    '/analyses/:id/plot.svg',
+    {
+      schema: {
+        summary: "A saved analysis's accuracy-cost plot with the Pareto frontier, as SVG",
+        tags: ['analysis'],
+        params: z.object({ id: z.string() }),
+        produces: ['image/svg+xml'],
+      },
+    },
+    async (request, reply) => reply.type('image/svg+xml').send(renderAccuracyCostSvg(savedAnalysisOr404(context, request.params.id).report)),
   );
 }

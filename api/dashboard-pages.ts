@@ -9,6 +9,7 @@ import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import { rejectedRecordsNote } from '../contract/records.js';
 import type { InstanceAgreement } from '../analysis/instance-agreement.js';
+import type { SavedAnalysisListing } from '../analysis/saved-analyses.js';
 import { agreementSvg, leaderboardSvg } from './chart-views.js';
 import { html, SafeHtml } from './html-text.js';
 
@@ -266,16 +267,62 @@ export function comparePage(runs: string, view: TableView | undefined, error?: s
   );
 }
 
-export function analysisPage(runs: string, tables: TableView[] | undefined, error?: string): string {
-  const plot = tables
-    ? html`<figure><img id="plot" alt="accuracy-cost plot with the Pareto frontier" src="/analysis/plot.svg?runs=${encodeURIComponent(runs)}" /></figure>`
+/** The paper's two tables under their own names; the other sheets keep theirs. */
+const ANALYSIS_HEADINGS: Record<string, string> = {
+  Methods: 'Pure performance (test)',
+  'Cost setting': 'Performance–cost',
+};
+
+export interface AnalysisPageInput {
+  /** The runs form's value (an analysis of runs' records, computed on the page view). */
+  runs: string;
+  tables?: TableView[];
+  /** Where the plot of what is shown is. */
+  plotSrc?: string;
+  error?: string;
+  /** The analyses `br analyze` saved on this host, newest first, and the one shown. */
+  saved: SavedAnalysisListing[];
+  selected?: { id: string; createdAt: string; inputs: string[]; embedder: string; problems: string[] };
+}
+
+export function analysisPage(input: AnalysisPageInput): string {
+  const { runs, tables, plotSrc, error, saved, selected } = input;
+  const plot = tables && plotSrc ? html`<figure><img id="plot" alt="accuracy-cost plot with the Pareto frontier" src="${plotSrc}" /></figure>` : '';
+  // Above the tables (the frontier's can be long), folded away once one is shown.
+  const savedList = saved.length
+    ? html`<details id="saved"${selected ? '' : html` open`}>
+        <summary>Saved analyses (${saved.length}): <code>br analyze</code> keeps each, router containers' rows and all</summary>
+        ${table(
+          ['Analysis', 'Created', 'Inputs', 'Models', 'Queries (test)', 'Routers', 'Embeddings'],
+          saved.map((a) =>
+            'problem' in a
+              ? [a.id, '', html`<span class="error">${a.problem}</span>`, null, null, null, null]
+              : [
+                  a.id === selected?.id ? html`<strong>${a.id}</strong>` : html`<a href="/ui/analysis?id=${encodeURIComponent(a.id)}">${a.id}</a>`,
+                  a.createdAt.replace('T', ' ').slice(0, 19),
+                  a.inputs.join(' '),
+                  a.models,
+                  `${a.queries} (${a.testQueries})`,
+                  a.routers.length,
+                  a.embedder,
+                ],
+          ),
+          'saved-analyses',
+        )}
+      </details>`
+    : html`<p class="note">No saved analyses on this host: <code>br analyze</code> keeps each one (with its router containers' rows) under
+        <code>BENCHROUTER_HOME/analyses</code>, and this page lists them.</p>`;
+  const header = selected
+    ? html`<p id="analysis-header">Analysis <strong>${selected.id}</strong> of ${selected.createdAt.replace('T', ' ').slice(0, 19)} UTC:
+          <code>br analyze ${selected.inputs.join(' ')}</code>; embeddings ${selected.embedder}</p>
+        ${selected.problems.map((p) => html`<p class="error">${p}</p>`)}`
     : '';
   return page(
     'Routing analysis',
-    html`${runsForm('/ui/analysis', runs)}${error ? html`<p class="error">${error}</p>` : ''}${plot}${(tables ?? []).map(
+    html`${runsForm('/ui/analysis', runs)}${savedList}${error ? html`<p class="error">${error}</p>` : ''}${header}${plot}${(tables ?? []).map(
       (t) =>
-        html`<h2>${t.name}</h2>
-          ${viewTable(t)}`,
+        html`<h2>${ANALYSIS_HEADINGS[t.name] ? `${ANALYSIS_HEADINGS[t.name]}: ${t.name}` : t.name}</h2>
+          ${viewTable(t, `table-${t.name.toLowerCase().replace(/\W+/g, '-')}`)}`,
     )}`,
   );
 }

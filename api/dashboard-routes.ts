@@ -15,7 +15,9 @@ import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { ApiError } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import type { TokenEntry } from './api-tokens.js';
-import { builtInBenchmarks, routingReportOf, runIdsOf } from './board-routes.js';
+import { builtInBenchmarks, routingReportOf, runIdsOf, savedAnalysisOr404 } from './board-routes.js';
+import { listSavedAnalyses } from '../analysis/saved-analyses.js';
+import type { RoutingReport } from '../analysis/routing-analysis.js';
 import { agreementOf, callsOf, finishedResultsOf } from './chart-routes.js';
 import { timelineSvg } from './chart-views.js';
 import { analysisPage, comparePage, type ComparedInstances, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
@@ -151,30 +153,56 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     return reply.type('text/html; charset=utf-8').send(body);
   });
 
-  api.get('/ui/analysis', { schema: { ...hidden, querystring: z.object({ runs: z.string().default('') }) } }, async (request, reply) => {
-    const runs = request.query.runs;
-    let body: string;
-    try {
-      const ids = runIdsOf(runs);
+  api.get(
+    '/ui/analysis',
+    { schema: { ...hidden, querystring: z.object({ runs: z.string().default(''), id: z.string().default('') }) } },
+    async (request, reply) => {
+      const { runs, id } = request.query;
       // Every α setting of every router is a long table: the API's /analysis has it, the plot shows it.
-      body = analysisPage(
-        runs,
-        ids.length
-          ? routingReportTables((await routingReportOf(context, ids)).report)
-              .filter((t) => t.name !== 'Alpha sweeps')
-              .map((t) => ({
-                name: t.name,
-                columns: t.columns,
-                rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))),
-              }))
-          : undefined,
-      );
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      body = analysisPage(runs, undefined, error.message);
-    }
-    return reply.type('text/html; charset=utf-8').send(body);
-  });
+      const shown = (report: RoutingReport) =>
+        routingReportTables(report)
+          .filter((t) => t.name !== 'Alpha sweeps')
+          .map((t) => ({
+            name: t.name,
+            columns: t.columns,
+            rows: t.rows.map((row) => row.map((c) => (typeof c === 'boolean' ? (c ? 'yes' : 'no') : (c ?? null)))),
+          }));
+      const saved = listSavedAnalyses(context.settings.home);
+      let body: string;
+      try {
+        if (id) {
+          // A saved analysis: its router containers' rows as they ran, no job started by a page view.
+          const analysis = savedAnalysisOr404(context, id);
+          body = analysisPage({
+            runs,
+            saved,
+            tables: shown(analysis.report),
+            plotSrc: `/analyses/${encodeURIComponent(id)}/plot.svg`,
+            selected: {
+              id: analysis.id,
+              createdAt: analysis.createdAt,
+              inputs: analysis.inputs,
+              embedder: analysis.report.embedder,
+              problems: (analysis.report.routerJobs ?? []).filter((j) => j.problem).map((j) => `router ${j.router} has no row: ${j.problem}`),
+            },
+          });
+        } else {
+          const ids = runIdsOf(runs);
+          body = analysisPage({
+            runs,
+            saved,
+            ...(ids.length
+              ? { tables: shown((await routingReportOf(context, ids)).report), plotSrc: `/analysis/plot.svg?runs=${encodeURIComponent(runs)}` }
+              : {}),
+          });
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        body = analysisPage({ runs, saved, error: error.message });
+      }
+      return reply.type('text/html; charset=utf-8').send(body);
+    },
+  );
 
   api.get('/ui/schedules', { schema: hidden }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(schedulesPage(await listSchedules(context.client))),

@@ -1,17 +1,18 @@
 // The dashboard in a real browser (Debian's Chromium driven by playwright-core) against a real
 // `br serve`, dev server, worker, Docker and reference model: sign in, submit from the form, watch the
-// progress reach 100%, compare the run page's scores with the API's, open the leaderboard and the
-// routing analysis plot. Screenshots go to test-artifacts/dashboard/.
+// progress reach 100%, compare the run page's scores with the API's, open the leaderboard, the
+// routing analysis plot, and an analysis `br analyze` saved with a router container's rows.
+// Screenshots go to test-artifacts/dashboard/.
 
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../runs/run-spec.js';
 import { callApi, readEvents, startApiProcess, type ApiProcess } from './support/api-process.js';
-import { repoRoot, startHarness, type Harness } from './support/harness.js';
+import { br, repoRoot, startHarness, type Harness } from './support/harness.js';
 
 // A model name of this file's own (the reference model reads the accuracy from `acc80`): other files run
 // arith against reference-acc80 on the same dev server, and the leaderboard keeps the latest per model.
@@ -156,5 +157,61 @@ describe('the dashboard in Chromium', () => {
     const compare = await callApi<{ view: { columns: string[] } }>(api, 'GET', `/compare?runs=${runId},${other.body.runId}`);
     expect(await page.locator('#compare th').allTextContents()).toEqual(compare.body.view.columns);
     await screenshot('09-compare');
+  });
+
+  it("lists the analyses br analyze saved and shows one with a router container's rows: both tables, training times and the plot", async () => {
+    // Three models on ten questions (each asked 20 times): alpha answers the even ones, beta the odd ones.
+    const records = path.join(h.home, 'three.jsonl');
+    const lines: string[] = [];
+    for (let index = 0; index < 200; index++)
+      for (const [m, model] of ['alpha', 'beta', 'gamma'].entries()) {
+        const right = model !== 'gamma' && (index % 10) % 2 === m;
+        lines.push(JSON.stringify({ benchmark: 'quiz', model, index, prompt: `question ${index % 10}`, score: right ? 1 : 0, cost: (m + 1) / 1000 }));
+      }
+    writeFileSync(records, `${lines.join('\n')}\n`);
+    // The knn router's light image is built by the default suite's router tests (test/router-contract.test.ts).
+    const analyzed = await br(
+      ['analyze', '--records', records, '--routers', 'knn', '--embeddings-endpoint', h.model.url, '--embeddings-model', 'embed-small', '--json'],
+      h.env,
+    );
+    expect(analyzed.code, analyzed.stderr).toBe(0);
+    const id = /saved analysis (an-\S+) /.exec(analyzed.stderr)![1]!;
+
+    const listed = await callApi<{ analyses: Array<{ id: string; routers: string[] }> }>(api, 'GET', '/analyses');
+    expect(listed.body.analyses.find((a) => a.id === id)?.routers).toContain('knn');
+    await page.goto(`${api.url}/ui/analysis`);
+    await page.click(`#saved-analyses a[href="/ui/analysis?id=${id}"]`);
+    await page.waitForSelector('#plot');
+    expect(await page.textContent('#analysis-header')).toContain(id);
+    const plot = await page.$eval('#plot', (img) => (img as unknown as { naturalWidth: number }).naturalWidth);
+    expect(plot).toBeGreaterThan(100);
+
+    // Both of the paper's tables, as the API has them, each router row with its training time.
+    const saved = await callApi<{ tables: Array<{ name: string; columns: string[]; rows: unknown[][] }> }>(api, 'GET', `/analyses/${id}`);
+    expect(saved.status).toBe(200);
+    for (const [name, selector, routers] of [
+      ['Methods', '#table-methods', ['Avengers (cluster router)', 'kNN router', 'knn']],
+      ['Cost setting', '#table-cost-setting', ['Avengers-Pro (cluster router, cost-aware)', 'kNN router (cost-aware)', 'knn (cost settings)']],
+    ] as const) {
+      const view = saved.body.tables.find((t) => t.name === name)!;
+      expect(await page.locator(`${selector} th`).allTextContents()).toEqual(view.columns);
+      const train = view.columns.indexOf('Train (s)');
+      for (const router of routers) {
+        const row = page.locator(`${selector} tr`, { has: page.locator('td:first-child', { hasText: new RegExp(`^${router.replace(/[()]/g, '\\$&')}$`) }) });
+        const seconds = Number(await row.locator('td').nth(train).textContent());
+        expect(seconds, `${name}: ${router}`).toBeGreaterThan(0);
+      }
+    }
+    expect(await page.locator('h2', { hasText: 'Pure performance (test)' }).count()).toBe(1);
+    expect(await page.locator('h2', { hasText: 'Performance–cost' }).count()).toBe(1);
+    // The page down to the two tables (the frontier's table below is long).
+    const bottom = await page.$eval('#table-cost-setting', (el) => {
+      const box = (el as unknown as { getBoundingClientRect(): { bottom: number } }).getBoundingClientRect();
+      return Math.ceil(box.bottom + 16);
+    });
+    await page.screenshot({ path: path.join(artifacts, '10-saved-analysis.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: bottom } });
+
+    const missing = await callApi(api, 'GET', '/analyses/an-20000101-000000-000000');
+    expect(missing.status).toBe(404);
   });
 });

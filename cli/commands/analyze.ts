@@ -32,6 +32,7 @@ import { loadRouter, resolveRouterDirs } from '../../contract/load-router.js';
 import type { RouterDefinition } from '../../contract/router-schema.js';
 import type { RouterJobOutcome, RouterJobsOptions } from '../../client/router-jobs.js';
 import { copyFileSync, mkdirSync } from 'node:fs';
+import { saveAnalysis } from '../../analysis/saved-analyses.js';
 import path from 'node:path';
 
 export interface AnalyzeCommandDeps {
@@ -77,6 +78,8 @@ interface AnalyzeFlags
   plot?: string;
   routers?: string[];
   referenceRouter?: string[];
+  /** false with --no-save. */
+  save: boolean;
 }
 
 /** Endpoint embeddings (per text hash) and what router containers read are kept under BENCHROUTER_HOME. */
@@ -127,6 +130,7 @@ export function registerAnalyzeCommand(program: Command, deps: AnalyzeCommandDep
       '--reference-router <model...>',
       "models whose records are a router's own answers (an OpenRouter-style service, collected as one more model): scored as a reference row, not a candidate the routers choose from",
     )
+    .option('--no-save', "don't keep the report under BENCHROUTER_HOME/analyses (where the dashboard lists it)")
     .option(
       '--routers <router...>',
       'also run these router containers as jobs and score their choices: router directories, built-in router names (routers/), or all (every directory under routers/); the baselines and the in-process Avengers, Avengers-Pro and kNN routers always run',
@@ -308,7 +312,25 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
       deps.say(`wrote ${file}`);
     }
   }
+  if (flags.save) {
+    // Kept so that the dashboard shows this report as printed, router containers and all, without running them again.
+    const saved = saveAnalysis(benchrouterHome(env), report, analysisInputs(flags));
+    deps.say(`saved analysis ${saved.id} (${saved.file}): the dashboard shows it at /ui/analysis?id=${saved.id}`);
+  }
   await emitOutput({ tables: routingReportTables(report), json: report, text: `${renderReportText(report)}\n` }, flags, 'routing-analysis', deps);
+}
+
+/** What an analysis read and ran, as its flags said it: the saved analysis's description. */
+function analysisInputs(flags: AnalyzeFlags): string[] {
+  return [
+    ...(flags.llmrouterbenchDir ? [`--llmrouterbench-dir ${flags.llmrouterbenchDir}`] : []),
+    ...(flags.records?.length ? [`--records ${flags.records.join(' ')}`] : []),
+    ...(flags.runs?.length ? [`--runs ${flags.runs.join(' ')}`] : []),
+    ...(flags.latestRuns ? ['--latest-runs'] : []),
+    ...(flags.routers?.length ? [`--routers ${flags.routers.join(' ')}`] : []),
+    ...(flags.referenceRouter?.length ? [`--reference-router ${flags.referenceRouter.join(' ')}`] : []),
+    ...(flags.embeddingsEndpoint ? [`--embeddings-model ${flags.embeddingsModel}`] : []),
+  ];
 }
 
 /**

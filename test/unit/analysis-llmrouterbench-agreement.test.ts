@@ -33,7 +33,7 @@ async function analyze(...args: string[]): Promise<{ report: RoutingReport; note
   const out: string[] = [];
   const notes: string[] = [];
   const program = new Command('br').exitOverride();
-  registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: {} });
+  registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: { BENCHROUTER_HOME: dir } });
   await program.parseAsync(['node', 'br', 'analyze', ...args, '--json', '--k', '2', '--n-init', '1']);
   return { report: JSON.parse(out.join('')) as RoutingReport, notes };
 }

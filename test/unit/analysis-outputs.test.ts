@@ -12,7 +12,8 @@ import { PLOT_SERIES, renderAccuracyCostSvg } from '../../analysis/accuracy-cost
 import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import { embedViaEndpoint } from '../../analysis/openai-embeddings-client.js';
 import { renderPng } from '../../analysis/plot-png.js';
-import { renderReportText } from '../../analysis/report-text.js';
+import { formatTrainSeconds, renderReportText } from '../../analysis/report-text.js';
+import { analysesDir, listSavedAnalyses, readSavedAnalysis } from '../../analysis/saved-analyses.js';
 import { analyzeRecords, METHOD, type RoutingReport } from '../../analysis/routing-analysis.js';
 import { syntheticPool } from '../../analysis/synthetic-pool.js';
 import { registerAnalyzeCommand } from '../../cli/commands/analyze.js';
@@ -70,6 +71,11 @@ describe('report outputs', () => {
     expect(inTable('Pareto frontier')).toHaveLength(report.frontier.length);
     const oracle = body.find((r) => r[1] === METHOD.oracle)!;
     expect(Number(oracle[header!.indexOf('Acc')])).toBe(report.methods.find((m) => m.name === METHOD.oracle)!.acc);
+    // Every router row of both tables says how long it trained; a baseline trains nothing.
+    const train = header!.indexOf('Train (s)');
+    for (const row of inTable('Methods')) expect(row[train] !== '', row[1]).toBe(row[2] === 'router');
+    expect(inTable('Cost setting').map((r) => Number(r[train]))).toEqual(report.costAware.map((r) => r.trainSeconds));
+    expect(inTable('Cost setting')).toHaveLength(2);
   });
 
   it('XLSX is written and reads back with exceljs', async () => {
@@ -83,6 +89,9 @@ describe('report outputs', () => {
     expect(methods.getRow(2).getCell(1).value).toBe(METHOD.randomExpected);
     expect(methods.getRow(2).getCell(4).value).toBe(report.methods[0]!.acc);
     expect(workbook.getWorksheet('Alpha sweeps')!.rowCount).toBe(1 + 202);
+    const cluster = report.methods.findIndex((m) => m.name === METHOD.clusterRouter);
+    const trainColumn = (methods.getRow(1).values as unknown[]).indexOf('Train (s)');
+    expect(methods.getRow(2 + cluster).getCell(trainColumn).value).toBe(report.methods[cluster]!.trainSeconds);
   });
 
   it('SVG holds every series, and the PNG renders from it', () => {
@@ -93,6 +102,38 @@ describe('report outputs', () => {
     expect(svg).toContain('Pareto frontier');
     const png = renderPng(svg);
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+
+  it("SVG draws each router container's point and its settings, and a reference router's point", () => {
+    const row = (name: string, kind: 'router' | 'reference', acc: number, cost: number) => ({ ...report.methods[0]!, name, kind, acc, cost, trainSeconds: 1 });
+    const settings = [
+      { alpha: 0.1, acc: 0.5, cost: 0.01, onFrontier: false },
+      { alpha: 0.9, acc: 0.7, cost: 0.02, onFrontier: false },
+    ];
+    const svg = renderAccuracyCostSvg({
+      ...report,
+      methods: [...report.methods, row('mine', 'router', 0.6, 0.015), row('openrouter', 'reference', 0.55, 0.012)],
+      costAware: [
+        ...report.costAware,
+        { name: 'mine (cost settings)', settingName: 'setting', perfGain: 0, costSave: null, paretoDist: 0, trainSeconds: 1, settings },
+      ],
+    });
+    const group = svg.slice(svg.indexOf(`id="${PLOT_SERIES.routers}"`), svg.indexOf(`id="${PLOT_SERIES.baselines}"`));
+    expect(group).toContain('data-label="mine"');
+    expect(group).toContain('data-label="openrouter (reference)"');
+    expect(group.match(/data-setting="mine [\d.]+"/g)).toEqual(['data-setting="mine 0.1"', 'data-setting="mine 0.9"']);
+    expect(svg).toContain('mine, settings dotted');
+  });
+
+  it('terminal tables say how long each router trained, in both tables', () => {
+    const text = renderReportText(report);
+    const line = (name: string) => text.split('\n').find((l) => l.startsWith(name))!;
+    for (const name of [METHOD.clusterRouter, METHOD.knnRouter, METHOD.clusterCostAware, METHOD.knnCostAware])
+      expect(line(name), name).toMatch(/\d+\.\d (ms|s)$/);
+    expect(line(METHOD.oracle)).not.toMatch(/ (ms|s)$/);
+    expect(formatTrainSeconds(0.0123)).toBe('12.3 ms');
+    expect(formatTrainSeconds(12.34)).toBe('12.3 s');
+    expect(formatTrainSeconds(null)).toBe('?');
   });
 
   it('terminal tables show n/a where CostSave is undefined', () => {
@@ -107,7 +148,7 @@ describe('br analyze', () => {
     const out: string[] = [];
     const notes: string[] = [];
     const program = new Command('br').exitOverride().configureOutput({ writeErr: (s) => notes.push(s), writeOut: (s) => out.push(s) });
-    registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: {} });
+    registerAnalyzeCommand(program, { stdout: (s) => void out.push(s), say: (s) => notes.push(s), env: { BENCHROUTER_HOME: dir } });
     await program.parseAsync(['node', 'br', 'analyze', ...args]);
     return { out: out.join(''), notes: notes.join('\n') };
   };
@@ -136,6 +177,33 @@ describe('br analyze', () => {
     const { out } = await run('--records', file, '--n-init', '1');
     expect(out).toContain('Routing analysis: 2 datasets, 5 models, 120 queries');
     expect(out).toContain('Avengers-Pro (cluster router, cost-aware)');
+  });
+
+  it('keeps each report under BENCHROUTER_HOME/analyses, where it reads back as printed; --no-save keeps none', async () => {
+    const file = path.join(dir, 'saved.jsonl');
+    writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+    const before = listSavedAnalyses(dir).length;
+    const { out, notes } = await run('--records', file, '--n-init', '1', '--json');
+    const id = /saved analysis (an-\S+) /.exec(notes)![1]!;
+    const saved = readSavedAnalysis(dir, id)!;
+    expect(saved.report).toEqual(JSON.parse(out));
+    expect(saved.inputs).toEqual([`--records ${file}`]);
+    const listed = listSavedAnalyses(dir);
+    expect(listed).toHaveLength(before + 1);
+    expect(listed[0]).toMatchObject({
+      id,
+      models: 5,
+      queries: 120,
+      routers: [METHOD.clusterRouter, METHOD.knnRouter, METHOD.clusterCostAware, METHOD.knnCostAware],
+    });
+    await run('--records', file, '--n-init', '1', '--json', '--no-save');
+    expect(listSavedAnalyses(dir)).toHaveLength(before + 1);
+    // An id that is not one (a path) reads as absent; a file that breaks the schema is an error naming it and the field.
+    expect(readSavedAnalysis(dir, '../../etc/passwd')).toBeUndefined();
+    const broken = 'an-20260101-000000-abcdef';
+    writeFileSync(path.join(analysesDir(dir), `${broken}.json`), JSON.stringify({ ...saved, id: broken, report: { ...saved.report, methods: 'x' } }));
+    expect(() => readSavedAnalysis(dir, broken)).toThrow(/an-20260101-000000-abcdef\.json: report\.methods: /);
+    expect(listSavedAnalyses(dir).find((a) => a.id === broken)).toMatchObject({ problem: expect.stringContaining('report.methods') });
   });
 
   it('rejects a bad record naming the file, line, field and expectation', async () => {

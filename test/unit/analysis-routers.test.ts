@@ -8,7 +8,7 @@ import { embedHashedTfidf, hashedTfidfEmbedder } from '../../analysis/hashed-tfi
 import { normalizeRows } from '../../analysis/embedding-matrix.js';
 import { kmeans } from '../../analysis/kmeans.js';
 import { PythonRandom } from '../../analysis/python-random.js';
-import { analyzeRecords, METHOD } from '../../analysis/routing-analysis.js';
+import { analyzeRecords, METHOD, reportFigures } from '../../analysis/routing-analysis.js';
 import { syntheticPool } from '../../analysis/synthetic-pool.js';
 
 const synthetic = syntheticPool({ models: 6, topics: 6, datasets: 3, queriesPerDataset: 200, strong: 0.9, weak: 0.3, seed: 11 });
@@ -26,10 +26,21 @@ describe('routers on planted structure', () => {
     expect(cluster.gapToOracle).toBeGreaterThan(0);
   });
 
-  it('is deterministic for a seed', async () => {
+  it('is deterministic for a seed (all but the measured training times)', async () => {
     const a = await analyzeRecords(synthetic.records, { nInit: 2 }, hashedTfidfEmbedder());
     const b = await analyzeRecords(synthetic.records, { nInit: 2 }, hashedTfidfEmbedder());
-    expect(b).toEqual(a);
+    expect(reportFigures(b)).toEqual(reportFigures(a));
+  });
+
+  it('says how long each in-process router trained, in both tables; baselines train nothing', async () => {
+    const report = await analyzeRecords(synthetic.records, { nInit: 2 }, hashedTfidfEmbedder());
+    const trained = Object.fromEntries(
+      [...report.methods, ...report.costAware].filter((r) => r.trainSeconds !== undefined).map((r) => [r.name, r.trainSeconds]),
+    );
+    expect(Object.keys(trained).sort()).toEqual([METHOD.clusterRouter, METHOD.clusterCostAware, METHOD.knnRouter, METHOD.knnCostAware].sort());
+    for (const seconds of Object.values(trained)) expect(seconds).toBeGreaterThan(0);
+    // The kNN router and its cost-aware sweep share one search of the training queries.
+    expect(trained[METHOD.knnCostAware]).toBe(trained[METHOD.knnRouter]);
   });
 
   it('sweeps α over 0, 0.01, …, 1 and puts every point on or under the frontier', async () => {

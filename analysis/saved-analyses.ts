@@ -1,0 +1,146 @@
+// Saved routing analyses: `br analyze` keeps each report as `$BENCHROUTER_HOME/analyses/<id>.json`, so the
+// dashboard can show an analysis whose router containers took minutes without running them on a page view.
+// File I/O lives here; the report itself is what `br analyze --json` prints.
+
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { RoutingReport } from './routing-analysis.js';
+
+/** `an-20261202-153000-a1b2c3`: sortable by time, unique by its random tail, safe as a file name. */
+export const ANALYSIS_ID = /^an-\d{8}-\d{6}-[0-9a-f]{6}$/;
+
+export function analysesDir(home: string): string {
+  return path.join(home, 'analyses');
+}
+
+export function newAnalysisId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `an-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export interface SavedAnalysis {
+  id: string;
+  createdAt: string;
+  /** What was analysed, as the command named it: `--records a.jsonl`, `--runs br-…`, `--routers all`. */
+  inputs: string[];
+  report: RoutingReport;
+}
+
+/** What a list of saved analyses shows of each, without the whole report. */
+export interface SavedAnalysisSummary {
+  id: string;
+  createdAt: string;
+  inputs: string[];
+  models: number;
+  queries: number;
+  testQueries: number;
+  embedder: string;
+  /** The rows that route (in-process and container routers), in report order; references left out. */
+  routers: string[];
+}
+
+// Checked on read: a hand-edited or truncated file is an error naming it, not a page that breaks half-way.
+// The parts the dashboard reads are checked; the rest of the report is kept as it is.
+const Row = z.object({ name: z.string(), kind: z.string(), acc: z.number(), cost: z.number() }).passthrough();
+const SavedAnalysisSchema = z.object({
+  id: z.string().regex(ANALYSIS_ID),
+  createdAt: z.string(),
+  inputs: z.array(z.string()),
+  report: z
+    .object({
+      embedder: z.string(),
+      options: z.record(z.string(), z.unknown()),
+      pool: z
+        .object({
+          models: z.array(z.string()),
+          queries: z.number(),
+          testQueries: z.number(),
+          datasets: z.array(z.object({ name: z.string() }).passthrough()),
+        })
+        .passthrough(),
+      models: z.array(z.object({ model: z.string() }).passthrough()),
+      methods: z.array(Row),
+      costAware: z.array(z.object({ name: z.string(), settings: z.array(z.object({ acc: z.number(), cost: z.number() }).passthrough()) }).passthrough()),
+      frontier: z.array(z.object({ label: z.string(), cost: z.number(), acc: z.number() })),
+    })
+    .passthrough(),
+});
+
+export class SavedAnalysisError extends Error {
+  override name = 'SavedAnalysisError';
+}
+
+/** Writes the report under a new id (to a temporary file renamed into place: a reader never sees half of it). */
+export function saveAnalysis(home: string, report: RoutingReport, inputs: string[], now = new Date()): { id: string; file: string } {
+  const dir = analysesDir(home);
+  mkdirSync(dir, { recursive: true });
+  const id = newAnalysisId(now);
+  const file = path.join(dir, `${id}.json`);
+  const saved: SavedAnalysis = { id, createdAt: now.toISOString(), inputs, report };
+  writeFileSync(`${file}.tmp`, JSON.stringify(saved));
+  renameSync(`${file}.tmp`, file);
+  return { id, file };
+}
+
+/** A saved analysis by id; undefined when there is none of that id. */
+export function readSavedAnalysis(home: string, id: string): SavedAnalysis | undefined {
+  if (!ANALYSIS_ID.test(id)) return undefined;
+  const file = path.join(analysesDir(home), `${id}.json`);
+  if (!existsSync(file)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new SavedAnalysisError(`${file}: not JSON (${(error as Error).message})`);
+  }
+  const checked = SavedAnalysisSchema.safeParse(parsed);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new SavedAnalysisError(`${file}: ${issue.path.join('.') || '(top)'}: ${issue.message}`);
+  }
+  if (checked.data.id !== id) throw new SavedAnalysisError(`${file}: id: says ${checked.data.id}, expected ${id} (its file name)`);
+  return checked.data as unknown as SavedAnalysis;
+}
+
+/** The newest `limit` saved analyses, newest first; a file that does not read is listed as its problem. */
+export type SavedAnalysisListing = SavedAnalysisSummary | { id: string; problem: string };
+
+export function listSavedAnalyses(home: string, limit = 50): SavedAnalysisListing[] {
+  const dir = analysesDir(home);
+  if (!existsSync(dir)) return [];
+  const ids = readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && ANALYSIS_ID.test(f.slice(0, -5)))
+    .map((f) => f.slice(0, -5))
+    .sort()
+    .reverse()
+    .slice(0, limit);
+  return ids.flatMap((id): SavedAnalysisListing[] => {
+    try {
+      const saved = readSavedAnalysis(home, id);
+      return saved ? [summaryOf(saved)] : [];
+    } catch (error) {
+      if (!(error instanceof SavedAnalysisError)) throw error;
+      return [{ id, problem: error.message }];
+    }
+  });
+}
+
+export function summaryOf(saved: SavedAnalysis): SavedAnalysisSummary {
+  const { report } = saved;
+  return {
+    id: saved.id,
+    createdAt: saved.createdAt,
+    inputs: saved.inputs,
+    models: report.pool.models.length,
+    queries: report.pool.queries,
+    testQueries: report.pool.testQueries,
+    embedder: report.embedder,
+    // A container's "(cost settings)" row is the same router as its pure-performance row.
+    routers: [
+      ...report.methods.filter((m) => m.kind === 'router').map((m) => m.name),
+      ...report.costAware.filter((r) => r.settingName === undefined).map((r) => r.name),
+    ],
+  };
+}
