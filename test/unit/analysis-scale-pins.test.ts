@@ -1,0 +1,103 @@
+// The routing analysis's numbers, pinned bit for bit before it was made fast enough for a full
+// release (issue 38, item 5): the digests below were taken from the code as it was at commit 1db183f,
+// on these very inputs. A faster path (the product kernel, k-means, the loader) may change how the
+// numbers are computed, never the numbers: a report, a neighbour list or a center that differs in one
+// bit fails here.
+
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
+import { kmeans } from '../../analysis/kmeans.js';
+import { nearestTrainQueries } from '../../analysis/knn-router.js';
+import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
+import { productABt } from '../../analysis/matrix-product.js';
+import { PythonRandom } from '../../analysis/python-random.js';
+import { buildQueryPool } from '../../analysis/query-pool.js';
+import { analyzeRouting, LLMROUTERBENCH_DEFINITIONS } from '../../analysis/routing-analysis.js';
+import { writeLlmRouterBenchTree } from '../../perf/llmrouterbench-tree.js';
+
+const digest = (data: ArrayBufferView | string) =>
+  createHash('sha256')
+    .update(typeof data === 'string' ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+    .digest('hex');
+
+/** Unit rows of uniform noise, as Float32 like the embeddings. */
+function randomRows(rows: number, dim: number, seed: number): Float32Array {
+  const rng = new PythonRandom(seed);
+  const data = new Float32Array(rows * dim);
+  for (let r = 0; r < rows; r++) {
+    let sum = 0;
+    for (let j = 0; j < dim; j++) {
+      data[r * dim + j] = rng.random() - 0.5;
+      sum += data[r * dim + j]! ** 2;
+    }
+    for (let j = 0; j < dim; j++) data[r * dim + j]! /= Math.sqrt(sum);
+  }
+  return data;
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'br-scale-pins-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the routing analysis gives the numbers it gave before it was made fast', () => {
+  it('the whole report on a release-shaped tree (loader, split, baselines, embedder, both routers, α sweeps, frontier)', async () => {
+    writeLlmRouterBenchTree(dir, { models: 7, datasets: 3, promptsPerDataset: 150 });
+    const load = loadLlmRouterBench(dir);
+    const pool = buildQueryPool(load.records, LLMROUTERBENCH_DEFINITIONS.missingRecords);
+    const report = await analyzeRouting(
+      pool,
+      { splitUnit: LLMROUTERBENCH_DEFINITIONS.splitUnit, oracleRule: LLMROUTERBENCH_DEFINITIONS.oracleRule, nInit: 3 },
+      hashedTfidfEmbedder(),
+    );
+    expect(report.pool.testQueries).toBe(135);
+    expect(digest(JSON.stringify(report))).toBe('c25b2e440b1e29bb6ebc744bcc9ee96d132706a65f77e7fefa7204cbfcd937d6');
+  });
+
+  it('A × Bᵀ, on shapes that are not multiples of the tiles', () => {
+    const shapes = [
+      [7, 13, 6],
+      [33, 65, 130],
+      [1, 1, 2],
+      [64, 301, 128],
+    ] as const;
+    const digests = shapes.map(([aRows, bRows, dim]) => {
+      const out = new Float64Array(aRows * bRows);
+      productABt(randomRows(aRows, dim, aRows), aRows, randomRows(bRows, dim, bRows), bRows, dim, out);
+      return digest(out);
+    });
+    expect(digests).toEqual([
+      '2166aa9d82cc1b47f2c4a96ebce737abdf91a3a4c56e75cf8d9a4ba1d8dd1f6d',
+      '4d156f46af2cf0f0e9a086bcc2147a3ff7de014344ae57d5f3d28cd21a0d45c7',
+      '6f86f785fbb2f0e7525ae8e3065b288517eb3fb04bb79e37d1c261ff0f53a7db',
+      '431d786001a7ab817618eba79d018c4600f376c3ba9ed557289732e315d92fe6',
+    ]);
+  });
+
+  it('the kNN neighbours (ties: the earlier training query)', () => {
+    const dim = 10;
+    const data = randomRows(700, dim, 5);
+    // Duplicate rows, so that exact ties occur.
+    data.copyWithin(100 * dim, 0, 50 * dim);
+    const train = Int32Array.from({ length: 500 }, (_, i) => i);
+    const test = Int32Array.from({ length: 200 }, (_, i) => 500 + i);
+    test[0] = 3;
+    const { neighbours } = nearestTrainQueries({ rows: 700, dim, data }, train, test, 7);
+    expect(digest(neighbours)).toBe('b953a365841e4412544e20b191993204c30400bdbe3383f4def513111c94b913');
+  });
+
+  it('k-means centers, labels and inertia, on dims with and without a remainder of 4', () => {
+    const digests = [6, 32, 130].map((dim) => {
+      const x = { rows: 900, dim, data: randomRows(900, dim, dim) };
+      const result = kmeans(x, { k: 12, nInit: 3, rng: new PythonRandom(42) });
+      return digest(JSON.stringify([digest(result.centers), digest(result.labels), result.inertia, result.iterations]));
+    });
+    expect(digests).toEqual([
+      '49a8c82de5496e361dc54e086f5cc87d85d189394b552b1ac3526040db321852',
+      '222129f61bf0b968baf77d5bc9520cb4902fe4e9323a939cd001ec9a2811f818',
+      '035aa273b293db0bcf43a7d22064092d600cbb0686330296d57cfb13f79fb179',
+    ]);
+  });
+});
