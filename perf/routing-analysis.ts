@@ -90,8 +90,8 @@ async function poolCase(): Promise<number> {
 async function releaseCase(): Promise<number> {
   const { writeLlmRouterBenchTree } = await import('./llmrouterbench-tree.js');
   const TARGET_SECONDS = 5;
-  const time = '/usr/bin/time';
-  if (!existsSync(time)) throw new Error(`${time}: not found; the release case reads the analysing process's peak RSS from GNU time (Debian package "time")`);
+  if (!existsSync('/usr/bin/time'))
+    throw new Error(`/usr/bin/time: not found; the release case reads the analysing process's peak RSS from GNU time (Debian package "time")`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'br-perf-release-'));
   try {
     // LLMRouterBench's release: 33 models × 4 datasets × 3,000 prompts = 396,000 records with their full
@@ -102,24 +102,18 @@ async function releaseCase(): Promise<number> {
     const writeSeconds = (performance.now() - written) / 1000;
     const megabytes = (tree.bytes / 1e6).toFixed(0);
 
-    const started = performance.now();
-    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(time, ['-f', 'maxrss_kb=%M cpu_s=%U+%S', path.join(REPO_ROOT, 'br'), 'analyze', '--llmrouterbench-dir', dir, '--json'], {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const chunks: Buffer[] = [];
-      let stderr = '';
-      child.stdout.on('data', (b: Buffer) => chunks.push(b));
-      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-      child.on('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(chunks).toString('utf8'), stderr }));
-    });
-    const seconds = (performance.now() - started) / 1000;
-    const usage = /maxrss_kb=(\d+) cpu_s=([\d.]+)\+([\d.]+)/.exec(result.stderr);
-    const peak = Number(usage?.[1] ?? NaN) * 1024;
-    const cpuSeconds = Number(usage?.[2] ?? NaN) + Number(usage?.[3] ?? NaN);
+    // The baseline, measured in the same run and the same way: a node process that only reads and
+    // JSON.parses every result file, the floor of any analysis of the tree; the ratio says what the
+    // analysis costs on top of reading its input.
+    const baseline = await timedProcess(process.execPath, ['-e', READ_AND_PARSE, dir]);
+    if (baseline.code !== 0) throw new Error(`the read-and-parse baseline exited ${baseline.code}:\n${baseline.stderr}`);
+    // `br` rebuilds its cached bundle on its first start after the sources change: once, outside the timing.
+    await timedProcess(path.join(REPO_ROOT, 'br'), ['--help']);
+    const result = await timedProcess(path.join(REPO_ROOT, 'br'), ['analyze', '--llmrouterbench-dir', dir, '--json']);
     if (result.code !== 0) throw new Error(`br analyze exited ${result.code}:\n${result.stderr}`);
+    const { seconds, cpuSeconds, peak } = result;
     const report = JSON.parse(result.stdout) as RoutingReport;
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}x`;
     const lines = [
       `release: br analyze --llmrouterbench-dir over ${MODELS} models × ${DATASETS} datasets = ${tree.files} result files, ${tree.records} records, ${megabytes} MB of JSON (${report.pool.trainQueries} train / ${report.pool.testQueries} test queries)`,
       `  (release written in ${writeSeconds.toFixed(2)} s, not counted; the time is the whole br process: start, load, analysis, JSON out)`,
@@ -128,6 +122,9 @@ async function releaseCase(): Promise<number> {
         .filter((l) => l && !l.startsWith('maxrss_kb='))
         .map((l) => `  br: ${l}`),
       verdict('wall time ', seconds, TARGET_SECONDS, peak, cpuSeconds),
+      `baseline   a node process that only reads and JSON.parses the ${tree.files} files (${baseline.stdout.trim()} records): wall ${baseline.seconds.toFixed(2)} s, CPU ${baseline.cpuSeconds.toFixed(2)} s, peak RSS ${gib(baseline.peak)}`,
+      `ratio      br analyze / baseline: wall ${ratio(seconds, baseline.seconds)}, CPU ${ratio(cpuSeconds, baseline.cpuSeconds)}, peak RSS ${ratio(peak, baseline.peak)}`,
+      '',
       ...summary(report),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -135,6 +132,42 @@ async function releaseCase(): Promise<number> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The baseline's script: reads and parses every result file under the directory given, prints the records counted. */
+const READ_AND_PARSE = [
+  "const fs = require('node:fs'), path = require('node:path');",
+  'let records = 0;',
+  'const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {',
+  '  const p = path.join(d, e.name);',
+  "  if (e.isDirectory()) walk(p); else if (e.name.endsWith('.json')) records += JSON.parse(fs.readFileSync(p, 'utf8')).records.length;",
+  '} };',
+  'walk(process.argv[1]);',
+  'console.log(records);',
+].join('\n');
+
+/** Runs a process under GNU time: its wall time, CPU time (user + system) and peak RSS, with its output. */
+async function timedProcess(
+  command: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string; seconds: number; cpuSeconds: number; peak: number }> {
+  const started = performance.now();
+  const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn('/usr/bin/time', ['-f', 'maxrss_kb=%M cpu_s=%U+%S', command, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => chunks.push(b));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(chunks).toString('utf8'), stderr }));
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const usage = /maxrss_kb=(\d+) cpu_s=([\d.]+)\+([\d.]+)/.exec(result.stderr);
+  return {
+    ...result,
+    seconds,
+    peak: Number(usage?.[1] ?? NaN) * 1024,
+    cpuSeconds: Number(usage?.[2] ?? NaN) + Number(usage?.[3] ?? NaN),
+  };
 }
 
 function verdict(label: string, seconds: number, target: number, peakRss: number, cpuSeconds: number): string {
