@@ -3,7 +3,7 @@
 // same α trade-off as the cluster router to the neighbours' mean scores and costs.
 
 import { argmaxAllowed } from './allowed-argmax.js';
-import { balanceInto } from './balance-score.js';
+import { balanceTermsInto } from './balance-score.js';
 import { gatherRows, type EmbeddingMatrix } from './embedding-matrix.js';
 import { productABt } from './matrix-product.js';
 import type { QueryPool } from './query-pool.js';
@@ -92,11 +92,35 @@ export function routeByNeighbourScore(stats: NeighbourStats, allowed?: Uint8Arra
 /** The model with the best α·ã + (1 − α)·(1 − c/max c) over the neighbours' means (ties: first by name). */
 export function routeByNeighbourBalance(stats: NeighbourStats, alpha: number, allowed?: Uint8Array | null): Int32Array {
   const M = stats.models;
-  const balanced = new Float64Array(stats.meanScore.length);
-  for (let from = 0; from < balanced.length; from += M) {
-    balanceInto(stats.meanScore.subarray(from, from + M), stats.meanCost.subarray(from, from + M), alpha, balanced.subarray(from, from + M));
+  const { acc, cost } = balanceTerms(stats);
+  const n = acc.length / M;
+  const chosen = new Int32Array(n);
+  const row = new Float64Array(M);
+  for (let i = 0; i < n; i++) {
+    for (let m = 0; m < M; m++) row[m] = alpha * acc[i * M + m]! + (1 - alpha) * cost[i * M + m]!;
+    chosen[i] = argmaxAllowed(row, 0, M, allowed, i * M);
   }
-  return argmaxRows(balanced, M, allowed);
+  return chosen;
+}
+
+/** The α-free terms of every row's balance, computed once per NeighbourStats for the whole α sweep. */
+const termsOf = new WeakMap<NeighbourStats, { acc: Float64Array; cost: Float64Array }>();
+
+function balanceTerms(stats: NeighbourStats): { acc: Float64Array; cost: Float64Array } {
+  let terms = termsOf.get(stats);
+  if (terms) return terms;
+  const M = stats.models;
+  terms = { acc: new Float64Array(stats.meanScore.length), cost: new Float64Array(stats.meanScore.length) };
+  for (let from = 0; from < stats.meanScore.length; from += M) {
+    balanceTermsInto(
+      stats.meanScore.subarray(from, from + M),
+      stats.meanCost.subarray(from, from + M),
+      terms.acc.subarray(from, from + M),
+      terms.cost.subarray(from, from + M),
+    );
+  }
+  termsOf.set(stats, terms);
+  return terms;
 }
 
 function argmaxRows(values: Float64Array, M: number, allowed?: Uint8Array | null): Int32Array {
