@@ -5,7 +5,9 @@
 //   release  LLMRouterBench's release shape written under the temp directory in its layout (33 models ×
 //            4 datasets × 3,000 prompts, 396,000 records with full text, ~320 MB of JSON) and
 //            `br analyze --llmrouterbench-dir` run on it end to end, as a user runs it: process start,
-//            loading, baselines, the built-in routers, output (target ≤ 5 s, ≤ 1 GiB).
+//            loading, baselines, the built-in routers, output (target ≤ 5 s, ≤ 1 GiB); with wall time,
+//            CPU time and peak RSS of a baseline timed the same way in the same run (a node process
+//            that only reads and JSON.parses the files) and br's ratios to it.
 //
 //   npm run perf:routing -- [pool|release]
 
