@@ -13,6 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { imageTagFor } from '../activities/ensure-image.js';
 import { jobFile } from '../runs/job-artifacts.js';
+import type { Client } from '@temporalio/client';
+import { connectClient } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
@@ -64,6 +66,8 @@ interface Measured {
   startMs: number;
   endMs: number;
   result: RunResult;
+  /** The run workflow's start and close (epoch ms), from the server. */
+  workflow?: { startMs: number; closeMs: number };
 }
 
 async function brRun(env: Record<string, string>, entry: Entry, endpoint: string, limit: number): Promise<Measured> {
@@ -108,6 +112,7 @@ function harnessSeconds(artifactsRoot: string, result: RunResult): number | null
  * `br run`'s end (harvest, the run's end, the CLI's print).
  */
 function dindBreakdown(artifactsRoot: string, m: Measured): string {
+  const wf = m.workflow;
   const job = m.result.jobs[0]!;
   const text = containerLogText(artifactsRoot, m.result, job);
   const queued = Date.parse(job.timings.queuedAt);
@@ -115,12 +120,22 @@ function dindBreakdown(artifactsRoot: string, m: Measured): string {
   const ready = lastLogged(text, /\[dind\] ready in ([0-9.]+)s since entrypoint start/g) ?? 0;
   const harness = lastLogged(text, / in ([0-9.]+) s\b/g) ?? 0;
   const parts: Array<[string, number]> = [
-    ['br start -> queued', (queued - m.startMs) / 1000],
+    ...(wf
+      ? ([
+          ['br start -> run workflow start', (wf.startMs - m.startMs) / 1000],
+          ['-> job queued', (queued - wf.startMs) / 1000],
+        ] as Array<[string, number]>)
+      : ([['br start -> queued', (queued - m.startMs) / 1000]] as Array<[string, number]>)),
     ['queued -> container start', (started - queued) / 1000],
     ['entrypoint -> command (inner dockerd)', ready],
     ['harness', harness],
     ['rest of the container', job.timings.containerSeconds - ready - harness],
-    ['container exit -> br end', (m.endMs - started) / 1000 - job.timings.containerSeconds],
+    ...(wf
+      ? ([
+          ['container exit -> run workflow closed', (wf.closeMs - started) / 1000 - job.timings.containerSeconds],
+          ['-> br end', (m.endMs - wf.closeMs) / 1000],
+        ] as Array<[string, number]>)
+      : ([['container exit -> br end', (m.endMs - started) / 1000 - job.timings.containerSeconds]] as Array<[string, number]>)),
   ];
   return parts.map(([name, s]) => `${name} ${s.toFixed(1)}`).join(', ');
 }
@@ -132,6 +147,12 @@ function buildSeconds(result: RunResult): number | null {
   const built = result.jobs.filter((job) => job.imageBuilt && job.timings.startedAt);
   if (built.length === 0) return null;
   return Math.max(...built.map((job) => (Date.parse(job.timings.startedAt!) - Date.parse(job.timings.queuedAt)) / 1000));
+}
+
+/** The run workflow's start and close times as the server recorded them. */
+async function workflowTimes(client: Client, runId: string): Promise<{ startMs: number; closeMs: number } | undefined> {
+  const described = await client.workflow.getHandle(runId).describe();
+  return described.closeTime ? { startMs: described.startTime.getTime(), closeMs: described.closeTime.getTime() } : undefined;
 }
 
 async function removeImages(benchmark: string): Promise<void> {
@@ -162,6 +183,8 @@ async function main(): Promise<void> {
   const stack = await startStack('catalogue');
   const rows: string[][] = [];
   const breakdowns: string[] = [];
+  let temporal: Client | undefined;
+  const client = async () => (temporal ??= await connectClient(settingsFrom(stack.env, os.homedir())));
   try {
     for (const entry of ENTRIES.filter((e) => only.length === 0 || only.includes(e.benchmark))) {
       const name = entry.task ? `${entry.benchmark}/${entry.task}` : entry.benchmark;
@@ -189,6 +212,7 @@ async function main(): Promise<void> {
         console.error(`perf:catalogue: ${rows.at(-1)!.join(' | ')}`);
       };
       if (entry.dind) {
+        for (const measured of [first, warm]) measured.workflow = await workflowTimes(await client(), measured.result.runId);
         // Both runs: the first one's platform time includes preparing the store's image set.
         row(`${name} cold`, first);
         row(`${name} warm`, warm);
@@ -197,6 +221,7 @@ async function main(): Promise<void> {
       } else row(name, warm);
     }
   } finally {
+    await temporal?.connection.close();
     await stack.stop();
     await replay.close();
     await reference.close();
