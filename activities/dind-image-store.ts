@@ -7,7 +7,8 @@
 // own containers and layers on top, its own copy of every file it writes, the shared blocks on disk
 // once. The store itself is never written by a task. `docker load` stays the fallback: store off, no
 // reflink filesystem, preparation failed, clone failed. Least recently used image sets go when the
-// store passes its size cap.
+// store passes its size cap. Each image set keeps one clone made ahead (a spare) for its next task, so that
+// a task's clone is a rename, not a copy of thousands of files, while the task waits.
 
 import { createHash } from 'node:crypto';
 import {
@@ -26,6 +27,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { CONTAINER_PRELOAD_DIR, DIND_ENTRYPOINT, DIND_IMAGE_LABEL, TASK_LOG_CONFIG } from './container-spec.js';
 import { cloneDockerRoot } from './docker-root-clone.js';
@@ -85,6 +87,22 @@ export function taskClonesDir(storeDir: string): string {
 }
 /** Beside a clone: its mtime is when the clone was complete; what changed after it is the task's. */
 const CLONED_AT = 'cloned-at';
+/**
+ * Each image set's clone made ahead for its next task, `.spares/<key>/docker`, beside (not in) the entry, which
+ * stays as prepared; one being made is `.spares/.<key>-<pid>-<ms>`.
+ */
+const SPARES = '.spares';
+const SPARE_PARTIAL = /^\.([0-9a-f]{64})-(\d+)-\d+$/;
+/** The spares this process is making, by entry: one at a time each. */
+const refilling = new Map<string, Promise<void>>();
+
+/**
+ * Resolves once this process makes no spare clone and removes no storage in the background: a stopping
+ * worker waits for its `cp` and `rm`, so that the store's filesystem can be unmounted.
+ */
+export async function dindStoreSettled(): Promise<void> {
+  await Promise.allSettled([...refilling.values(), ...discarding]);
+}
 
 const failedAt = new Map<string, number>();
 
@@ -114,11 +132,13 @@ export async function provideDindStorage(deps: DindStoreDeps, request: DindStora
     if (since !== undefined && Date.now() - since < RETRY_PREPARE_MS) return { preload: 'load', archives, mountDir: empty() };
     const entry = await ensurePrepared(deps, key, request, digests);
     const cloneStarted = Date.now();
-    const mountDir = await cloneForTask(deps.dindStoreDir, entry, storageDir);
+    const { clone: mountDir, spare } = await cloneForTask(deps.dindStoreDir, entry, storageDir);
     touch(path.join(entry, LAST_USED));
     request.log(
-      `DinD storage cloned (copy on write) from image set ${key.slice(0, 12)} in ${((Date.now() - cloneStarted) / 1000).toFixed(2)} s; ${((Date.now() - started) / 1000).toFixed(2)} s in the store`,
+      `DinD storage cloned (copy on write) from image set ${key.slice(0, 12)} in ${((Date.now() - cloneStarted) / 1000).toFixed(2)} s${spare ? ' (the clone made ahead)' : ''}; ${((Date.now() - started) / 1000).toFixed(2)} s in the store`,
     );
+    // The next task's clone, made while this one runs.
+    refillSpare(deps.dindStoreDir, key, request.log);
     return { preload: 'store', archives: [], mountDir };
   } catch (error) {
     if (request.signal?.aborted) {
@@ -131,20 +151,72 @@ export async function provideDindStorage(deps: DindStoreDeps, request: DindStora
   }
 }
 
-/** Clones the entry for the task at `storageDir` (made a link to the clone); returns the clone. */
-async function cloneForTask(storeDir: string, entry: string, storageDir: string): Promise<string> {
+/**
+ * Gives the task at `storageDir` (made a link to it) a clone of the entry: the image set's spare when it has
+ * one (a rename), else a clone made now. The spare's files were cloned before the task's `cloned-at`, so
+ * the disk watchdog charges the task for what it changes, as with a clone of its own.
+ */
+async function cloneForTask(storeDir: string, entry: string, storageDir: string): Promise<{ clone: string; spare: boolean }> {
   removeDindStorage(storageDir);
   const home = path.join(taskClonesDir(storeDir), path.basename(storageDir));
   rmSync(home, { recursive: true, force: true }); // a crashed attempt's clone, never linked
-  mkdirSync(home, { recursive: true });
+  mkdirSync(path.dirname(home), { recursive: true });
+  let spare = true;
+  try {
+    renameSync(path.join(storeDir, SPARES, path.basename(entry)), home);
+  } catch {
+    spare = false; // none (yet), or another task took it
+    mkdirSync(home, { recursive: true });
+    await cloneDockerRoot(path.join(entry, 'docker'), path.join(home, 'docker'));
+  }
   const clone = path.join(home, 'docker');
-  await cloneDockerRoot(path.join(entry, 'docker'), clone);
   const done = new Date();
   writeFileSync(path.join(home, CLONED_AT), '');
   utimesSync(path.join(home, CLONED_AT), done, done);
   mkdirSync(path.dirname(storageDir), { recursive: true });
   symlinkSync(clone, storageDir);
-  return clone;
+  return { clone, spare };
+}
+
+/**
+ * Makes the image set's spare clone in the background, unless it has one or this process is making it; a
+ * failure only costs the next task a clone of its own. What a crashed maker left (a partial of a process
+ * gone) goes first. A spare whose entry was evicted meanwhile goes too (and evictBeyondCap removes the
+ * spares of the entries it evicts).
+ */
+function refillSpare(storeDir: string, key: string, log: (line: string) => void): void {
+  const spares = path.join(storeDir, SPARES);
+  const spare = path.join(spares, key);
+  const entry = path.join(storeDir, key);
+  if (refilling.has(key) || existsSync(spare)) return;
+  const partial = path.join(spares, `.${key}-${process.pid}-${Date.now()}`);
+  const work = (async () => {
+    try {
+      mkdirSync(spares, { recursive: true });
+      for (const name of readdirSync(spares)) {
+        const match = SPARE_PARTIAL.exec(name);
+        if (match?.[1] === key && !processAlive(Number(match[2]))) rmSync(path.join(spares, name), { recursive: true, force: true });
+      }
+      mkdirSync(partial);
+      await cloneDockerRoot(path.join(entry, 'docker'), path.join(partial, 'docker'));
+      renameSync(partial, spare); // refused when another process's spare got there first
+      if (!existsSync(path.join(entry, MANIFEST))) rmSync(spare, { recursive: true, force: true }); // evicted while cloned
+    } catch (error) {
+      if (existsSync(entry)) log(`DinD image store: no clone made ahead for image set ${key.slice(0, 12)}: ${(error as Error).message}`);
+    } finally {
+      rmSync(partial, { recursive: true, force: true });
+    }
+  })().finally(() => refilling.delete(key));
+  refilling.set(key, work);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Removes a task's DinD storage: its directory, or the link and the clone in the store it points to. */
@@ -155,10 +227,50 @@ export function removeDindStorage(storageDir: string): void {
   } catch {
     return; // none
   }
-  if (target && path.basename(target) === 'docker' && path.basename(path.dirname(path.dirname(target))) === TASKS) {
-    rmSync(path.dirname(target), { recursive: true, force: true });
-  }
+  if (target && isTaskClone(target)) rmSync(path.dirname(target), { recursive: true, force: true });
   rmSync(storageDir, { recursive: true, force: true });
+}
+
+/** Whether `target` is a task's clone in the store, `.tasks/<name>/docker`. */
+const isTaskClone = (target: string) => path.basename(target) === 'docker' && path.basename(path.dirname(path.dirname(target))) === TASKS;
+
+/** Task storage this process is removing in the background. */
+const discarding = new Set<Promise<void>>();
+
+/**
+ * Removes a task's DinD storage as removeDindStorage does, but waits only for renames: the link (or the
+ * directory) and the clone leave their names at once, and their files, thousands of them once a task's
+ * daemon has built images, go in the background, not while the job's result waits. A worker that stops
+ * waits for them (dindStoreSettled); one that crashes leaves a `.discarded-` entry that the next start's
+ * sweep removes, as any storage no container uses. A rename that fails removes in place.
+ */
+export function discardDindStorage(storageDir: string): void {
+  let target: string | undefined;
+  try {
+    if (lstatSync(storageDir).isSymbolicLink()) target = readlinkSync(storageDir);
+  } catch {
+    return; // none
+  }
+  const doomed: string[] = [];
+  const away = (dir: string) => {
+    const renamed = path.join(path.dirname(dir), `.discarded-${path.basename(dir)}-${process.pid}-${Date.now()}`);
+    renameSync(dir, renamed);
+    doomed.push(renamed);
+  };
+  try {
+    if (target && isTaskClone(target)) away(path.dirname(target));
+    if (target) rmSync(storageDir, { force: true });
+    else away(storageDir);
+  } catch {
+    removeDindStorage(storageDir);
+  }
+  if (doomed.length === 0) return;
+  const work = Promise.all(doomed.map((dir) => rm(dir, { recursive: true, force: true }))).then(
+    () => undefined,
+    () => undefined,
+  );
+  discarding.add(work);
+  void work.finally(() => discarding.delete(work));
 }
 
 /**
@@ -373,6 +485,7 @@ async function evictBeyondCap(deps: DindStoreDeps, keep: string, log: (line: str
       // Renamed first: a task never clones from a half-removed entry.
       const doomed = path.join(deps.dindStoreDir, `.evicted-${key}-${process.pid}`);
       renameSync(entry, doomed);
+      rmSync(path.join(deps.dindStoreDir, SPARES, key), { recursive: true, force: true });
       rmSync(doomed, { recursive: true, force: true });
       log(`DinD image store: removed image set ${key.slice(0, 12)}, least recently used, to stay under ${deps.dindStoreMaxBytes} bytes`);
     });

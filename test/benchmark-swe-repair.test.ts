@@ -2,20 +2,24 @@
 // shard's own daemon, mini-swe-agent patches each one on the replay model's canned turns (two fixes, a wrong
 // fix, an empty patch) and the harness grades them. Through `br run` and directly (the same image and
 // driver in a DinD container of our own, no BenchRouter) the resolved set is the same, instance by instance;
-// and a shard that fails leaves the run PARTIAL with the other shard's score and nothing behind.
+// a shard that fails leaves the run PARTIAL with the other shard's score and nothing behind; and so does a shard
+// whose container is killed from outside while its daemon builds, once the one restart such a kill earns is
+// killed too.
 // With `npm run test:slow`: on a fresh 2-core machine its harness image (swebench, mini-swe-agent and their
 // ~130 dependencies) builds for many minutes, more than `npm test`'s time allows.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dindStorageBytes, taskClonesDir } from '../activities/dind-image-store.js';
 import { DockerEngine } from '../activities/docker-engine.js';
+import { OUTAGE_RESTART_LABEL } from '../activities/outage-restart.js';
 import { detectDindMode } from '../activities/task-runtimes/dind-mode.js';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
-import { br, containersOfRun, startHarness, type Harness } from './support/harness.js';
+import { br, containersOfRun, dockerLines, startHarness, type Harness } from './support/harness.js';
 
 // Written by test/support/swe-repair-answers.py: the agent's turns, recorded against mini-swe-agent as it runs.
 const ANSWERS = replayAnswers('swe-repair.jsonl');
@@ -36,6 +40,94 @@ let h: Harness;
 let replay: ReplayModelServer;
 let scratch: string;
 const resolvedOf = (records: InstanceRecord[]) => Object.fromEntries(records.map((r) => [r.index, r.raw_output.resolved]));
+
+const HOST_ID = 'host-swe-repair'; // startHarness('swe-repair')'s worker
+
+/** What a shard's container was when the test killed it: enough to look for anything of it left afterwards. */
+interface Killed {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  mounts: Array<{ Type: string; Name?: string; Source: string; Destination: string }>;
+  /** Its cgroups on the host while it ran: where to look for them afterwards is right. */
+  cgroups: string[];
+}
+
+/** A container's cgroup directories on the host (cgroup v1 here: one a controller, under the DinD guard's parent or Docker's). */
+function cgroupDirsOf(id: string): string[] {
+  const root = '/sys/fs/cgroup';
+  return (existsSync(root) ? readdirSync(root) : [])
+    .flatMap((controller) => ['benchrouter-dind', 'docker', ''].map((parent) => path.join(root, controller, parent, id)))
+    .filter((dir) => existsSync(dir));
+}
+
+/**
+ * Waits for the running container of `task` on this test's host, and in it for its inner daemon at work:
+ * building an instance image (the harness's `docker buildx build`, handed to `docker build`) or, with
+ * `orRunning`, also running an inner container (the agent's or the grader's). Then kills it from outside,
+ * as a crash would, and says what it was.
+ */
+async function killShardWhileBusy(task: string, orRunning: boolean, deadlineMs: number): Promise<Killed> {
+  const busy = `pgrep -f '^docker (buildx )?build ' >/dev/null${orRunning ? ' || [ -n "$(docker ps -q)" ]' : ''}`;
+  while (Date.now() < deadlineMs) {
+    const [id] = dockerLines(['ps', '--quiet', '--no-trunc', '--filter', `label=benchrouter.host=${HOST_ID}`, '--filter', `label=benchrouter.task=${task}`]);
+    if (id && spawnSync('docker', ['exec', id, 'sh', '-c', busy]).status === 0) {
+      const [inspected] = JSON.parse(execFileSync('docker', ['inspect', id], { encoding: 'utf8' })) as Array<{
+        Name: string;
+        Config: { Labels: Record<string, string> };
+        Mounts: Killed['mounts'];
+      }>;
+      const cgroups = cgroupDirsOf(id);
+      execFileSync('docker', ['kill', id]);
+      return { id, name: inspected!.Name.replace(/^\//, ''), labels: inspected!.Config.Labels, mounts: inspected!.Mounts, cgroups };
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${task}: no container of it with its inner daemon building${orRunning ? ' or running a container' : ''} before the deadline`);
+}
+
+/** Everything of a killed shard the host could still hold, each as a line naming it; none when all is gone. */
+async function leftoversOf(killed: Killed, runId: string): Promise<string[]> {
+  const left: string[] = [];
+  const exists = (args: string[]) => spawnSync('docker', args).status === 0;
+  if (exists(['container', 'inspect', killed.id])) left.push(`container ${killed.id}`);
+  left.push(...dockerLines(['ps', '--all', '--filter', `name=^${killed.name}$`, '--format', 'container {{.Names}} ({{.Status}})']));
+  for (const m of killed.mounts) {
+    if (m.Type === 'volume' && exists(['volume', 'inspect', m.Name!])) left.push(`volume ${m.Name} (at ${m.Destination})`);
+    // Its daemon's storage: the clone of the image store it ran on, and the link to it.
+    if (m.Destination === '/var/lib/docker' && existsSync(m.Source)) left.push(`storage ${m.Source}`);
+  }
+  left.push(...dockerLines(['network', 'ls', '--filter', `label=benchrouter.run=${runId}`, '--format', 'network {{.Name}}']));
+  for (const network of dockerLines(['network', 'ls', '--format', '{{.Name}}'])) {
+    const attached = execFileSync('docker', ['network', 'inspect', network, '--format', '{{range $id, $c := .Containers}}{{$id}} {{end}}'], {
+      encoding: 'utf8',
+    });
+    if (attached.includes(killed.id)) left.push(`network ${network} still lists it`);
+  }
+  const storageDir = path.join(h.settings.dindStorageRoot, killed.name);
+  if (existsSync(storageDir)) left.push(`storage link ${storageDir}`);
+  // What the disk watchdog charges the task for: nothing once its storage is gone.
+  if ((await dindStorageBytes(storageDir)) > 0) left.push(`${storageDir}: disk still charged`);
+  const clones = taskClonesDir(h.settings.dindStoreDir);
+  if (existsSync(clones)) left.push(...readdirSync(clones).map((entry) => `store clone ${path.join(clones, entry)}`));
+  if (existsSync(h.settings.dindStoreDir))
+    left.push(
+      ...readdirSync(h.settings.dindStoreDir)
+        .filter((e) => e.startsWith('.preparing-') || e.startsWith('.evicted-'))
+        .map((e) => `store ${e}`),
+    );
+  if (existsSync(h.settings.locksDir)) left.push(...readdirSync(h.settings.locksDir).map((lock) => `lock ${lock}`));
+  // The outer container's cgroups, with its inner daemon's containers under them.
+  left.push(...cgroupDirsOf(killed.id).map((dir) => `cgroup ${dir}`));
+  // Mounts of its daemon (overlays, the storage bind) seen from the host.
+  left.push(
+    ...readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(killed.name) || line.includes(killed.id))
+      .map((line) => `mount ${line}`),
+  );
+  return left;
+}
 
 /** The HostConfig this host's DinD mode needs, as `docker run` flags (the same detection the worker makes). */
 async function dindFlags(): Promise<string[]> {
@@ -161,6 +253,61 @@ describe.runIf(SLOW_TESTS)('swe-repair', () => {
       expect(byTask['shard-2']?.message).toContain('no instance of this shard (tabulate-82,tabulate-175) is selected');
       expect(run.overall).toBe(1);
       expect(containersOfRun(run.runId)).toEqual([]);
+      const dindDir = path.join(h.home, 'dind');
+      expect(existsSync(dindDir) ? readdirSync(dindDir) : []).toEqual([]);
+    },
+  );
+
+  it(
+    'a shard killed from outside mid-build is restarted once; killed again, the run is PARTIAL with the other shard scored and nothing of it left on the host',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      // One instance a shard: shard-1 has semver-453 (killed), shard-2 tabulate-82 (scored, resolved).
+      const deadline = Date.now() + COLD_BUILD_MS - 120_000;
+      const running = h.run(builtinDir('swe-repair'), {
+        endpoint: replay.url,
+        tasks: ['shard-1', 'shard-2'],
+        instances: ['semver-453', 'tabulate-82'],
+        concurrency: 2,
+      });
+      running.catch(() => undefined); // awaited below; a failure before then must not go unhandled
+      // A kill from outside is taken for an outage (a daemon stopping its containers): the job starts its
+      // container again, once, from a fresh clone of the store. The second kill is the shard's end.
+      const first = await killShardWhileBusy('shard-1', false, deadline);
+      // Right after the kill its storage is still there (the next attempt removes it): the checks below look in the right places.
+      const storage = first.mounts.find((m) => m.Destination === '/var/lib/docker')?.Source;
+      expect(storage && existsSync(storage)).toBe(true);
+      expect(first.cgroups.length).toBeGreaterThan(0);
+      const second = await killShardWhileBusy('shard-1', true, deadline);
+      expect(second.cgroups.length).toBeGreaterThan(0);
+      const run = await running;
+
+      expect(first.labels[OUTAGE_RESTART_LABEL]).toBeUndefined();
+      expect(second.labels[OUTAGE_RESTART_LABEL]).toBe('true');
+      expect(second.id).not.toBe(first.id);
+      expect(second.name).toBe(first.name);
+      expect(run.status).toBe('PARTIAL');
+      const byTask = Object.fromEntries(run.jobs.map((job) => [job.task, job]));
+      expect(byTask['shard-1']?.status).toBe('FAILED');
+      expect(byTask['shard-1']?.reason).toBe('NON_ZERO_EXIT');
+      expect(byTask['shard-1']?.message).toContain('exited with code 137');
+      expect(byTask['shard-2']?.status, byTask['shard-2']?.message).toBe('SUCCEEDED');
+      expect(byTask['shard-2']?.result).toMatchObject({ overall: 1, raw_metrics: { resolved: 1, instances: 1 } });
+      expect(run.overall).toBe(1);
+      const records = (await br(['records', run.runId, '--json'], h.env)).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as InstanceRecord);
+      expect(resolvedOf(records)).toEqual({ 'tabulate-82': true });
+
+      expect(containersOfRun(run.runId)).toEqual([]);
+      // A task's storage leaves its name at once and its files in the background: a minute at most for them.
+      for (const killed of [first, second]) {
+        let left = await leftoversOf(killed, run.runId);
+        for (const stop = Date.now() + 60_000; left.length > 0 && Date.now() < stop; left = await leftoversOf(killed, run.runId))
+          await new Promise((r) => setTimeout(r, 1000));
+        expect(left).toEqual([]);
+      }
       const dindDir = path.join(h.home, 'dind');
       expect(existsSync(dindDir) ? readdirSync(dindDir) : []).toEqual([]);
     },

@@ -21,6 +21,7 @@ import { workflowBundleFor } from './workflow-bundle-cache.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
 import { installTaskFirewall, type TaskFirewall } from '../activities/task-firewall.js';
 import { OomEventHub } from '../activities/oom-events.js';
+import { dindStoreSettled } from '../activities/dind-image-store.js';
 import { ensureTaskNetwork, TASK_BRIDGE_INTERFACE, TASK_NETWORK } from '../activities/task-network.js';
 import { NetnsPool } from '../activities/netns-pool.js';
 import { BASE_IMAGE } from './host-ca-trust.js';
@@ -93,6 +94,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     await firewall?.close().catch(() => undefined);
     await client?.connection.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
+    // The DinD image store's background work (a clone made ahead, a task's storage removed) ends before the worker does.
+    await dindStoreSettled();
   };
   let shared: Worker;
   let host: Worker;

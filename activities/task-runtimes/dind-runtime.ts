@@ -4,7 +4,7 @@
 
 import { CancelledFailure } from '@temporalio/activity';
 import path from 'node:path';
-import { dindStorageBytes, provideDindStorage, removeDindStorage } from '../dind-image-store.js';
+import { dindStorageBytes, discardDindStorage, provideDindStorage } from '../dind-image-store.js';
 import { ensureTaskNetwork } from '../task-network.js';
 import { detectDindMode } from './dind-mode.js';
 import type { TaskRuntime, TaskRuntimeKind, TaskRuntimeScope } from './task-runtime.js';
@@ -38,9 +38,10 @@ function openDindRuntime({ deps, job, image, archives, name, ctx, beatingWhile }
     heldBytes: () => dindStorageBytes(storageDir),
 
     async remove(nameOrId) {
-      // The container goes first: a DinD daemon's storage may only go once nothing uses it.
+      // The container goes first: a DinD daemon's storage may only go once nothing uses it. Its files go
+      // in the background: the job's result does not wait for them.
       await docker.remove(nameOrId);
-      removeDindStorage(storageDir);
+      discardDindStorage(storageDir);
     },
   };
 }

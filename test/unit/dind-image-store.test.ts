@@ -1,11 +1,19 @@
 // The DinD image store's pure pieces: what a task's clone is charged, how its storage goes, the
 // image-set key, the archive digest kept beside an archive, and least-recently-used eviction.
 
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { archiveDigest, dindStorageBytes, entriesToEvict, imageSetKey, removeDindStorage } from '../../activities/dind-image-store.js';
+import {
+  archiveDigest,
+  dindStorageBytes,
+  dindStoreSettled,
+  discardDindStorage,
+  entriesToEvict,
+  imageSetKey,
+  removeDindStorage,
+} from '../../activities/dind-image-store.js';
 import { cloneDockerRoot } from '../../activities/docker-root-clone.js';
 import { ensureReflinkFilesystem } from '../../activities/reflink-fs.js';
 import { directoryBytes } from '../../activities/disk-watchdog.js';
@@ -76,6 +84,21 @@ describe("a task's DinD storage", () => {
     removeDindStorage(plain);
     expect(existsSync(plain)).toBe(false);
     removeDindStorage(plain); // none: nothing to do
+  });
+
+  it('when discarded, leaves its names at once and its files in the background, clone and plain directory alike', async () => {
+    const { storage, clone } = cloneLayout();
+    discardDindStorage(storage);
+    expect(existsSync(storage)).toBe(false);
+    expect(existsSync(path.dirname(clone))).toBe(false);
+    const plain = path.join(dir, 'dind', 'plain');
+    mkdirSync(path.join(plain, 'overlay2'), { recursive: true });
+    discardDindStorage(plain);
+    expect(existsSync(plain)).toBe(false);
+    discardDindStorage(plain); // none: nothing to do
+    await dindStoreSettled();
+    expect(readdirSync(path.join(dir, 'store', '.tasks'))).toEqual([]);
+    expect(readdirSync(path.join(dir, 'dind'))).toEqual([]);
   });
 });
 
