@@ -19,6 +19,9 @@ export TEMPORAL_UI_SERVER_VERSION="$(awk '$1 == "github.com/temporalio/ui-server
 # The API image carries this checkout at this checkout's path (runs name benchmark directories by
 # path), tagged by the committed tree: a new commit builds a new image, an unchanged one reuses it.
 export BENCHROUTER_REPO_DIR="$repo"
+# ... and its node_modules where it really is (a worktree's is a symlink to another checkout's, which the
+# API container would not see through the checkout's mount alone).
+export BENCHROUTER_NODE_MODULES_DIR="$(realpath "$repo/node_modules")"
 # The API image holds node and nothing of this checkout (which it mounts): tagged by node's and its
 # Dockerfile's content, so it is built once per node version, not once per commit.
 api_image_inputs() { cat "$(command -v node)" "$repo/cluster/api/Dockerfile"; }
