@@ -5,6 +5,7 @@
 #                               the same and N evaluation hosts (host-1 .. host-N of docker-compose.yml),
 #                               each a container with its own Docker daemon, home and client certificate
 #   scripts/cluster.sh status   one line per service
+#   scripts/cluster.sh cached   exit 0 when up --hosts N would build nothing slow (its images exist)
 #   scripts/cluster.sh down     stop and remove the containers (data stays on its volume;
 #                               `down --volumes` deletes it)
 # Certificates: BENCHROUTER_CLUSTER_TLS_DIR, made by cluster/make-certs.sh when it has no CA yet.
@@ -173,6 +174,15 @@ case "${1:-}" in
     wait_healthy
     ((hosts == 0)) || wait_hosts "$hosts"
     ;;
+  cached)
+    # Exit 0 when `up --hosts N` would build nothing slow (the server's Go build, the worker hosts' npm layer):
+    # .ci/run runs the three-host test only then.
+    for image in "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION" \
+      "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG" benchrouter/cluster-postgresql:15; do
+      image_missing "$image" && exit 1
+    done
+    "$repo/scripts/build-worker-host-image.sh" --cached
+    ;;
   status)
     compose ps
     ;;
@@ -181,7 +191,7 @@ case "${1:-}" in
     compose down "$@"
     ;;
   *)
-    echo "usage: scripts/cluster.sh up [--hosts N]|status|down [--volumes]" >&2
+    echo "usage: scripts/cluster.sh up [--hosts N]|status|down [--volumes]|cached" >&2
     exit 2
     ;;
 esac
