@@ -18,9 +18,15 @@ export class CleanupStack {
     this.entries.push({ what, release, keepable });
   }
 
-  /** Leaves what the keepable entries hold in place, for the next attempt: they will not run. */
-  keep(): void {
+  /**
+   * Leaves what the keepable entries hold in place, for the next attempt: `release()` will not run them.
+   * Returns a stack of just those, for whoever must release them after all (a job that moved away).
+   */
+  keep(): CleanupStack {
+    const kept = new CleanupStack();
+    kept.entries = this.entries.filter((entry) => entry.keepable).map((entry) => ({ ...entry, keepable: false }));
     this.entries = this.entries.filter((entry) => !entry.keepable);
+    return kept;
   }
 
   /**

@@ -1,6 +1,7 @@
 // The activities a worker hosts, made by factories so tests can hand in their own Docker engine,
 // directories and host id. Workflows import only the types of these.
 
+import { Context } from '@temporalio/activity';
 import type { Settings } from '../config/settings.js';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
@@ -27,6 +28,7 @@ export interface HostActivityDeps {
   netns?: ContainerDeps['netns'];
   containerSlots?: ContainerDeps['containerSlots'];
   oomEvents?: ContainerDeps['oomEvents'];
+  jobAttempts?: ContainerDeps['jobAttempts'];
 }
 
 /** A host's folders and limits as its settings give them: what every host worker hands createHostActivities. */
@@ -67,10 +69,19 @@ export interface DefinitionsPageRef {
 export type DefinitionsPageLoader = (ref: DefinitionsPageRef) => Promise<TaskDefinition[]>;
 
 /** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
-export function createSharedActivities(host: ClaimedHost, loadDefinitionsPage?: DefinitionsPageLoader) {
+/** The host of a job workflow's latest host activity, from its history: the worker hands in its Temporal client's reader (client/job-host.ts). */
+export type JobHostReader = (workflowId: string) => Promise<string | undefined>;
+
+export function createSharedActivities(host: ClaimedHost, loadDefinitionsPage?: DefinitionsPageLoader, lastHostOfJob?: JobHostReader) {
   return {
     // A local activity: the worker running the job's workflow task names its own host.
     claimHost: async (): Promise<ClaimedHost> => host,
+    // A local activity: the host that took the job's first attempt, when the attempt timed out before a
+    // heartbeat named it (the server's timeout failure names no worker). Its container may run there.
+    hostOfFirstAttempt: async (): Promise<string | undefined> => {
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      return workflowId && lastHostOfJob ? lastHostOfJob(workflowId) : undefined;
+    },
     // Definitions cross hosts through Temporal, as artifacts do: no host holds them on disk.
     loadTaskDefinitions: async (ref: DefinitionsPageRef): Promise<TaskDefinition[]> => {
       if (!loadDefinitionsPage)

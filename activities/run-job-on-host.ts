@@ -17,6 +17,7 @@ import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { JOB_FILES, jobArtifactsDir } from '../runs/job-artifacts.js';
 import type { JobSpec } from '../runs/run-spec.js';
 import type { DatasetDigest } from '../runs/provenance.js';
+import { containerNameFor } from './container-spec.js';
 import { datasetDigest } from './dataset-digest.js';
 import { ensureImage, type ImageDeps } from './ensure-image.js';
 import { harvestResult, type HarvestOutput } from './harvest-result.js';
@@ -53,9 +54,14 @@ const HEARTBEAT_MS = 2000;
 export async function runJobOnHost(deps: JobOnHostDeps, input: JobOnHostInput): Promise<JobOnHostOutput> {
   // The host first, before any container: a job's first attempt runs wherever the server handed it, and
   // if the attempt dies the workflow pins the next one to the host its last heartbeat or failure names.
-  hostHeartbeat(Context.current(), deps.hostId)();
+  const beat = hostHeartbeat(Context.current(), deps.hostId);
+  beat();
   try {
-    return await runOnThisHost(deps, input);
+    // After an earlier attempt of this job in this process has stepped aside (the server gave up on it
+    // while the host was starved): never two attempts looking for, or starting, one job's container.
+    const name = containerNameFor(input.job.jobId, deps.hostId);
+    const run = () => runOnThisHost(deps, input);
+    return await (deps.jobAttempts ? deps.jobAttempts.serially(name, run, () => beat({ step: 'waiting for an earlier attempt to step aside' })) : run());
   } catch (error) {
     throw namingHost(error, deps.hostId);
   }

@@ -20,6 +20,7 @@ import { CleanupStack } from './cleanup-stack.js';
 import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
 import type { ContainerSlots } from './container-slots.js';
+import type { JobAttempts } from './job-attempts.js';
 import { containerNameFor, LABELS, memoryBytes, taskContainerBody } from './container-spec.js';
 import type { PreloadPath } from './dind-image-store.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
@@ -98,6 +99,8 @@ export interface ContainerDeps extends ModelAccessDeps, TaskRuntimeDeps {
   containerSlots?: ContainerSlots;
   /** The worker's one stream of containers' OOM events (oom-events.ts); without it each container gets a stream of its own. */
   oomEvents?: OomEventHub;
+  /** This process's attempts of each job, one at a time, and the containers they left (job-attempts.ts); none: not tracked. */
+  jobAttempts?: JobAttempts;
 }
 
 const HEARTBEAT_MS = 2000;
@@ -141,7 +144,11 @@ class TaskAttempt {
     } catch (error) {
       // A container here (or maybe here: a retry that could not look) stays, its routes open, for the
       // next attempt to reattach to or judge; only the run's cancel takes it. A failed fresh start leaves nothing.
-      if (this.container !== 'none' && !cancelRequested(this.ctx)) this.cleanup.keep();
+      if (this.container !== 'none' && !cancelRequested(this.ctx)) {
+        const kept = this.cleanup.keep();
+        // Watched until the job's next attempt here takes it over, or removed once the job is elsewhere (job-attempts.ts).
+        if (this.container === 'here') this.deps.jobAttempts?.leave(this.name, this.input.job.jobId, () => kept.release());
+      }
       await this.cleanup.release().catch((failed: unknown) => this.ctx.log.warn(`job ${this.input.job.jobId}: cleanup of a failed attempt: ${String(failed)}`));
       throw error;
     }
@@ -151,6 +158,8 @@ class TaskAttempt {
     const { ctx, deps, name, cleanup, runtime } = this;
     const { docker } = deps;
     const { job, earlier } = this.input;
+    // The server gave up on this attempt before it got here (its host was starved): it starts nothing.
+    if (ctx.cancellationSignal.aborted && !cancelRequested(ctx)) throw this.aborted('before it looked for its container');
     const heartbeat = hostHeartbeat(ctx, deps.hostId);
     const ticker = setInterval(() => this.beatDetails && heartbeat(this.beatDetails()), HEARTBEAT_MS);
     cleanup.defer('heartbeats', () => clearInterval(ticker));
@@ -174,6 +183,8 @@ class TaskAttempt {
       found = undefined;
     }
     this.container = found ? 'here' : 'none';
+    // Followed by this attempt from here on (or gone): no longer a container left unattended.
+    deps.jobAttempts?.adopt(name);
     const reattached = found !== undefined;
     // From before a fresh container starts (the worker's stream, open before the create), or from a
     // reattached one's start (a stream of its own: the daemon replays past events): no out-of-memory kill
@@ -240,6 +251,7 @@ class TaskAttempt {
       // Given back however the attempt ends, even when its container runs on for the next one.
       cleanup.defer('container slot', release);
     }
+    if (ctx.cancellationSignal.aborted && !cancelRequested(ctx)) throw this.aborted('before it started its container');
     cleanup.defer(`container ${name}`, () => this.runtime.remove(name), { keepable: true });
     // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
     rmSync(resultsDir, { recursive: true, force: true });
@@ -301,13 +313,19 @@ class TaskAttempt {
         // Not the run's cancel: the server stopped accepting this attempt (heartbeat timed out while it
         // was down, attempt superseded) or the worker is shutting down. The container keeps running and
         // its routes stay open, for the next attempt to reattach to; this one only steps aside.
-        throw ApplicationFailure.retryable(
-          `attempt ${ctx.info.attempt} of job ${job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); container ${name} left running for the next attempt`,
-          FAILURE_TYPES.attemptAborted,
-        );
+        throw this.aborted(`container ${name} left running for the next attempt`);
       }
       throw error;
     }
+  }
+
+  /** This attempt stepping aside, the server having stopped accepting it: `what` says what it leaves. */
+  private aborted(what: string): ApplicationFailure {
+    const { ctx } = this;
+    return ApplicationFailure.retryable(
+      `attempt ${ctx.info.attempt} of job ${this.input.job.jobId} was aborted (${abortReason(ctx.cancellationDetails)}); ${what}`,
+      FAILURE_TYPES.attemptAborted,
+    );
   }
 
   /** Heartbeats with `details` while `work` goes on (a wait whose length the host or the task decides). */

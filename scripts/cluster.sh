@@ -7,6 +7,7 @@
 #   scripts/cluster.sh status   one line per service
 #   scripts/cluster.sh prebuild build the Go binaries of the server images when those images are missing
 #                               (into their cache only; `up` then finds them)
+#   scripts/cluster.sh cached   exit 0 when up --hosts N would build nothing slow (its images exist)
 #   scripts/cluster.sh down     stop and remove the containers (data stays on its volume;
 #                               `down --volumes` deletes it)
 # Certificates: BENCHROUTER_CLUSTER_TLS_DIR, made by cluster/make-certs.sh when it has no CA yet.
@@ -21,6 +22,9 @@ export TEMPORAL_UI_SERVER_VERSION="$(awk '$1 == "github.com/temporalio/ui-server
 # The API image carries this checkout at this checkout's path (runs name benchmark directories by
 # path), tagged by the committed tree: a new commit builds a new image, an unchanged one reuses it.
 export BENCHROUTER_REPO_DIR="$repo"
+# ... and its node_modules where it really is (a worktree's is a symlink to another checkout's, which the
+# API container would not see through the checkout's mount alone).
+export BENCHROUTER_NODE_MODULES_DIR="$(realpath "$repo/node_modules")"
 # The API image holds node and nothing of this checkout (which it mounts): tagged by node's and its
 # Dockerfile's content, so it is built once per node version, not once per commit.
 api_image_inputs() { cat "$(command -v node)" "$repo/cluster/api/Dockerfile"; }
@@ -172,6 +176,15 @@ case "${1:-}" in
     wait_healthy
     ((hosts == 0)) || wait_hosts "$hosts"
     ;;
+  cached)
+    # Exit 0 when `up --hosts N` would build nothing slow (the server's Go build, the worker hosts' npm layer):
+    # .ci/run runs the three-host test only then.
+    for image in "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION" \
+      "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG" benchrouter/cluster-postgresql:15; do
+      image_missing "$image" && exit 1
+    done
+    "$repo/scripts/build-worker-host-image.sh" --cached
+    ;;
   status)
     compose ps
     ;;
@@ -185,7 +198,7 @@ case "${1:-}" in
     compose down "$@"
     ;;
   *)
-    echo "usage: scripts/cluster.sh up [--hosts N]|status|prebuild|down [--volumes]" >&2
+    echo "usage: scripts/cluster.sh up [--hosts N]|status|prebuild|cached|down [--volumes]" >&2
     exit 2
     ;;
 esac

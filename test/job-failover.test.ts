@@ -9,7 +9,10 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { JobOnHostInput, JobOnHostOutput } from '../activities/run-job-on-host.js';
+import { Context } from '@temporalio/activity';
+import { lastHostInHistory } from '../client/job-host.js';
 import { hostQueueName, type ClaimedHost } from '../runs/host-queues.js';
+import { workerIdentity } from '../runs/worker-identity.js';
 import { runOptions } from '../runs/run-options.js';
 import type { JobResult, JobSpec } from '../runs/run-spec.js';
 
@@ -61,9 +64,14 @@ beforeAll(async () => {
   const shared = await Worker.create({
     connection,
     taskQueue: sharedQueue,
+    // As a `br worker` of host 'live' names itself: the job's history then says which host took an attempt.
+    identity: workerIdentity('live', process.pid),
     workflowBundle: { codePath: inject('workflowBundlePath') },
     activities: {
       claimHost: async (): Promise<ClaimedHost> => claims[claimed++] ?? live,
+      // As the worker's own: the host that took the first attempt, from the job's history.
+      hostOfFirstAttempt: async (): Promise<string | undefined> =>
+        lastHostInHistory((await client.workflow.getHandle(Context.current().info.workflowExecution!.workflowId).fetchHistory()).events ?? [], sharedQueue),
       runJobOnHost: async (input: JobOnHostInput): Promise<JobOnHostOutput> => {
         firstAttempts += 1;
         pinnedInputs.length = 0;
@@ -94,7 +102,7 @@ afterAll(async () => {
   await connection?.close();
 });
 
-function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: boolean }): Promise<JobResult> {
+function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: boolean; heartbeatTimeout?: number }): Promise<JobResult> {
   claims = options.hosts;
   claimed = 0;
   firstAttempts = 0;
@@ -117,7 +125,14 @@ function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: 
       resources: { memory: '1g', cpus: 1, pids: 256 },
       network: 'isolated',
     },
-    options: runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', hostTimeout: 1, heartbeatTimeout: 30, maxHosts: options.maxHosts, gateway: false }),
+    options: runOptions({
+      model: 'm',
+      endpoint: 'http://127.0.0.1:9/v1',
+      hostTimeout: 1,
+      heartbeatTimeout: options.heartbeatTimeout ?? 30,
+      maxHosts: options.maxHosts,
+      gateway: false,
+    }),
     resolved: { prices: {} },
     cacheFrom: [],
     repeat: { index: 0 },
@@ -165,6 +180,18 @@ describe('a job claims its host by its first attempt', () => {
     const result = await runJob({ hosts: [live], maxHosts: 3 });
     expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['live'] });
     expect([firstAttempts, claimed, pinnedInputs.length]).toEqual([1, 1, 1]);
+  });
+
+  it('goes on where a first attempt ran that timed out before any heartbeat named its host, and claims no other host', async () => {
+    // A host starved before its first heartbeat reached the server: the timeout names no worker, the history does.
+    firstAttempt = async () => {
+      await new Promise((r) => setTimeout(r, 5000));
+      return ranOn('live');
+    };
+    const result = await runJob({ hosts: [host('silent')], maxHosts: 3, heartbeatTimeout: 2 });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', host: 'live', hostsTried: ['live'] });
+    expect([firstAttempts, claimed]).toEqual([1, 0]);
+    expect(pinnedInputs.map((input) => input.earlier)).toEqual([{ attempts: 1 }]);
   });
 
   it('fails at once on a final failure, on the host that had it, and claims no other host', async () => {

@@ -14,8 +14,10 @@ import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions, WORKER_GRPC_COMPRESSION } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
+import { lastHostInHistory } from '../client/job-host.js';
 import { loadDefinitionsPage } from '../client/task-definitions.js';
-import { sweepOrphans } from './sweep-orphans.js';
+import { sweepOrphans, whereIsJob } from './sweep-orphans.js';
+import { JobAttempts } from '../activities/job-attempts.js';
 import { connectPatiently } from './connect-patiently.js';
 import { workflowBundleFor } from './workflow-bundle-cache.js';
 import { gatewaySecret, ModelGateway } from '../gateway/model-gateway.js';
@@ -54,6 +56,11 @@ export interface RunningWorker {
  * timeout) would let a cancelled container run on for ~25 s.
  */
 const HEARTBEAT_THROTTLE = { maxHeartbeatThrottleInterval: '1s', defaultHeartbeatThrottleInterval: '1s' } as const;
+
+/** Activities the host's own queue runs at once, for a host of `maxContainers` containers. */
+export function pinnedActivitySlots(maxContainers: number): number {
+  return Math.max(64, 4 * maxContainers);
+}
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -141,6 +148,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       netns,
       containerSlots: new ContainerSlots(maxContainers),
       oomEvents,
+      // A container left by an attempt the server gave up on is removed once its job has moved on.
+      jobAttempts: new JobAttempts({ whereIs: (jobId) => whereIsJob(workflowClient, jobId, hostId, settings.sharedQueue), say }),
     });
     shared = await Worker.create({
       connection,
@@ -155,7 +164,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       // options type (so spread in); patches/@temporalio+worker+*.patch makes its 0 mean none.
       ...sandboxTimeoutOption(missingPatches),
       activities: {
-        ...createSharedActivities({ hostId, taskQueue: hostQueue }, (ref) => loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest)),
+        ...createSharedActivities(
+          { hostId, taskQueue: hostQueue },
+          (ref) => loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest),
+          async (workflowId) => lastHostInHistory((await workflowClient.workflow.getHandle(workflowId).fetchHistory()).events ?? [], settings.sharedQueue),
+        ),
         // A job's first attempt: handed by the server to the worker that completed the job's first
         // workflow task (eager dispatch), or to any worker with a slot free. Its host is the job's.
         runJobOnHost: hostActivities.runJobOnHost,
@@ -172,7 +185,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       identity,
       dataConverter,
       activities: hostActivities,
-      maxConcurrentActivityTaskExecutions: maxContainers,
+      // Not the container bound (ContainerSlots is): this queue holds only jobs pinned to this host, and an
+      // attempt that comes back to reattach to its running container must be taken at once, not wait behind
+      // busy slots until its schedule-to-start timeout moves the job (and starts its container a second
+      // time) elsewhere. An attempt that needs a new container waits for a slot here, heartbeating.
+      maxConcurrentActivityTaskExecutions: pinnedActivitySlots(maxContainers),
       ...HEARTBEAT_THROTTLE,
     });
   } catch (error) {

@@ -6,6 +6,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LABELS } from '../activities/container-spec.js';
+import type { JobWhereabouts } from '../activities/job-attempts.js';
 import { removeDindStorage, taskClonesDir } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
 import { currentHostOf, lastHostInHistory } from '../client/job-host.js';
@@ -22,14 +23,8 @@ export interface SweepInput {
   say: (line: string) => void;
 }
 
-/**
- * Where the job's workflow says the job is. `here`: it runs on this host, its container will be
- * reattached. `gone`: it is closed, not found, or runs on another host now. `unknown`: the server
- * did not answer, so nothing is known and nothing may be removed.
- */
-type JobWhereabouts = { kind: 'here' } | { kind: 'gone'; why: string } | { kind: 'unknown'; why: string };
-
-async function whereIsJob(client: Client, jobId: string, hostId: string, sharedQueue: string): Promise<JobWhereabouts> {
+/** Where the job's workflow says the job is (its kinds: activities/job-attempts.ts). */
+export async function whereIsJob(client: Client, jobId: string, hostId: string, sharedQueue: string): Promise<JobWhereabouts> {
   try {
     const handle = client.workflow.getHandle(jobId);
     const described = await handle.describe();

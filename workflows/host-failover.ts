@@ -40,7 +40,15 @@ export const FINAL_HOST_FAILURES: ReadonlyArray<string> = [FAILURE_TYPES.missing
  * `retry`, pinned to the host that ran it when a failure detail or its last heartbeat names one
  * (the container may still run there), with that heartbeat for the next attempt to resume from.
  */
-export type AfterFirstAttempt = { action: 'fail'; host?: string } | { action: 'retry'; host?: string; heartbeat?: unknown };
+export type AfterFirstAttempt =
+  | { action: 'fail'; host?: string }
+  /**
+   * `lookUpHost`: the attempt ran somewhere (it timed out after it started) but neither a heartbeat nor a
+   * failure detail named the host, as when the host was starved before its first heartbeat reached the
+   * server; the server's timeout failure names no worker. The job's history does (its started event):
+   * the container may run there, so the next attempt goes there too, not to whichever host claims it.
+   */
+  | { action: 'retry'; host?: string; heartbeat?: unknown; lookUpHost?: true };
 
 export function afterFirstAttempt(error: unknown): AfterFirstAttempt {
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
@@ -52,7 +60,11 @@ export function afterFirstAttempt(error: unknown): AfterFirstAttempt {
   if (cause instanceof TimeoutFailure) {
     const heartbeat = cause.lastHeartbeatDetails;
     const host = hostNamedBy(heartbeat);
-    return { action: 'retry', ...(host ? { host } : {}), ...(heartbeat !== undefined && heartbeat !== null ? { heartbeat } : {}) };
+    return {
+      action: 'retry',
+      ...(host ? { host } : { lookUpHost: true }),
+      ...(heartbeat !== undefined && heartbeat !== null ? { heartbeat } : {}),
+    };
   }
   return { action: 'retry' };
 }

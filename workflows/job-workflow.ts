@@ -36,7 +36,7 @@ export interface JobProgress {
 
 export const jobStateQuery = defineQuery<JobProgress>('state');
 
-const { claimHost } = proxyLocalActivities<SharedActivities>({ startToCloseTimeout: '30s' });
+const { claimHost, hostOfFirstAttempt } = proxyLocalActivities<SharedActivities>({ startToCloseTimeout: '30s' });
 
 /** How long an image may take to build, inside runJobOnHost's start-to-close timeout (ensureImage's own timeout before). */
 const IMAGE_SECONDS = 3600;
@@ -110,6 +110,8 @@ async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): P
   /** The job's result from its host activity's output: image, container and harvest. */
   const finishRan = (ran: JobOnHostOutput): JobResult => {
     const { outcome } = ran;
+    // The host that ran it, as it says: hostsTried ends with the runner, whoever claimed it.
+    if (ran.host && hostsTried.at(-1) !== ran.host) noteHost(ran.host);
     partial.image = ran.image;
     if (ran.imageId) partial.imageId = ran.imageId;
     partial.imageBuilt = ran.imageBuilt;
@@ -162,9 +164,10 @@ async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): P
     } catch (error) {
       if (isCancellation(error)) throw error;
       const next = afterFirstAttempt(error);
-      if (next.host) noteHost(next.host);
+      const host = next.action === 'retry' && next.lookUpHost ? await hostOfFirstAttempt() : next.host;
+      if (host) noteHost(host);
       if (next.action === 'fail') return { result: failed(failureReasonOf(error), error) };
-      return { ...(next.host ? { pinTo: next.host } : {}), earlier: { attempts: 1, ...(next.heartbeat !== undefined ? { heartbeat: next.heartbeat } : {}) } };
+      return { ...(host ? { pinTo: host } : {}), earlier: { attempts: 1, ...(next.heartbeat !== undefined ? { heartbeat: next.heartbeat } : {}) } };
     }
   };
 

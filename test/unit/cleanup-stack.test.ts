@@ -64,9 +64,12 @@ describe('CleanupStack', () => {
     cleanup.defer('slot', () => runs.push('slot'));
     cleanup.defer('container', () => runs.push('container'), { keepable: true });
     cleanup.defer('log', () => runs.push('log'));
-    cleanup.keep();
+    const kept = cleanup.keep();
     await cleanup.release();
     expect(runs).toEqual(['log', 'slot']);
+    // What was kept, released after all by whoever holds it (a job that moved to another host), last first.
+    await kept.release();
+    expect(runs).toEqual(['log', 'slot', 'container', 'routes']);
   });
 
   it('releases keepable entries like any other when not kept', async () => {

@@ -90,12 +90,17 @@ describe('afterFirstAttempt', () => {
     expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, heartbeat, TimeoutType.HEARTBEAT)))).toEqual({ action: 'retry', host: 'b', heartbeat });
   });
 
-  it('retries with no host when nothing names one: the job then claims one', () => {
-    expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, undefined, TimeoutType.HEARTBEAT)))).toEqual({ action: 'retry' });
+  it("looks the host up in the job's history after a timeout that names none: the attempt started somewhere, and its container may run there", () => {
+    // A host starved before its first heartbeat reached the server: the timeout failure names no worker.
+    expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, undefined, TimeoutType.HEARTBEAT)))).toEqual({ action: 'retry', lookUpHost: true });
     expect(afterFirstAttempt(failed(new TimeoutFailure(undefined, { step: 'building' }, TimeoutType.START_TO_CLOSE)))).toEqual({
       action: 'retry',
+      lookUpHost: true,
       heartbeat: { step: 'building' },
     });
+  });
+
+  it('retries with no host when a failure names none (the job then claims one), and never looks one up for a failure of its own', () => {
     expect(afterFirstAttempt(failed(ApplicationFailure.create({ message: 'payload could not be decoded', details: [{ host: 7 }] })))).toEqual({
       action: 'retry',
     });
