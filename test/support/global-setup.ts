@@ -56,7 +56,8 @@ export async function teardown(): Promise<void> {
 /**
  * Whether a container belongs to another test session still running on this engine (a second suite, a
  * developer's run): its job's artifacts are in a temporary directory that still exists, where every
- * harness home of this session is gone by now. Such a container is not this session's to report or remove.
+ * harness home of this session is gone by now. Such a container is not this session's to report or remove,
+ * nor is one that no longer exists.
  */
 function ofLiveSession(id: string): boolean {
   try {
@@ -69,7 +70,8 @@ function ofLiveSession(id: string): boolean {
         .some((source) => existsSync(source))
     );
   } catch {
-    return false;
+    // Gone since the listing (another session removed its own): nothing left to report or remove.
+    return true;
   }
 }
 
