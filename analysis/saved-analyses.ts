@@ -8,15 +8,19 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { RoutingReport } from './routing-analysis.js';
 
-/** `an-20261202-153000-a1b2c3`: sortable by time, unique by its random tail, safe as a file name. */
-export const ANALYSIS_ID = /^an-\d{8}-\d{6}-[0-9a-f]{6}$/;
+/**
+ * `an-20261202-153000123-a1b2c3`: sortable by time to the millisecond (two analyses of one second list in the
+ * order they were made), unique by its random tail, safe as a file name.
+ */
+export const ANALYSIS_ID = /^an-\d{8}-\d{9}-[0-9a-f]{6}$/;
 
 export function analysesDir(home: string): string {
   return path.join(home, 'analyses');
 }
 
 export function newAnalysisId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  // 2026-12-02T15:30:00.123Z → 20261202-153000123
+  const stamp = now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 18);
   return `an-${stamp}-${randomBytes(3).toString('hex')}`;
 }
 

@@ -200,9 +200,9 @@ describe('br analyze', () => {
     expect(listSavedAnalyses(dir)).toHaveLength(before + 1);
     // An id that is not one (a path) reads as absent; a file that breaks the schema is an error naming it and the field.
     expect(readSavedAnalysis(dir, '../../etc/passwd')).toBeUndefined();
-    const broken = 'an-20260101-000000-abcdef';
+    const broken = 'an-20260101-000000000-abcdef';
     writeFileSync(path.join(analysesDir(dir), `${broken}.json`), JSON.stringify({ ...saved, id: broken, report: { ...saved.report, methods: 'x' } }));
-    expect(() => readSavedAnalysis(dir, broken)).toThrow(/an-20260101-000000-abcdef\.json: report\.methods: /);
+    expect(() => readSavedAnalysis(dir, broken)).toThrow(/an-20260101-000000000-abcdef\.json: report\.methods: /);
     expect(listSavedAnalyses(dir).find((a) => a.id === broken)).toMatchObject({ problem: expect.stringContaining('report.methods') });
   });
 
