@@ -61,17 +61,26 @@ function resume(w: WorkerProcess): void {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** How many of the job's host activity attempts the server gave up on for a missed heartbeat. */
-async function heartbeatTimeouts(client: Client, jobId: string): Promise<number> {
+/**
+ * How many of the job's host activity attempts the server gave up on for a missed heartbeat, and what its
+ * activity events said (for the message when there were none).
+ */
+async function heartbeatTimeouts(client: Client, jobId: string): Promise<{ count: number; seen: string[] }> {
   const events = (await client.workflow.getHandle(jobId).fetchHistory()).events ?? [];
   let count = 0;
+  const seen: string[] = [];
+  // A timeout failure names its type at its top level or, wrapped, in its cause.
+  type Failure = { timeoutFailureInfo?: { timeoutType?: number | null } | null; cause?: Failure | null } | null | undefined;
+  const timeoutOf = (failure: Failure) => failure?.timeoutFailureInfo ?? failure?.cause?.timeoutFailureInfo;
   for (const event of events) {
-    if (event.activityTaskTimedOutEventAttributes?.failure?.cause?.timeoutFailureInfo?.timeoutType === 2 /* HEARTBEAT */) count += 1;
+    if (timeoutOf(event.activityTaskTimedOutEventAttributes?.failure)?.timeoutType === 2 /* HEARTBEAT */) count += 1;
     // A pinned attempt's retries: the server records only the last, with the failure before it.
     const started = event.activityTaskStartedEventAttributes;
-    if (started && (started.attempt ?? 1) > 1 && started.lastFailure?.timeoutFailureInfo) count += 1;
+    if (started && (started.attempt ?? 1) > 1 && timeoutOf(started.lastFailure)) count += 1;
+    const failure = event.activityTaskTimedOutEventAttributes?.failure ?? event.activityTaskFailedEventAttributes?.failure ?? started?.lastFailure;
+    if (failure) seen.push(`${jobId} event ${String(event.eventId)}: ${failure.message ?? ''} ${JSON.stringify(timeoutOf(failure) ?? null)}`);
   }
-  return count;
+  return { count, seen };
 }
 
 beforeAll(() => {
@@ -111,7 +120,10 @@ describe('a host stopped for longer than its heartbeat timeout, then resumed', (
       for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-slow', hostsTried: ['host-slow'] });
       // The scenario did what it says: attempts timed out while the host was stopped.
       const timeouts = await Promise.all(run.jobs.map((job) => heartbeatTimeouts(s.client, job.jobId)));
-      expect(timeouts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
+      expect(
+        timeouts.reduce((a, b) => a + b.count, 0),
+        `no heartbeat timeout in the jobs' histories; their activity failures: ${JSON.stringify(timeouts.flatMap((t) => t.seen))}`,
+      ).toBeGreaterThanOrEqual(1);
       await sleep(500); // the last start events reach the watcher
       const names = starts.names();
       expect(names.sort()).toEqual(run.jobs.map((job) => `br-host-slow-${job.jobId}`.replace(/[^A-Za-z0-9_.-]/g, '-')).sort());

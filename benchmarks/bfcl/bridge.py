@@ -48,8 +48,10 @@ results = {e["id"]: e for e in map(json.loads, next((root / "result").rglob(f"BF
 # BFCL records a request that failed (model unreachable, HTTP error) as a wrong answer; that is a failed run, not a score.
 errors = [f"{i}: {e['result']}" for i, e in results.items() if isinstance(e.get("result"), str) and e["result"].startswith("Error during inference")]
 def fail(message):
-    # On stdout, after BFCL's own lines: Docker reads stdout and stderr apart, so only one stream keeps the order.
+    # On both streams, after BFCL's own lines: Docker reads stdout and stderr apart, so a progress bar's last
+    # redraw on stderr can reach the log after a line on stdout; the job's message is the log's last line.
     print(message, flush=True)
+    print(message, file=sys.stderr, flush=True)
     sys.exit(1)
 
 
