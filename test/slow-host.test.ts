@@ -70,10 +70,12 @@ async function heartbeatTimeouts(client: Client, jobId: string): Promise<{ count
   let count = 0;
   const seen: string[] = [];
   // A timeout failure names its type at its top level or, wrapped, in its cause.
-  type Failure = { timeoutFailureInfo?: { timeoutType?: number | null } | null; cause?: Failure | null } | null | undefined;
+  type Failure = { timeoutFailureInfo?: { timeoutType?: number | string | null } | null; cause?: Failure | null } | null | undefined;
   const timeoutOf = (failure: Failure) => failure?.timeoutFailureInfo ?? failure?.cause?.timeoutFailureInfo;
   for (const event of events) {
-    if (timeoutOf(event.activityTaskTimedOutEventAttributes?.failure)?.timeoutType === 2 /* HEARTBEAT */) count += 1;
+    // The enum arrives as its number or, decoded from the server's JSON, its name.
+    const type = timeoutOf(event.activityTaskTimedOutEventAttributes?.failure)?.timeoutType;
+    if (type === 2 || String(type) === 'TIMEOUT_TYPE_HEARTBEAT') count += 1;
     // A pinned attempt's retries: the server records only the last, with the failure before it.
     const started = event.activityTaskStartedEventAttributes;
     if (started && (started.attempt ?? 1) > 1 && timeoutOf(started.lastFailure)) count += 1;
