@@ -2,10 +2,10 @@
 // dashboard can show an analysis whose router containers took minutes without running them on a page view.
 // File I/O lives here; the report itself is what `br analyze --json` prints.
 
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { sortableId } from '../runs/sortable-id.js';
 import type { RoutingReport } from './routing-analysis.js';
 
 /**
@@ -19,9 +19,7 @@ export function analysesDir(home: string): string {
 }
 
 export function newAnalysisId(now = new Date()): string {
-  // 2026-12-02T15:30:00.123Z → 20261202-153000123
-  const stamp = now.toISOString().replace(/[-:.]/g, '').replace('T', '-').slice(0, 18);
-  return `an-${stamp}-${randomBytes(3).toString('hex')}`;
+  return sortableId('an', now, { millis: true });
 }
 
 export interface SavedAnalysis {

@@ -4,7 +4,6 @@ import { Client, Connection, WorkflowNotFoundError, type WorkflowClient, type Wo
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
@@ -13,6 +12,7 @@ import { BUILT_IN_PRICES } from '../gateway/price-table.js';
 import { runOptions, type RunOptionsInput } from '../runs/run-options.js';
 import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
+import { sortableId } from '../runs/sortable-id.js';
 import { parseScoreStats, type ScoreStats } from '../runs/score-interval.js';
 import { benchRouterVersion } from '../config/benchrouter-version.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
@@ -31,8 +31,7 @@ export async function connectClient(settings: Settings): Promise<Client> {
 
 /** `<prefix>-20261129-120000-a1b2c3`: sortable by time, unique by its random tail. */
 export function newWorkflowId(prefix: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${prefix}-${stamp}-${randomBytes(3).toString('hex')}`;
+  return sortableId(prefix, now);
 }
 
 export function newRunId(now = new Date()): string {
