@@ -2,7 +2,7 @@
 // dashboard can show an analysis whose router containers took minutes without running them on a page view.
 // File I/O lives here; the report itself is what `br analyze --json` prints.
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { sortableId } from '../runs/sortable-id.js';
@@ -30,18 +30,23 @@ export interface SavedAnalysis {
   report: RoutingReport;
 }
 
-/** What a list of saved analyses shows of each, without the whole report. */
-export interface SavedAnalysisSummary {
-  id: string;
-  createdAt: string;
-  inputs: string[];
-  models: number;
-  queries: number;
-  testQueries: number;
-  embedder: string;
+/** What a list of saved analyses shows of each, without the whole report (the API's GET /analyses says the same). */
+export const SavedAnalysisSummarySchema = z.object({
+  id: z.string(),
+  createdAt: z.string(),
+  inputs: z.array(z.string()),
+  models: z.number(),
+  queries: z.number(),
+  testQueries: z.number(),
+  embedder: z.string(),
   /** The rows that route (in-process and container routers), in report order; references left out. */
-  routers: string[];
-}
+  routers: z.array(z.string()),
+});
+export type SavedAnalysisSummary = z.infer<typeof SavedAnalysisSummarySchema>;
+
+/** One line of the list: an analysis, or a file that does not read, as its problem. */
+export const SavedAnalysisListingSchema = z.union([SavedAnalysisSummarySchema, z.object({ id: z.string(), problem: z.string() })]);
+export type SavedAnalysisListing = z.infer<typeof SavedAnalysisListingSchema>;
 
 // Checked on read: a hand-edited or truncated file is an error naming it, not a page that breaks half-way.
 // The parts the dashboard reads are checked; the rest of the report is kept as it is.
@@ -106,9 +111,13 @@ export function readSavedAnalysis(home: string, id: string): SavedAnalysis | und
   return checked.data as unknown as SavedAnalysis;
 }
 
-/** The newest `limit` saved analyses, newest first; a file that does not read is listed as its problem. */
-export type SavedAnalysisListing = SavedAnalysisSummary | { id: string; problem: string };
+/**
+ * Each listed file's line, kept while its size and modification time stay: a saved analysis is written once,
+ * so a page view reads only the files that are new since the last, not 50 whole reports each time.
+ */
+let listed = new Map<string, { stamp: string; line: SavedAnalysisListing }>();
 
+/** The newest `limit` saved analyses, newest first; a file that does not read is listed as its problem. */
 export function listSavedAnalyses(home: string, limit = 50): SavedAnalysisListing[] {
   const dir = analysesDir(home);
   if (!existsSync(dir)) return [];
@@ -118,15 +127,34 @@ export function listSavedAnalyses(home: string, limit = 50): SavedAnalysisListin
     .sort()
     .reverse()
     .slice(0, limit);
-  return ids.flatMap((id): SavedAnalysisListing[] => {
+  const kept = new Map<string, { stamp: string; line: SavedAnalysisListing }>();
+  const lines = ids.flatMap((id): SavedAnalysisListing[] => {
+    const file = path.join(dir, `${id}.json`);
+    let stamp: string;
     try {
-      const saved = readSavedAnalysis(home, id);
-      return saved ? [summaryOf(saved)] : [];
-    } catch (error) {
-      if (!(error instanceof SavedAnalysisError)) throw error;
-      return [{ id, problem: error.message }];
+      const { size, mtimeMs } = statSync(file);
+      stamp = `${size}:${mtimeMs}`;
+    } catch {
+      return []; // removed since the directory was read
     }
+    const known = listed.get(file);
+    const line = known?.stamp === stamp ? known.line : listingOf(home, id);
+    if (!line) return [];
+    kept.set(file, { stamp, line });
+    return [line];
   });
+  listed = kept;
+  return lines;
+}
+
+function listingOf(home: string, id: string): SavedAnalysisListing | undefined {
+  try {
+    const saved = readSavedAnalysis(home, id);
+    return saved && summaryOf(saved);
+  } catch (error) {
+    if (!(error instanceof SavedAnalysisError)) throw error;
+    return { id, problem: error.message };
+  }
 }
 
 export function summaryOf(saved: SavedAnalysis): SavedAnalysisSummary {

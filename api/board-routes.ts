@@ -17,7 +17,7 @@ import { recordsOfRuns } from '../client/run-records.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
 import { routingReportTables } from '../analysis/routing-report-tables.js';
-import { listSavedAnalyses, readSavedAnalysis, SavedAnalysisError, type SavedAnalysis } from '../analysis/saved-analyses.js';
+import { listSavedAnalyses, readSavedAnalysis, SavedAnalysisError, SavedAnalysisListingSchema, type SavedAnalysis } from '../analysis/saved-analyses.js';
 import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { finishedResult } from './run-routes.js';
@@ -89,20 +89,6 @@ export function savedAnalysisOr404(context: ApiContext, id: string): SavedAnalys
   if (!saved) throw new ApiError(404, `no saved analysis ${id} (br analyze saves each under BENCHROUTER_HOME/analyses; GET /analyses lists them)`, 'path.id');
   return saved;
 }
-
-const SavedSummarySchema = z.union([
-  z.object({
-    id: z.string(),
-    createdAt: z.string(),
-    inputs: z.array(z.string()),
-    models: z.number(),
-    queries: z.number(),
-    testQueries: z.number(),
-    embedder: z.string(),
-    routers: z.array(z.string()),
-  }),
-  z.object({ id: z.string(), problem: z.string() }),
-]);
 
 export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -200,7 +186,7 @@ export function registerBoardRoutes(app: FastifyInstance, context: ApiContext): 
       schema: {
         summary: 'The routing analyses br analyze saved on this host, newest first (at most 50)',
         tags: ['analysis'],
-        response: { 200: z.object({ analyses: z.array(SavedSummarySchema) }) },
+        response: { 200: z.object({ analyses: z.array(SavedAnalysisListingSchema) }) },
       },
     },
     async () => ({ analyses: listSavedAnalyses(context.settings.home) }),
