@@ -68,10 +68,10 @@ export interface DefinitionsPageRef {
 /** Reads a page of definitions from its holder workflow: the worker hands in its Temporal client's reader (client/task-definitions.ts). */
 export type DefinitionsPageLoader = (ref: DefinitionsPageRef) => Promise<TaskDefinition[]>;
 
-/** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
 /** The host of a job workflow's latest host activity, from its history: the worker hands in its Temporal client's reader (client/job-host.ts). */
 export type JobHostReader = (workflowId: string) => Promise<string | undefined>;
 
+/** Activities on the shared queue: any live worker answers, and so the job lands on its host. */
 export function createSharedActivities(host: ClaimedHost, loadDefinitionsPage?: DefinitionsPageLoader, lastHostOfJob?: JobHostReader) {
   return {
     // A local activity: the worker running the job's workflow task names its own host.

@@ -1,7 +1,7 @@
 // Which host a running job is on, from its workflow's description, for readers without a worker: a
 // restarting worker's orphan sweep and the health findings of waiting commands.
 
-import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { hostOfQueue } from '../runs/host-queues.js';
 import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
@@ -43,4 +43,9 @@ export function lastHostInHistory(events: ReadonlyArray<temporal.api.history.v1.
     }
   }
   return last;
+}
+
+/** lastHostInHistory of the job workflow behind `handle`, its history fetched whole. */
+export async function lastHostOfJob(handle: Pick<WorkflowHandle, 'fetchHistory'>, sharedQueue: string): Promise<string | undefined> {
+  return lastHostInHistory((await handle.fetchHistory()).events ?? [], sharedQueue);
 }

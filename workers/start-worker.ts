@@ -14,7 +14,7 @@ import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions, WORKER_GRPC_COMPRESSION } from '../config/temporal-connection.js';
 import { payloadCodecsFromEnv } from '../client/payload-codec.js';
 import { connectClient } from '../client/runs.js';
-import { lastHostInHistory } from '../client/job-host.js';
+import { lastHostOfJob } from '../client/job-host.js';
 import { loadDefinitionsPage } from '../client/task-definitions.js';
 import { sweepOrphans, whereIsJob } from './sweep-orphans.js';
 import { JobAttempts } from '../activities/job-attempts.js';
@@ -167,7 +167,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         ...createSharedActivities(
           { hostId, taskQueue: hostQueue },
           (ref) => loadDefinitionsPage(workflowClient.workflow, ref.runId, ref.page, ref.digest),
-          async (workflowId) => lastHostInHistory((await workflowClient.workflow.getHandle(workflowId).fetchHistory()).events ?? [], settings.sharedQueue),
+          (workflowId) => lastHostOfJob(workflowClient.workflow.getHandle(workflowId), settings.sharedQueue),
         ),
         // A job's first attempt: handed by the server to the worker that completed the job's first
         // workflow task (eager dispatch), or to any worker with a slot free. Its host is the job's.

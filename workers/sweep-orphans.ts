@@ -9,7 +9,7 @@ import { LABELS } from '../activities/container-spec.js';
 import type { JobWhereabouts } from '../activities/job-attempts.js';
 import { removeDindStorage, taskClonesDir } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
-import { currentHostOf, lastHostInHistory } from '../client/job-host.js';
+import { currentHostOf, lastHostOfJob } from '../client/job-host.js';
 
 export interface SweepInput {
   docker: DockerEngine;
@@ -30,7 +30,7 @@ export async function whereIsJob(client: Client, jobId: string, hostId: string, 
     const described = await handle.describe();
     if (described.status.name !== 'RUNNING') return { kind: 'gone', why: `job ${jobId} is ${described.status.name}` };
     // Between attempts (the last one timed out while this worker was down, say): where its last attempt ran.
-    const host = currentHostOf(described, sharedQueue) ?? lastHostInHistory((await handle.fetchHistory()).events ?? [], sharedQueue);
+    const host = currentHostOf(described, sharedQueue) ?? (await lastHostOfJob(handle, sharedQueue));
     if (host === undefined) return { kind: 'unknown', why: `no attempt of job ${jobId} has run on any host yet` };
     if (host !== hostId) return { kind: 'gone', why: `job ${jobId} moved to ${host}` };
     return { kind: 'here' };
