@@ -19,7 +19,7 @@ import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { containersOfRun, fixturesDir, repoRoot } from './support/harness.js';
-import { runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
+import { spawnWorker, waitForRunningOn, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
 
@@ -169,7 +169,7 @@ describe('a run on two worker hosts of the cluster', () => {
       twoHostRun = handle.workflowId;
       const starts = watchContainerStarts(handle.workflowId);
       try {
-        await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4, 120_000);
+        await waitForRunningOn(handle.workflowId, 'host-a', 4, 120_000);
         // The machine vanishes, its worker and its containers with it.
         await a.kill9();
         execFileSync('sh', [
@@ -181,7 +181,7 @@ describe('a run on two worker hosts of the cluster', () => {
 
         // Each job first misses its heartbeat, then its pinned attempt waits out the host timeout on host-a's queue:
         // minutes on a loaded machine before the fourth is running (120 s was too short once in a full suite).
-        await waitFor('4 running containers on host-b', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-b').length === 4, 300_000);
+        await waitForRunningOn(handle.workflowId, 'host-b', 4, 300_000);
         // Mid-run: host-b's four containers are running while the frontend, history and matching go away.
         execFileSync('docker', ['restart', '--time', '5', composeContainer('temporal')]);
 

@@ -17,7 +17,7 @@ import { br, containersOfRun, dockerLines, fixturesDir, sleepersOf } from './sup
 import { DockerEngine } from '../activities/docker-engine.js';
 import { sweepOrphans } from '../workers/sweep-orphans.js';
 import { freePort } from '../embedded/embedded-services.js';
-import { devServer, runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
+import { devServer, runningContainersOf, spawnWorker, waitFor, waitForRunningOn, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
 const FAST_FAILURE: Partial<RunOptionsInput> = { heartbeatTimeout: 3, hostTimeout: 4 };
@@ -94,7 +94,7 @@ describe('a host lost for good mid-run', () => {
     const a = await worker(s, 'host-a');
     const handle = await submit(s, FAST_FAILURE);
     try {
-      await waitFor('4 running containers on host-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-a').length === 4);
+      await waitForRunningOn(handle.workflowId, 'host-a', 4);
       // The machine vanishes: its worker and its containers with it. host-b comes up only after, so
       // that no job can finish on host-a while host-b is still starting.
       await a.kill9();
@@ -362,7 +362,7 @@ describe('a lost host that comes back after its jobs moved to another host', () 
     let client: Client | undefined;
     try {
       const handle = await submitRun(s.client, s.settings, spec);
-      await waitFor('4 running containers on host-mv-a', () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-a').length === 4);
+      await waitForRunningOn(handle.workflowId, 'host-mv-a', 4);
       const leftBehind = runningContainersOf(handle.workflowId).map((c) => c.name);
       // The sleepers are plain tasks; a storage directory per container stands in for a DinD task's.
       const storageDirs = leftBehind.map((name) => path.join(homeA.BENCHROUTER_HOME, 'dind', name));
@@ -370,11 +370,7 @@ describe('a lost host that comes back after its jobs moved to another host', () 
       await worker(s, 'host-mv-b');
       // host-a drops off the network: its worker is gone, its containers run on.
       await a.kill9();
-      await waitFor(
-        '4 running containers on host-mv-b',
-        () => runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-b').length === 4,
-        90_000,
-      );
+      await waitForRunningOn(handle.workflowId, 'host-mv-b', 4, 90_000);
       expect(
         runningContainersOf(handle.workflowId)
           .filter((c) => c.host === 'host-mv-a')

@@ -19,7 +19,7 @@ import { connectClient, createRunSpec, followRun, submitRun } from '../client/ru
 import { settingsFrom, type Settings } from '../config/settings.js';
 import type { RunOptionsInput } from '../runs/run-options.js';
 import { containersOfRun, sleepersOf } from './support/harness.js';
-import { runningContainersOf, spawnWorker, waitFor, watchContainerStarts, type WorkerProcess } from './support/processes.js';
+import { runningContainersOf, spawnWorker, waitFor, waitForRunningOn, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 let scratch: string;
 const workers: WorkerProcess[] = [];
@@ -110,7 +110,7 @@ describe('a host stopped for longer than its heartbeat timeout, then resumed', (
     const starts = watchContainerStarts(spec.runId);
     try {
       const handle = await submitRun(s.client, s.settings, spec);
-      await waitFor('4 running containers on host-slow', () => runningContainersOf(spec.runId).filter((c) => c.host === 'host-slow').length === 4, 120_000);
+      await waitForRunningOn(spec.runId, 'host-slow', 4, 120_000);
       // Up only now, so that every job is on host-slow; the job workflows' tasks go to it while host-slow is stopped.
       await host(s, 'host-standby');
       pause(slow);
@@ -145,10 +145,10 @@ describe('a host stopped for longer than its host timeout, then resumed', () => 
     const starts = watchContainerStarts(spec.runId);
     try {
       const handle = await submitRun(s.client, s.settings, spec);
-      await waitFor('4 running containers on host-away', () => runningContainersOf(spec.runId).filter((c) => c.host === 'host-away').length === 4, 120_000);
+      await waitForRunningOn(spec.runId, 'host-away', 4, 120_000);
       const taker = await host(s, 'host-taker');
       pause(away);
-      await waitFor('4 running containers on host-taker', () => runningContainersOf(spec.runId).filter((c) => c.host === 'host-taker').length === 4, 180_000);
+      await waitForRunningOn(spec.runId, 'host-taker', 4, 180_000);
       // host-away's containers ran on while its worker was stopped: the job started on two hosts, for now.
       expect(runningContainersOf(spec.runId).filter((c) => c.host === 'host-away')).toHaveLength(4);
       resume(away);

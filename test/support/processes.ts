@@ -131,6 +131,11 @@ export function runningContainersOf(runId: string): Array<{ name: string; host: 
     });
 }
 
+/** Waits until `count` of the run's containers run on `host` (the jobs of a run under test landed there). */
+export async function waitForRunningOn(runId: string, host: string, count: number, timeoutMs = 60_000): Promise<void> {
+  await waitFor(`${count} running containers on ${host}`, () => runningContainersOf(runId).filter((c) => c.host === host).length === count, timeoutMs);
+}
+
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
