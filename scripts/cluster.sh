@@ -39,6 +39,10 @@ compose() { docker-compose --project-directory "$repo" -f "$repo/docker-compose.
 command -v docker-compose >/dev/null || { echo "scripts/cluster.sh: docker-compose not found; install Debian's package: apt-get install docker-compose" >&2; exit 1; }
 
 image_missing() { ! docker image inspect "$1" >/dev/null 2>&1; }
+# The images built from the Go binaries (cluster/build-binaries.sh): when one is missing, the binaries are needed.
+server_images_missing() {
+  image_missing "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"
+}
 
 api_healthy() {
   local api
@@ -149,7 +153,7 @@ case "${1:-}" in
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR"
     # The API server is a frontend client like any host: a certificate of its own.
     "$repo/cluster/make-certs.sh" "$BENCHROUTER_CLUSTER_TLS_DIR" client api >/dev/null
-    if image_missing "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
+    if server_images_missing; then
       # The Go binaries are cached by module version; only a new version builds anything.
       "$repo/cluster/build-binaries.sh" "$repo/cluster/.bin"
     fi
@@ -179,8 +183,8 @@ case "${1:-}" in
   cached)
     # Exit 0 when `up --hosts N` would build nothing slow (the server's Go build, the worker hosts' npm layer):
     # .ci/run runs the three-host test only then.
-    for image in "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION" \
-      "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG" benchrouter/cluster-postgresql:15; do
+    server_images_missing && exit 1
+    for image in "benchrouter/cluster-api:$BENCHROUTER_API_IMAGE_TAG" benchrouter/cluster-postgresql:15; do
       image_missing "$image" && exit 1
     done
     "$repo/scripts/build-worker-host-image.sh" --cached
@@ -189,7 +193,7 @@ case "${1:-}" in
     compose ps
     ;;
   prebuild)
-    if image_missing "benchrouter/cluster-temporal:$BENCHROUTER_TEMPORAL_IMAGE_TAG" || image_missing "benchrouter/cluster-temporal-ui:$TEMPORAL_UI_SERVER_VERSION"; then
+    if server_images_missing; then
       "$repo/cluster/build-binaries.sh" --cache-only
     fi
     ;;
