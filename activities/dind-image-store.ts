@@ -34,6 +34,7 @@ import { cloneDockerRoot } from './docker-root-clone.js';
 import { directoryBytes } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
 import { withHostLock } from './host-lock.js';
+import { processRuns } from '../embedded/background-process.js';
 import { ensureReflinkFilesystem } from './reflink-fs.js';
 
 /** How a DinD task's daemon got its preloaded images: a clone of the store, or `docker load` of the archives. */
@@ -195,7 +196,7 @@ function refillSpare(storeDir: string, key: string, log: (line: string) => void)
       mkdirSync(spares, { recursive: true });
       for (const name of readdirSync(spares)) {
         const match = SPARE_PARTIAL.exec(name);
-        if (match?.[1] === key && !processAlive(Number(match[2]))) rmSync(path.join(spares, name), { recursive: true, force: true });
+        if (match?.[1] === key && !processRuns(Number(match[2]))) rmSync(path.join(spares, name), { recursive: true, force: true });
       }
       mkdirSync(partial);
       await cloneDockerRoot(path.join(entry, 'docker'), path.join(partial, 'docker'));
@@ -210,29 +211,29 @@ function refillSpare(storeDir: string, key: string, log: (line: string) => void)
   refilling.set(key, work);
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes a task's DinD storage: its directory, or the link and the clone in the store it points to. */
-export function removeDindStorage(storageDir: string): void {
+/**
+ * A task's DinD storage on disk: its own directory, or a link and the task's clone in the store that the link
+ * points to (`.tasks/<name>/docker`, whose parent goes with it); undefined when there is none.
+ */
+function taskStorage(storageDir: string): { link: boolean; dirs: string[] } | undefined {
   let target: string | undefined;
   try {
     if (lstatSync(storageDir).isSymbolicLink()) target = readlinkSync(storageDir);
   } catch {
-    return; // none
+    return undefined;
   }
-  if (target && isTaskClone(target)) rmSync(path.dirname(target), { recursive: true, force: true });
-  rmSync(storageDir, { recursive: true, force: true });
+  if (target === undefined) return { link: false, dirs: [storageDir] };
+  const isTaskClone = path.basename(target) === 'docker' && path.basename(path.dirname(path.dirname(target))) === TASKS;
+  return { link: true, dirs: isTaskClone ? [path.dirname(target)] : [] };
 }
 
-/** Whether `target` is a task's clone in the store, `.tasks/<name>/docker`. */
-const isTaskClone = (target: string) => path.basename(target) === 'docker' && path.basename(path.dirname(path.dirname(target))) === TASKS;
+/** Removes a task's DinD storage: its directory, or the link and the clone in the store it points to. */
+export function removeDindStorage(storageDir: string): void {
+  const storage = taskStorage(storageDir);
+  if (!storage) return;
+  for (const dir of storage.dirs) rmSync(dir, { recursive: true, force: true });
+  if (storage.link) rmSync(storageDir, { force: true });
+}
 
 /** Task storage this process is removing in the background. */
 const discarding = new Set<Promise<void>>();
@@ -245,22 +246,16 @@ const discarding = new Set<Promise<void>>();
  * sweep removes, as any storage no container uses. A rename that fails removes in place.
  */
 export function discardDindStorage(storageDir: string): void {
-  let target: string | undefined;
-  try {
-    if (lstatSync(storageDir).isSymbolicLink()) target = readlinkSync(storageDir);
-  } catch {
-    return; // none
-  }
+  const storage = taskStorage(storageDir);
+  if (!storage) return;
   const doomed: string[] = [];
-  const away = (dir: string) => {
-    const renamed = path.join(path.dirname(dir), `.discarded-${path.basename(dir)}-${process.pid}-${Date.now()}`);
-    renameSync(dir, renamed);
-    doomed.push(renamed);
-  };
   try {
-    if (target && isTaskClone(target)) away(path.dirname(target));
-    if (target) rmSync(storageDir, { force: true });
-    else away(storageDir);
+    for (const dir of storage.dirs) {
+      const renamed = path.join(path.dirname(dir), `.discarded-${path.basename(dir)}-${process.pid}-${Date.now()}`);
+      renameSync(dir, renamed);
+      doomed.push(renamed);
+    }
+    if (storage.link) rmSync(storageDir, { force: true });
   } catch {
     removeDindStorage(storageDir);
   }
