@@ -12,6 +12,9 @@ import type { JobResult, RunResult } from '../runs/run-spec.js';
 import { definitionsPageId } from '../runs/task-definition-pages.js';
 import { br, fixturesDir, startHarness, type Harness } from './support/harness.js';
 
+/** The prompt tokens of each line of a host file a task links to: digits no id, hash or timestamp of a run is likely to hold. */
+const HOST_PROMPT_TOKENS = 4_194_301;
+
 const benchmarkDir = path.join(fixturesDir, 'benchmarks', 'hostile-output');
 const HUGE_RECORDS_LINES = 1_008_246;
 /** What reading the 200 MB file whole costs is several times this; streaming it costs a few MB. */
@@ -59,7 +62,10 @@ describe('a task that leaves something other than a regular file as its output',
     const hostText = path.join(scratch, 'host-notes.txt');
     writeFileSync(hostText, 'HOST-TEXT-MARKER: the worker host must never show this\n');
     const hostRecords = path.join(scratch, 'host-records.jsonl');
-    writeFileSync(hostRecords, Array.from({ length: 7 }, (_, i) => JSON.stringify({ index: `HOST-RECORD-${i}`, score: 1, prompt_tokens: 777 })).join('\n'));
+    writeFileSync(
+      hostRecords,
+      Array.from({ length: 7 }, (_, i) => JSON.stringify({ index: `HOST-RECORD-${i}`, score: 1, prompt_tokens: HOST_PROMPT_TOKENS })).join('\n'),
+    );
 
     const before = memoryMb();
     resetPeakMemory();
@@ -105,7 +111,9 @@ describe('a task that leaves something other than a regular file as its output',
 
     // Nothing of the host's files, nor the sibling's score, is anywhere in the run's result.
     const everything = JSON.stringify(run);
-    for (const marker of ['HOST-JSON-MARKER', '4242.4242', '0.987654', 'HOST-TEXT', 'HOST-RECORD', '777']) expect(everything).not.toContain(marker);
+    // The host records' token count, alone or summed over its 7 lines (a bare 777 once matched a timestamp's milliseconds).
+    for (const marker of ['HOST-JSON-MARKER', '4242.4242', '0.987654', 'HOST-TEXT', 'HOST-RECORD', String(HOST_PROMPT_TOKENS), String(7 * HOST_PROMPT_TOKENS)])
+      expect(everything).not.toContain(marker);
 
     expect(jobs['huge-records']).toMatchObject({
       status: 'SUCCEEDED',
