@@ -33,8 +33,7 @@ import { CONTAINER_PRELOAD_DIR, DIND_ENTRYPOINT, DIND_IMAGE_LABEL, TASK_LOG_CONF
 import { cloneDockerRoot } from './docker-root-clone.js';
 import { directoryBytes } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
-import { withHostLock } from './host-lock.js';
-import { processRuns } from '../embedded/background-process.js';
+import { processGone, withHostLock } from './host-lock.js';
 import { ensureReflinkFilesystem } from './reflink-fs.js';
 
 /** How a DinD task's daemon got its preloaded images: a clone of the store, or `docker load` of the archives. */
@@ -196,7 +195,7 @@ function refillSpare(storeDir: string, key: string, log: (line: string) => void)
       mkdirSync(spares, { recursive: true });
       for (const name of readdirSync(spares)) {
         const match = SPARE_PARTIAL.exec(name);
-        if (match?.[1] === key && !processRuns(Number(match[2]))) rmSync(path.join(spares, name), { recursive: true, force: true });
+        if (match?.[1] === key && processGone(Number(match[2]))) rmSync(path.join(spares, name), { recursive: true, force: true });
       }
       mkdirSync(partial);
       await cloneDockerRoot(path.join(entry, 'docker'), path.join(partial, 'docker'));

@@ -56,7 +56,11 @@ function holderIsGone(dir: string): boolean {
   } catch {
     return false; // being created right now: the owner writes its pid just after mkdir
   }
-  if (!Number.isInteger(pid) || pid <= 0) return true;
+  return !Number.isInteger(pid) || pid <= 0 || processGone(pid);
+}
+
+/** Whether no process of that pid runs on this machine (one of another user's still counts as running). */
+export function processGone(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return false;
