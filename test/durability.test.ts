@@ -358,7 +358,9 @@ describe('a lost host that comes back after its jobs moved to another host', () 
     // Each machine has its own home (and so its own dind/); host-a's is kept across its restart.
     const homeA = { BENCHROUTER_HOME: path.join(scratch, 'moved-host-a') };
     const a = await worker(s, 'host-mv-a', homeA);
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 30), { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...FAST_FAILURE });
+    // host-a's containers must still run when host-a comes back, however long the move to host-b takes on a loaded
+    // machine (with 30 s they exited first in CI, and the checks below had nothing left to find).
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 90), { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...FAST_FAILURE });
     let client: Client | undefined;
     try {
       const handle = await submitRun(s.client, s.settings, spec);
