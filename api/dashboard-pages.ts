@@ -47,6 +47,44 @@ export function table(columns: string[], rows: Array<Array<SafeHtml | string | n
   )}</tbody></table>`;
 }
 
+/** A window of a long list: `limit` rows from `offset`. */
+export interface ListWindow {
+  offset: number;
+  limit: number;
+}
+
+/** Jobs on one run page: a 10,000-job run's page stays a page, not a 5 MB table. */
+export const JOBS_PER_PAGE = 100;
+
+/** "1–100 of 10020 · previous · next" for a list shown a window at a time; `href(offset)` links another window. */
+export function pager(window: ListWindow, shown: number, total: number, nextOffset: number | undefined, href: (offset: number) => string): SafeHtml {
+  const first = total ? window.offset + 1 : 0;
+  const previous = window.offset > 0 ? Math.max(0, window.offset - window.limit) : undefined;
+  return html`<p class="pager" id="pager">
+    <span id="shown">${first}–${window.offset + shown} of ${total}</span>
+    ${previous !== undefined ? html` · <a rel="prev" href="${href(previous)}">previous</a>` : ''}
+    ${nextOffset !== undefined ? html` · <a rel="next" href="${href(nextOffset)}">next</a>` : ''}
+  </p>`;
+}
+
+/** The window of `rows` to show, with the pager above it when they do not fit on one page. */
+function pagedRows<T>(rows: T[], window: ListWindow, href: (offset: number) => string): { shown: T[]; pager: SafeHtml | string } {
+  const shown = rows.slice(window.offset, window.offset + window.limit);
+  if (window.offset === 0 && rows.length <= window.limit) return { shown, pager: '' };
+  const next = window.offset + window.limit < rows.length ? window.offset + window.limit : undefined;
+  return { shown, pager: pager(window, shown.length, rows.length, next, href) };
+}
+
+function runPageHref(runId: string, window: ListWindow): (offset: number) => string {
+  return (offset) => {
+    const params = new URLSearchParams();
+    if (offset) params.set('offset', String(offset));
+    if (window.limit !== JOBS_PER_PAGE) params.set('limit', String(window.limit));
+    const text = params.toString();
+    return `/ui/runs/${encodeURIComponent(runId)}${text ? `?${text}` : ''}#jobs`;
+  };
+}
+
 function viewTable(view: TableView, id?: string): SafeHtml {
   return table(
     view.columns,
@@ -130,8 +168,10 @@ export function runPage(
   run: { runId: string; status: string; benchmark: string; model: string; progress: RunProgress | null; webUi: string },
   result: RunResult | undefined,
   timeline?: string,
+  window: ListWindow = { offset: 0, limit: JOBS_PER_PAGE },
 ): string {
   const running = run.status === 'RUNNING';
+  const href = runPageHref(run.runId, window);
   const head = html`<p>
       ${status(run.status)} <strong>${run.benchmark}</strong> against <strong>${run.model}</strong> · <a href="${run.webUi}">Temporal Web UI</a> ·
       <a href="/runs/${encodeURIComponent(run.runId)}">JSON</a>
@@ -149,10 +189,12 @@ export function runPage(
         : ''
     }`;
   if (!result) {
-    const jobs = run.progress?.jobs.map((j) => [j.task, j.jobId, html`<span class="job-state" data-job="${j.jobId}">${j.state}</span>`]) ?? [];
-    return page(`Run ${run.runId}`, html`${head}${table(['Task', 'Job', 'State'], jobs, 'jobs')}`);
+    const jobs = pagedRows(run.progress?.jobs ?? [], window, href);
+    const rows = jobs.shown.map((j) => [j.task, j.jobId, html`<span class="job-state" data-job="${j.jobId}">${j.state}</span>`]);
+    return page(`Run ${run.runId}`, html`${head}${jobs.pager}${table(['Task', 'Job', 'State'], rows, 'jobs')}`);
   }
   const u = result.usage?.model;
+  const jobs = pagedRows(result.jobs, window, href);
   return page(
     `Run ${run.runId}`,
     html`${head}
@@ -168,9 +210,10 @@ export function runPage(
       ${rejectedRecords(result)}
       ${result.provenance ? provenanceList(result.provenance) : ''}
       ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
+      ${jobs.pager}
       ${table(
         ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Files'],
-        result.jobs.map((j) => jobRow(result.runId, j)),
+        jobs.shown.map((j) => jobRow(result.runId, j)),
         'jobs',
       )}
       ${timeline ? figure(timeline, `/runs/${encodeURIComponent(run.runId)}/timeline`, 'The run over time: jobs finished, and jobs, calls and tokens per minute.') : ''}`,

@@ -20,7 +20,17 @@ import { listSavedAnalyses } from '../analysis/saved-analyses.js';
 import type { RoutingReport } from '../analysis/routing-analysis.js';
 import { agreementOf, callsOf, finishedResultsOf } from './chart-routes.js';
 import { timelineSvg } from './chart-views.js';
-import { analysisPage, comparePage, type ComparedInstances, leaderboardPage, loginPage, runPage, runsPage, submitPage } from './dashboard-pages.js';
+import {
+  analysisPage,
+  comparePage,
+  type ComparedInstances,
+  JOBS_PER_PAGE,
+  leaderboardPage,
+  loginPage,
+  runPage,
+  runsPage,
+  submitPage,
+} from './dashboard-pages.js';
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
 import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
 import { schedulePage, schedulesPage } from './schedule-pages.js';
@@ -84,7 +94,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     },
   );
 
-  api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }) } }, async (request, reply) => {
+  const JobsWindow = z.object({
+    offset: z.coerce.number().int().min(0).default(0).describe('the first job shown'),
+    limit: z.coerce.number().int().min(1).max(1000).default(JOBS_PER_PAGE).describe('jobs on the page'),
+  });
+  api.get('/ui/runs/:id', { schema: { ...hidden, params: z.object({ id: z.string() }), querystring: JobsWindow } }, async (request, reply) => {
     // A finished run's page is read from the kept result and timeline: no Temporal call, no transcript read.
     const kept = context.reads.finished.get(request.params.id);
     const found = kept ? undefined : await existingRunOr404(context, request.params.id);
@@ -99,7 +113,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
       webUi: runWebUiLink(context.settings, request.params.id),
     };
     const timeline = result ? timelineSvg(result.jobs, await callsOf(context, result)) : undefined;
-    return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline));
+    return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline, request.query));
   });
 
   api.get('/ui/runs/:id/instances', { schema: { ...hidden, params: z.object({ id: z.string() }), querystring: InstanceQuery } }, async (request, reply) => {

@@ -6,7 +6,7 @@ import type { TranscriptLine } from '../gateway/transcript.js';
 import type { InstanceRow } from '../runs/instance-list.js';
 import type { JobResult } from '../runs/run-spec.js';
 import { callTurns, isCall, type ChatTurn } from '../gateway/transcript-chat.js';
-import { page, score, table } from './dashboard-pages.js';
+import { page, pager, score, table } from './dashboard-pages.js';
 import { html, type SafeHtml } from './html-text.js';
 
 /** Texts longer than this are folded behind their first lines. */
@@ -56,9 +56,6 @@ export function instancesPage(
     row.latencyMs === null ? '–' : `${Math.round(row.latencyMs)} ms`,
     html`<a class="transcript" href="${transcriptLink(runId, row.jobId, row.id)}">calls</a>`,
   ]);
-  const first = result.total ? query.offset + 1 : 0;
-  const last = query.offset + result.rows.length;
-  const previous = query.offset > 0 ? Math.max(0, query.offset - query.limit) : undefined;
   return page(
     `Instances of ${runId}`,
     html`<p><a href="${runPath(runId)}">← run</a></p>
@@ -72,11 +69,7 @@ export function instancesPage(
         ><label><input type="checkbox" name="failed" value="true" ${query.failed ? ' checked' : ''} /> only failures (score &lt; 1)</label
         ><label>Search <input name="q" value="${query.q ?? ''}" placeholder="id or text" /></label><button type="submit">Show</button>
       </form>
-      <p class="pager" id="pager">
-        <span id="shown">${first}–${last} of ${result.total}</span>
-        ${previous !== undefined ? html` · <a rel="prev" href="${instancesHref(runId, query, previous)}">previous</a>` : ''}
-        ${result.nextOffset !== undefined ? html` · <a rel="next" href="${instancesHref(runId, query, result.nextOffset)}">next</a>` : ''}
-      </p>
+      ${pager(query, result.rows.length, result.total, result.nextOffset, (offset) => instancesHref(runId, query, offset))}
       ${table(['Instance', 'Task', 'Score', 'Tokens (in / out)', 'Cost', 'Calls', 'Latency', 'Transcript'], rows, 'instances')}`,
   );
 }

@@ -81,6 +81,48 @@ describe('dashboard HTML', () => {
     );
     expect(clean).not.toContain('rejected-records');
   });
+
+  it("shows a long run's jobs a page at a time, with links to the pages before and after, and a short run's on one page without a pager", () => {
+    const job = (i: number): RunResult['jobs'][number] => ({
+      jobId: `br-1.${String(i).padStart(4, '0')}-t`,
+      task: `task-${i}`,
+      status: 'SUCCEEDED',
+      result: { overall: 1, raw_metrics: {} },
+      timings: { queuedAt: '', finishedAt: '', containerSeconds: 0 },
+    });
+    const result = (count: number): RunResult => ({
+      runId: 'br-1',
+      benchmark: 'b',
+      model: 'm',
+      status: 'COMPLETED',
+      overall: 1,
+      jobs: Array.from({ length: count }, (_, i) => job(i)),
+      startedAt: '',
+      finishedAt: '',
+    });
+    const run = { runId: 'br-1', status: 'COMPLETED', benchmark: 'b', model: 'm', progress: null, webUi: 'http://ui' };
+    const tasksShown = (page: string) => [...page.matchAll(/<td>(task-\d+)<\/td>/g)].map((m) => m[1]);
+
+    const first = runPage(run, result(250));
+    expect(tasksShown(first)).toEqual(Array.from({ length: 100 }, (_, i) => `task-${i}`));
+    expect(first).toContain('<span id="shown">1–100 of 250</span>');
+    expect(first).toContain('<a rel="next" href="/ui/runs/br-1?offset=100#jobs">next</a>');
+    expect(first).not.toContain('rel="prev"');
+
+    const last = runPage(run, result(250), undefined, { offset: 200, limit: 100 });
+    expect(tasksShown(last)).toEqual(Array.from({ length: 50 }, (_, i) => `task-${200 + i}`));
+    expect(last).toContain('<span id="shown">201–250 of 250</span>');
+    expect(last).toContain('<a rel="prev" href="/ui/runs/br-1?offset=100#jobs">previous</a>');
+    expect(last).not.toContain('rel="next"');
+
+    const narrow = runPage(run, result(250), undefined, { offset: 10, limit: 20 });
+    expect(tasksShown(narrow)).toEqual(Array.from({ length: 20 }, (_, i) => `task-${10 + i}`));
+    expect(narrow).toContain('<a rel="next" href="/ui/runs/br-1?offset=30&amp;limit=20#jobs">next</a>');
+
+    const short = runPage(run, result(4));
+    expect(tasksShown(short)).toHaveLength(4);
+    expect(short).not.toContain('id="pager"');
+  });
 });
 
 describe('provenance and intervals on the dashboard', () => {
