@@ -11,7 +11,6 @@
 //   npm run perf:api -- [GET requests per route, default 2000]
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { addToken } from '../api/api-tokens.js';
@@ -19,28 +18,11 @@ import { listRuns } from '../client/runs.js';
 import { connectClient } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
-import { freePort, pool, repoRoot, run, startStack, stopProcess } from './perf-support.js';
+import { pool, repoRoot, run, startServe, startStack, stopProcess } from './perf-support.js';
 
 const GETS = Number(process.argv[2] ?? 2000);
 const CLIENTS = 50;
 const SUBMITS = 200;
-
-async function startServe(env: Record<string, string>, tokensFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes('listening on')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`br serve exited with ${code}: ${seen}`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}` };
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

@@ -169,3 +169,21 @@ export async function pool(count: number, concurrency: number, job: (i: number) 
     }),
   );
 }
+
+/** `br serve` on a free port with the given tokens file; resolves once it listens. */
+export async function startServe(env: Record<string, string>, tokensFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes('listening on')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`br serve exited with ${code}: ${seen}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}

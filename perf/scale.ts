@@ -1,8 +1,9 @@
 // perf/scale: one run of 3,000 no-op jobs (30 tasks × 100 repeats) at concurrency 16, through a real
 // `br worker`. Prints wall time, jobs/s, the run workflow's largest history (events, bytes) over its
 // continue-as-new chain, the largest payload in it, and how long `br results` takes for the run (and
-// reading its jobs' results from its result pages).
-// Targets: completes; no history over 10,240 events; no payload over 256 KB; `br results` under 2 s.
+// reading its jobs' results from its result pages), `br leaderboard`, and the dashboard's run page.
+// Targets: completes; no history over 10,240 events; no payload over 256 KB; `br results` and
+// `br leaderboard` under 2 s; the run page under 1 s.
 //
 //   npm run perf:scale -- [jobs] [concurrency] [jobs per execution]
 //
@@ -18,7 +19,10 @@ import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { makeNoopBenchmark } from './noop-tasks.js';
-import { repoRoot, run, startStack } from './perf-support.js';
+import { addToken } from '../api/api-tokens.js';
+import { JOBS_PER_PAGE } from '../api/dashboard-pages.js';
+import { launchChromium } from '../test/support/chromium.js';
+import { repoRoot, run, startServe, startStack, stopProcess, type PerfStack } from './perf-support.js';
 
 const { Payload } = proto.temporal.api.common.v1;
 const { History } = proto.temporal.api.history.v1;
@@ -35,6 +39,44 @@ function payloadSizes(value: unknown, into: number[] = []): number[] {
   if (record.data instanceof Uint8Array && 'metadata' in record) into.push(Payload.encode(record as proto.temporal.api.common.v1.IPayload).finish().length);
   else for (const child of Object.values(record)) payloadSizes(child, into);
   return into;
+}
+
+/**
+ * The dashboard's run page of the run through `br serve` (target < 1 s): the first view (which reads the
+ * run's result from its pages), a later view (kept), and a load in Chromium to its `load` event, best of 3.
+ */
+async function timeRunPage(stack: PerfStack, runId: string, jobs: number): Promise<void> {
+  const tokensFile = path.join(stack.home, 'api-tokens.json');
+  const authorization = `Bearer ${addToken(tokensFile, 'perf-scale', false)}`;
+  const serve = await startServe(stack.env, tokensFile);
+  const pageUrl = `${serve.url}/ui/runs/${encodeURIComponent(runId)}`;
+  const get = async () => {
+    const start = performance.now();
+    const response = await fetch(pageUrl, { headers: { authorization } });
+    const body = await response.text();
+    if (!response.ok) throw new Error(`GET ${pageUrl}: HTTP ${response.status}: ${body.slice(0, 500)}`);
+    if (jobs > JOBS_PER_PAGE && !body.includes(`of ${jobs}</span>`)) throw new Error(`the run page does not say it shows a page of ${jobs} jobs`);
+    return { seconds: (performance.now() - start) / 1000, bytes: body.length };
+  };
+  const browser = await launchChromium();
+  try {
+    const first = await get();
+    const later = [await get(), await get(), await get()].sort((a, b) => a.seconds - b.seconds)[0]!;
+    const page = await (await browser.newContext({ extraHTTPHeaders: { authorization } })).newPage();
+    const loads: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const start = performance.now();
+      await page.goto(pageUrl, { waitUntil: 'load' });
+      loads.push((performance.now() - start) / 1000);
+    }
+    const rows = await page.locator('#jobs tbody tr').count();
+    console.log(
+      `dashboard run page: first view ${first.seconds.toFixed(2)} s, later views ${later.seconds.toFixed(3)} s (${(later.bytes / 1024).toFixed(0)} KB of HTML, ${rows} of ${jobs} jobs on the page); in Chromium to its load event ${Math.min(...loads).toFixed(2)} s (best of 3; target < 1 s)`,
+    );
+  } finally {
+    await browser.close();
+    await stopProcess(serve.child);
+  }
 }
 
 async function main(): Promise<void> {
@@ -58,7 +100,8 @@ async function main(): Promise<void> {
     const handle = await submitRun(client, settings, spec);
     const result = await handle.result();
     const wall = (performance.now() - started) / 1000;
-    if (result.status !== 'COMPLETED' || result.jobCount !== jobs) throw new Error(`the run ended ${result.status} with ${result.jobCount} of ${jobs} jobs`);
+    const jobCount = result.jobCount ?? result.jobs.length; // a small run's result holds its jobs itself
+    if (result.status !== 'COMPLETED' || jobCount !== jobs) throw new Error(`the run ended ${result.status} with ${jobCount} of ${jobs} jobs`);
     console.log(
       `${jobs} no-op jobs at concurrency ${CONCURRENCY}, ${spec.options.jobsPerExecution ?? 'default'} jobs per execution: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`,
     );
@@ -118,6 +161,9 @@ async function main(): Promise<void> {
       `br results: ${cli.results.toFixed(2)} s as a user waits (whole process, best of 3; target < 2 s), ${readSeconds.toFixed(2)} s of it reading the ${jobs} jobs' results from pages; through tsx ${viaTsx.results.toFixed(2)} s (${(viaTsx.results / cli.results).toFixed(1)}x)`,
     );
     console.log(`br --help: ${cli.help.toFixed(2)} s (best of 3); through tsx ${viaTsx.help.toFixed(2)} s (${(viaTsx.help / cli.help).toFixed(1)}x)`);
+    const leaderboard = await timed(bundled, ['leaderboard', '--format', 'json']);
+    console.log(`br leaderboard: ${leaderboard.toFixed(2)} s with this run among the finished ones (whole process, best of 3; target < 2 s)`);
+    await timeRunPage(stack, spec.runId, jobs);
     await client.connection.close();
   } finally {
     await stack.stop();

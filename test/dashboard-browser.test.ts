@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../runs/run-spec.js';
 import { callApi, readEvents, startApiProcess, type ApiProcess } from './support/api-process.js';
@@ -20,7 +21,6 @@ const MODEL = `dashboard-acc80-${randomBytes(3).toString('hex')}`;
 import { waitFor } from './support/processes.js';
 
 const artifacts = path.join(repoRoot, 'test-artifacts', 'dashboard');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 /** Per model call: slow enough that the run page sees the run going, fast enough for a short test. */
 const MODEL_DELAY_MS = 150;
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
   h = await startHarness('dashboard');
   api = await startApiProcess(h.env, h.home);
   await startSlowModel(h.model.url);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 

@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { jobFile } from '../runs/job-artifacts.js';
@@ -20,7 +21,6 @@ import { replayAnswers } from './support/benchmark-image.js';
 import { br, repoRoot, startHarness, type Harness } from './support/harness.js';
 
 const artifacts = path.join(repoRoot, 'test-artifacts', 'instances');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 // On a new machine the first mcp run builds its image (about 2.5 minutes on 2 loaded cores).
 const COLD_BUILD_MS = 10 * 60_000;
 /** The worker resolves the run's key from this variable: a key that must never reach a transcript. */
@@ -98,7 +98,7 @@ beforeAll(async () => {
   h = await startHarness('instances');
   api = await startApiProcess(h.env, h.home);
   replay = await startReplayModel({ answersFile: replayAnswers('mcp-filesystem.jsonl') });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (message) => {
     if (message.text().includes('Content Security Policy')) refused.push(message.text());

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedArithScore } from '../reference-model/expected-score.js';
 import { callApi, startApiProcess, type ApiProcess } from './support/api-process.js';
@@ -15,7 +16,6 @@ import { waitFor } from './support/processes.js';
 
 const artifacts = path.join(repoRoot, 'test-artifacts', 'schedules');
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 const name = `api-${randomBytes(3).toString('hex')}`;
 
 let h: Harness;
@@ -36,7 +36,7 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   h = await startHarness('schedule-api');
   api = await startApiProcess(h.env, h.home);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 
