@@ -9,6 +9,7 @@
 // events`, an observer outside BenchRouter.
 
 import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,6 +60,7 @@ function resume(w: WorkerProcess): void {
   stopped.delete(w);
 }
 
+const { TimeoutType } = proto.temporal.api.enums.v1;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -73,14 +75,18 @@ async function heartbeatTimeouts(client: Client, jobId: string): Promise<{ count
   type Failure = { timeoutFailureInfo?: { timeoutType?: number | string | null } | null; cause?: Failure | null } | null | undefined;
   const timeoutOf = (failure: Failure) => failure?.timeoutFailureInfo ?? failure?.cause?.timeoutFailureInfo;
   for (const event of events) {
-    // The enum arrives as its number or, decoded from the server's JSON, its name.
-    const type = timeoutOf(event.activityTaskTimedOutEventAttributes?.failure)?.timeoutType;
-    if (type === 2 || String(type) === 'TIMEOUT_TYPE_HEARTBEAT') count += 1;
-    // A pinned attempt's retries: the server records only the last, with the failure before it.
+    // A timed-out or failed attempt's own failure, or (a pinned attempt's retries: the server records only the
+    // last) the failure before the attempt that started last. Whichever event holds it, the attempt it names
+    // timed out.
     const started = event.activityTaskStartedEventAttributes;
-    if (started && (started.attempt ?? 1) > 1 && timeoutOf(started.lastFailure)) count += 1;
     const failure = event.activityTaskTimedOutEventAttributes?.failure ?? event.activityTaskFailedEventAttributes?.failure ?? started?.lastFailure;
-    if (failure) seen.push(`${jobId} event ${String(event.eventId)}: ${failure.message ?? ''} ${JSON.stringify(timeoutOf(failure) ?? null)}`);
+    if (!failure) continue;
+    // The enum arrives as its number or, decoded from the server's JSON, its name.
+    const type = timeoutOf(failure)?.timeoutType;
+    if (type === TimeoutType.TIMEOUT_TYPE_HEARTBEAT || String(type) === 'TIMEOUT_TYPE_HEARTBEAT') count += 1;
+    seen.push(
+      `${jobId} event ${String(event.eventId)} (${String(event.eventType)}${started ? `, attempt ${String(started.attempt)}` : ''}): ${failure.message ?? ''} ${JSON.stringify(timeoutOf(failure)?.timeoutType ?? null)}`,
+    );
   }
   return { count, seen };
 }
