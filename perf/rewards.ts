@@ -22,8 +22,7 @@ import { imageTagFor } from '../activities/ensure-image.js';
 import { addToken } from '../api/api-tokens.js';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { startReplayModel } from '../reference-model/replay-model-server.js';
-import { cpuDelta, cpuSecondsByProcess, freePort, pool, repoRoot, run, startStack, stopProcess } from './perf-support.js';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { cpuDelta, cpuSecondsByProcess, pool, repoRoot, run, startServe, startStack, stopProcess } from './perf-support.js';
 
 const BATCHES = Number(process.argv[2] ?? 64);
 const PER_TASK = Number(process.argv[3] ?? 16);
@@ -33,23 +32,6 @@ const READ_AFTER = process.argv[4] === 'after';
 /** The worker's default maxConcurrentContainers. */
 const CONTAINERS_AT_ONCE = 32;
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
-
-async function startServe(env: Record<string, string>, tokensFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(path.join(repoRoot, 'br'), ['serve', '--port', String(port), '--tokens', tokensFile], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes('listening on')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`br serve exited with ${code}: ${seen}`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}` };
-}
 
 interface BatchTimes {
   runId: string;
