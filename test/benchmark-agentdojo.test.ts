@@ -3,12 +3,13 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
-import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
+import { benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import { inspectDirect } from './support/inspect-direct.js';
 
 // The image is tau2's environment, byte for byte: on a machine that built tau2's, Docker's layer cache
-// builds it at once; cold, about 15 minutes on 2 loaded cores. Each run takes 1 to 4 minutes.
+// builds it at once; cold, about a minute on an idle 2-core machine (15 minutes once on 2 loaded cores). The
+// file took 19 s with the image built on an idle machine; 1 to 4 minutes a run under load.
 const COLD_BUILD_MS = 30 * 60_000;
 
 // Two banking tasks under the important_instructions attack, answered without a tool call: the total spent in
@@ -22,7 +23,7 @@ const PER_SAMPLE = [
 let h: Harness;
 let replay: ReplayModelServer;
 
-describe.runIf(SLOW_TESTS)('agentdojo', () => {
+describe('agentdojo', () => {
   beforeAll(async () => {
     h = await startHarness('agentdojo');
     replay = await startReplayModel({ answersFile: replayAnswers('agentdojo-injections.jsonl') });

@@ -1,5 +1,7 @@
 // Docker daemon outages: a private dockerd (never the machine's shared one) stopped for 20 s in the
 // middle of a run and started again, with and without --live-restore. Real Temporal, real workers.
+// The two cases run at once: each has its own daemon (root, socket, network namespace), worker and queue,
+// and most of each is waiting (the file took 270 s with them one after the other).
 
 import type { Client } from '@temporalio/client';
 import { execFileSync, spawn } from 'node:child_process';
@@ -7,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
 import { sleepersOf } from './support/harness.js';
@@ -135,12 +137,12 @@ function countsOf(names: string[]): Record<string, number> {
   return counts;
 }
 
-describe('the Docker daemon stopped for 20 s in the middle of a run and started again', () => {
+describe.concurrent('the Docker daemon stopped for 20 s in the middle of a run and started again', () => {
   it(
     'with --live-restore: surviving containers are reattached, not restarted; one killed during the outage is restarted once; the run is COMPLETED',
     { timeout: 300_000 },
-    async (ctx) => {
-      if (unavailable) ctx.skip(`no private Docker daemon here: ${unavailable}`);
+    async ({ skip, expect }) => {
+      if (unavailable) skip(`no private Docker daemon here: ${unavailable}`);
       let victim = '';
       const { run, attempts, starts, containers } = await outageRun('live', true, (pids) => {
         // The daemon is down, the containers run on: one of them dies meanwhile, as if its process crashed.
@@ -161,8 +163,8 @@ describe('the Docker daemon stopped for 20 s in the middle of a run and started 
   it(
     'without --live-restore: stopping the daemon kills every container, and each is restarted exactly once; the run is COMPLETED',
     { timeout: 300_000 },
-    async (ctx) => {
-      if (unavailable) ctx.skip(`no private Docker daemon here: ${unavailable}`);
+    async ({ skip, expect }) => {
+      if (unavailable) skip(`no private Docker daemon here: ${unavailable}`);
       const { run, attempts, starts, containers } = await outageRun('no-live', false, () => undefined);
       expect(run.status).toBe('COMPLETED');
       expect(run.jobs.every((j) => j.status === 'SUCCEEDED')).toBe(true);

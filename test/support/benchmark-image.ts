@@ -11,9 +11,8 @@ import { repoRoot } from './harness.js';
 export const builtinDir = (benchmark: string) => path.join(repoRoot, 'benchmarks', benchmark);
 export const replayAnswers = (file: string) => path.join(repoRoot, 'test', 'fixtures', 'replay', file);
 /**
- * Benchmarks whose fidelity test alone would take a quarter of CI's time (Inspect's image builds for 15 minutes
- * on a fresh machine; tau2's upstream scorer rebuilds its database per sample) run with
- * BENCHROUTER_SLOW_TESTS=1 (`npm run test:slow`), not in the default suite.
+ * BENCHROUTER_SLOW_TESTS=1 (`npm run test:slow`): the heavy fidelity tests on their larger subsets (tau2's 3
+ * samples, swe-repair's 4 instances), and the torch routers; `npm test` runs the small subsets.
  */
 export const SLOW_TESTS = process.env.BENCHROUTER_SLOW_TESTS === '1';
 

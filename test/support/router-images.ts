@@ -1,6 +1,6 @@
 // When the torch routers' test runs. PyPI's torch for Linux is the CUDA build (about 5 GB, a cold image build
 // of most of an hour on 2 cores) and the test trains three routers (about 15 minutes): it runs with
-// `npm run test:slow` (BENCHROUTER_SLOW_TESTS=1), like the other fidelity tests `npm test` leaves out for time.
+// `npm run test:slow` (BENCHROUTER_SLOW_TESTS=1), with the larger subsets of the benchmarks' fidelity tests.
 
 import { SLOW_TESTS } from './benchmark-image.js';
 
