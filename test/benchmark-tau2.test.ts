@@ -1,7 +1,7 @@
 // Fidelity of the built-in tau2 benchmark: inspect_evals' tau2_airline run by `inspect eval` directly in the
 // same image scores exactly what `br run` reports, sample by sample, on the replay model's canned conversations;
 // and with --user-model the simulated customer's calls go to their own endpoint, metered apart from the agent's.
-// `npm test` runs the first 2 samples (one solved, one not) and the --user-model run; `npm run test:slow` the first 3.
+// `npm test` runs the first 2 samples (one solved, one not); `npm run test:slow` the first 3, and the --user-model run.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
@@ -89,7 +89,8 @@ describe('tau2', () => {
     },
   );
 
-  it('sends the simulated customer to --user-model, metered apart from the agent, with the same scores', { timeout: RUN_MS }, async () => {
+  // In `npm run test:slow` only: `npm test` keeps the fidelity run, and the suite within CI's 20 minutes.
+  it.runIf(SLOW_TESTS)('sends the simulated customer to --user-model, metered apart from the agent, with the same scores', { timeout: RUN_MS }, async () => {
     const before = { agent: replay.counts.answered, customer: customer.counts.answered };
     const run = await h.run(builtinDir('tau2'), {
       endpoint: replay.url,
