@@ -7,7 +7,8 @@ import { nearestClusters, rankByAccuracy, rankByBalance, routeByRanks, trainClus
 import { costSave, perfGain } from './cost-setting.js';
 import { normalizeRows, type Embedder } from './embedding-matrix.js';
 import type { ModelOutcome } from './model-outcome.js';
-import { nearestTrainQueries, neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
+import { neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
+import { searchNeighbours } from './neighbour-search-thread.js';
 import { outcomeOf, outcomeOfChoice, querySet, type Outcome, type QuerySet } from './outcome.js';
 import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
 import { buildQueryPool, type DatasetGap, type MissingRecords, type QueryPool } from './query-pool.js';
@@ -220,6 +221,11 @@ export async function analyzeRouting(
     throw new Error(`embedder ${embedder.name} returned ${embeddings.rows} rows for ${pool.queryText.length} queries`);
   phase('embed');
 
+  // The kNN router's neighbour search starts on a thread of its own and runs beside k-means below.
+  const neighbourSearch = searchNeighbours(embeddings, split.train, split.test, options.knnK);
+  // Awaited after k-means; should k-means throw first, the search's own failure is not left unhandled.
+  neighbourSearch.catch(() => undefined);
+
   // Each in-process router's training time is measured around its fit on the training queries alone (the
   // embeddings, shared with every router and read from a cache by the containers, are not counted).
   const kmeans = timed(() => trainClusterRouter(pool, embeddings, split.train, options));
@@ -236,14 +242,16 @@ export async function analyzeRouting(
   phase('cluster router: α sweep');
 
   // kNN has no fit step: the training queries are read when test queries arrive, so its training time is
-  // that search of them (neighbours and their per-model means); routing on the means is not counted.
-  const knnFit = timed(() => neighbourStats(pool, split.train, nearestTrainQueries(embeddings, split.train, split.test, options.knnK)));
+  // that search of them (neighbours and their per-model means, the search timed where it ran); routing on
+  // the means is not counted. The phase is what is left of the search once k-means is done.
+  const found = await neighbourSearch;
+  const knnFit = timed(() => neighbourStats(pool, split.train, found));
   const stats = knnFit.value;
   phase('kNN router: neighbours');
   const trainSeconds = {
     cluster: kmeans.seconds + accuracyRanks.seconds,
     clusterCostAware: kmeans.seconds + balanceRanks.seconds,
-    knn: knnFit.seconds,
+    knn: found.seconds + knnFit.seconds,
   };
   const knnOutcome = outcomeOfChoice(pool, test, routeByNeighbourScore(stats, allowed));
   const knnSweep = alphas.map((alpha) => outcomeOfChoice(pool, test, routeByNeighbourBalance(stats, alpha, allowed)));

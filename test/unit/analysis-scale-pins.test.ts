@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
 import { kmeans } from '../../analysis/kmeans.js';
 import { nearestTrainQueries } from '../../analysis/knn-router.js';
+import { searchNeighbours } from '../../analysis/neighbour-search-thread.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
 import { productABt } from '../../analysis/matrix-product.js';
 import { PythonRandom } from '../../analysis/python-random.js';
@@ -86,6 +87,19 @@ describe('the routing analysis gives the numbers it gave before it was made fast
     test[0] = 3;
     const { neighbours } = nearestTrainQueries({ rows: 700, dim, data }, train, test, 7);
     expect(digest(neighbours)).toBe('b953a365841e4412544e20b191993204c30400bdbe3383f4def513111c94b913');
+  });
+
+  it('the kNN neighbours found on a thread of their own, as the analysis searches a large pool: the same', async () => {
+    const dim = 10;
+    const data = randomRows(700, dim, 5);
+    data.copyWithin(100 * dim, 0, 50 * dim);
+    const train = Int32Array.from({ length: 500 }, (_, i) => i);
+    const test = Int32Array.from({ length: 200 }, (_, i) => 500 + i);
+    test[0] = 3;
+    const onThread = await searchNeighbours({ rows: 700, dim, data }, train, test, 7, true);
+    expect(onThread.k).toBe(7);
+    expect(onThread.seconds).toBeGreaterThan(0);
+    expect(digest(onThread.neighbours)).toBe('b953a365841e4412544e20b191993204c30400bdbe3383f4def513111c94b913');
   });
 
   it('k-means centers, labels and inertia, on dims with and without a remainder of 4', () => {
