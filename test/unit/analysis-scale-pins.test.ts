@@ -77,29 +77,29 @@ describe('the routing analysis gives the numbers it gave before it was made fast
     ]);
   });
 
-  it('the kNN neighbours (ties: the earlier training query)', () => {
+  /** 700 unit rows with exact ties (duplicated rows); train the first 500, test the rest with one train row among them. */
+  function tiedSearch() {
     const dim = 10;
     const data = randomRows(700, dim, 5);
-    // Duplicate rows, so that exact ties occur.
     data.copyWithin(100 * dim, 0, 50 * dim);
     const train = Int32Array.from({ length: 500 }, (_, i) => i);
     const test = Int32Array.from({ length: 200 }, (_, i) => 500 + i);
     test[0] = 3;
-    const { neighbours } = nearestTrainQueries({ rows: 700, dim, data }, train, test, 7);
-    expect(digest(neighbours)).toBe('b953a365841e4412544e20b191993204c30400bdbe3383f4def513111c94b913');
+    return { embeddings: { rows: 700, dim, data }, train, test };
+  }
+  const TIED_NEIGHBOURS = 'b953a365841e4412544e20b191993204c30400bdbe3383f4def513111c94b913';
+
+  it('the kNN neighbours (ties: the earlier training query)', () => {
+    const { embeddings, train, test } = tiedSearch();
+    expect(digest(nearestTrainQueries(embeddings, train, test, 7).neighbours)).toBe(TIED_NEIGHBOURS);
   });
 
   it('the kNN neighbours found on a thread of their own, as the analysis searches a large pool: the same', async () => {
-    const dim = 10;
-    const data = randomRows(700, dim, 5);
-    data.copyWithin(100 * dim, 0, 50 * dim);
-    const train = Int32Array.from({ length: 500 }, (_, i) => i);
-    const test = Int32Array.from({ length: 200 }, (_, i) => 500 + i);
-    test[0] = 3;
-    const onThread = await searchNeighbours({ rows: 700, dim, data }, train, test, 7, true);
+    const { embeddings, train, test } = tiedSearch();
+    const onThread = await searchNeighbours(embeddings, train, test, 7, true);
     expect(onThread.k).toBe(7);
     expect(onThread.seconds).toBeGreaterThan(0);
-    expect(digest(onThread.neighbours)).toBe('b953a365841e4412544e20b191993204c30400bdbe3383f4def513111c94b913');
+    expect(digest(onThread.neighbours)).toBe(TIED_NEIGHBOURS);
   });
 
   it('k-means centers, labels and inertia, on dims with and without a remainder of 4', () => {
