@@ -229,7 +229,7 @@ export async function waitUntilReachable(address: string, timeoutMs = 30_000): P
 const DEV_SERVER_START_TIMEOUT_MS = 60_000;
 
 /**
- * A headless dev server on `port` persisted to `dbFile`, as it is: see spawnDevServer. Its stderr, where
+ * A headless dev server on `port` persisted to `dbFile`, as it is: see startDevServer. Its stderr, where
  * Temporal says why it cannot start, is drained and its last lines kept for the caller's error.
  */
 function spawnTemporal(port: number, dbFile: string): { child: ChildProcess; stderrTail: () => string } {
@@ -256,38 +256,60 @@ export async function prepareEmbeddedDatabase(dbFile: string, say: (line: string
 
 async function createDatabase(dbFile: string): Promise<void> {
   const port = await freePort();
-  const { child, stderrTail } = spawnTemporal(port, dbFile);
+  const server = spawnTemporal(port, dbFile);
+  try {
+    await untilAnswering(server, port, `creating ${dbFile}: the Temporal dev server`);
+  } finally {
+    await stopTemporal(server.child);
+  }
+}
+
+/**
+ * Resolves once the dev server answers on `port`; throws, saying why, when it could not be started, exited
+ * first (with what it said), or did not answer within DEV_SERVER_START_TIMEOUT_MS. `what` opens the message.
+ */
+async function untilAnswering({ child, stderrTail }: ReturnType<typeof spawnTemporal>, port: number, what: string): Promise<void> {
   // What ended the process, once it has and its stderr is read to the end: how it exited, or the
   // spawn's error (no `temporal` on PATH).
   let ended: Error | string | undefined;
-  const gone = new Promise<void>((resolve) => {
-    child.once('close', (code, signal) => resolve(void (ended ??= signal ? `signal ${signal}` : `exit code ${code}`)));
-    child.once('error', (error) => resolve(void (ended = error)));
-  });
-  const failure = (why: string) => new Error(`creating ${dbFile}: the Temporal dev server ${why}`);
-  try {
-    const deadline = Date.now() + DEV_SERVER_START_TIMEOUT_MS;
-    while (!(await waitUntilReachable(`127.0.0.1:${port}`, 1_000))) {
-      if (ended instanceof Error) throw failure(`could not be started (${ended.message})`);
-      if (ended) throw failure(`exited (${ended}) before it answered; it said:\n${stderrTail() || '(nothing)'}`);
-      if (Date.now() > deadline) throw failure(`did not answer on 127.0.0.1:${port} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s`);
-    }
-  } finally {
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await gone;
-    clearTimeout(killer);
+  child.once('close', (code, signal) => void (ended ??= signal ? `signal ${signal}` : `exit code ${code}`));
+  child.once('error', (error) => void (ended = error));
+  const failure = (why: string) => new Error(`${what} ${why}`);
+  const deadline = Date.now() + DEV_SERVER_START_TIMEOUT_MS;
+  while (!(await waitUntilReachable(`127.0.0.1:${port}`, 1_000))) {
+    if (ended instanceof Error) throw failure(`could not be started (${ended.message})`);
+    if (ended) throw failure(`exited (${ended}) before it answered; it said:\n${stderrTail() || '(nothing)'}`);
+    if (Date.now() > deadline)
+      throw failure(`did not answer on 127.0.0.1:${port} within ${DEV_SERVER_START_TIMEOUT_MS / 1000} s; it said:\n${stderrTail() || '(nothing)'}`);
   }
+}
+
+/** SIGTERM, then SIGKILL after 15 s; resolves once the process is gone. */
+async function stopTemporal(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((resolve) => child.once('close', resolve));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await gone;
+  clearTimeout(killer);
 }
 
 /**
  * A headless dev server of BenchRouter's settings on `port`, its database readied first as `br up`
  * readies it (prepareEmbeddedDatabase): the test suite's, perf stacks' and the history recorder's.
- * Resolves once it is spawned, not once it answers (waitUntilReachable).
+ * Resolves once it answers, given as long as `br up` gives one (a loaded machine opens the database
+ * slowly); a server that does not is stopped, and the error says why, with what it printed.
  */
-export async function spawnDevServer(port: number, dbFile: string): Promise<ChildProcess> {
+export async function startDevServer(port: number, dbFile: string): Promise<ChildProcess> {
   await prepareEmbeddedDatabase(dbFile);
-  return spawnTemporal(port, dbFile).child;
+  const server = spawnTemporal(port, dbFile);
+  try {
+    await untilAnswering(server, port, `the Temporal dev server on 127.0.0.1:${port} (database ${dbFile})`);
+  } catch (error) {
+    await stopTemporal(server.child);
+    throw error;
+  }
+  return server.child;
 }
 
 export async function startEmbeddedServer(settings: Settings, say: (line: string) => void): Promise<void> {

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, spawnDevServer, waitUntilReachable } from '../embedded/embedded-services.js';
+import { freePort, startDevServer } from '../embedded/embedded-services.js';
 import { unmountStore } from '../activities/reflink-fs.js';
 
 export { freePort };
@@ -33,11 +33,7 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
   const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const startServer = async () => {
-    const child = await spawnDevServer(port, path.join(home, 'temporal.db'));
-    if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
-    return child;
-  };
+  const startServer = () => startDevServer(port, path.join(home, 'temporal.db'));
   let server = await startServer();
   const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}`, ...extraEnv };
   const workers = [await startWorkerProcess(env, `perf-${name}`)];

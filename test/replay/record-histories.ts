@@ -20,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createRetrySpec, createRunSpec, followRun, queryProgress, runHandle, submitRun } from '../../client/runs.js';
 import { followSuite, newSuiteId, submitSuite } from '../../client/suites.js';
 import { loadDefinitionsPage } from '../../client/task-definitions.js';
-import { freePort, spawnDevServer, waitUntilReachable } from '../../embedded/embedded-services.js';
+import { freePort, startDevServer } from '../../embedded/embedded-services.js';
 import { settingsFrom } from '../../config/settings.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
 import { gatewaySecret, ModelGateway } from '../../gateway/model-gateway.js';
@@ -43,9 +43,8 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-record-histories-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const server = await spawnDevServer(port, path.join(scratch, 'temporal.db'));
+  const server = await startDevServer(port, path.join(scratch, 'temporal.db'));
   try {
-    if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
     const settings = settingsFrom(
       { BENCHROUTER_HOME: path.join(scratch, 'home'), TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: 'record', BENCHROUTER_GATEWAY_PORT: '0' },
       os.homedir(),

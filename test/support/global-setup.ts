@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { freePort, spawnDevServer, waitUntilReachable } from '../../embedded/embedded-services.js';
+import { freePort, startDevServer } from '../../embedded/embedded-services.js';
 import { LABELS } from '../../activities/container-spec.js';
 import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
@@ -29,11 +29,14 @@ export async function setup(project: TestProject): Promise<void> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'br-test-temporal-'));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  server = await spawnDevServer(port, path.join(dir, 'temporal.db'));
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  // The server starts while the workflows bundle.
+  const [started, bundle] = await Promise.all([
+    startDevServer(port, path.join(dir, 'temporal.db')),
+    bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } }),
+  ]);
+  server = started;
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
-  if (!(await waitUntilReachable(address))) throw new Error(`the Temporal dev server did not start on ${address}`);
   project.provide('temporalAddress', address);
   project.provide('workflowBundlePath', bundlePath);
 }

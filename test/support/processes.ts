@@ -4,7 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { freePort, spawnDevServer, waitUntilReachable } from '../../embedded/embedded-services.js';
+import { freePort, startDevServer } from '../../embedded/embedded-services.js';
 import { repoRoot } from './harness.js';
 
 export interface WorkerProcess {
@@ -91,8 +91,7 @@ export function devServer(port: number, dbFile: string): DevServer {
   return {
     address,
     async start() {
-      child = await spawnDevServer(port, dbFile);
-      if (!(await waitUntilReachable(address))) throw new Error(`dev server did not start on ${address}`);
+      child = await startDevServer(port, dbFile);
     },
     async stop() {
       if (!child || child.exitCode !== null || child.signalCode !== null) return;
