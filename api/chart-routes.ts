@@ -2,6 +2,7 @@
 // checkpoint, the leaderboard's heat map, two runs' agreement matrix and a finished run over time.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import pMap from 'p-map';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { instanceAgreement, RIGHT_AT, type InstanceAgreement } from '../analysis/instance-agreement.js';
@@ -16,7 +17,7 @@ import { ApiError, ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { runIdsOf } from './board-routes.js';
 import { agreementSvg, checkpointSvg, leaderboardSvg, timelineSvg } from './chart-views.js';
-import { jobFileBytes, visitJobRecords } from './job-files.js';
+import { jobFileBytes, jobFilesHere, visitJobRecords } from './job-files.js';
 import { finishedResult } from './run-routes.js';
 
 const FORMATS = ['svg', 'png'] as const;
@@ -63,6 +64,9 @@ export async function agreementOf(context: ApiContext, results: readonly RunResu
   return { runA, runB, agreement };
 }
 
+/** Transcripts read at once from the hosts that ran a run's jobs: each remote read is a short workflow of ~0.1 s. */
+const TRANSCRIPT_READS = 16;
+
 /**
  * Every call of a finished run's transcripts: when it ended and its tokens. Kept once every job's transcript
  * was read (or found absent); a host that could not be reached is asked again on the next view.
@@ -70,17 +74,30 @@ export async function agreementOf(context: ApiContext, results: readonly RunResu
 export async function callsOf(context: ApiContext, result: RunResult): Promise<TimedCall[]> {
   const kept = context.reads.timelines.get(result.runId);
   if (kept) return kept;
-  const calls: TimedCall[] = [];
   let complete = true;
-  for (const job of result.jobs) {
-    const bytes = await jobFileBytes(context, result.runId, job, 'transcript').catch(() => {
-      complete = false;
-      return undefined;
-    });
-    if (bytes) calls.push(...timedCalls(bytes.toString('utf8')));
-  }
+  const perJob = await pMap(
+    result.jobs,
+    async (job) => {
+      const bytes = await jobFileBytes(context, result.runId, job, 'transcript').catch(() => {
+        complete = false;
+        return undefined;
+      });
+      return bytes ? timedCalls(bytes.toString('utf8')) : [];
+    },
+    { concurrency: TRANSCRIPT_READS },
+  );
+  const calls = perJob.flat();
   if (complete) context.reads.timelines.set(result.runId, calls);
   return calls;
+}
+
+/**
+ * The calls when they are at hand: kept from an earlier read, or every job's transcript on this host's disk.
+ * Undefined when some must be read from the hosts that ran them (for a run of thousands of jobs, minutes).
+ */
+export async function callsAtHand(context: ApiContext, result: RunResult): Promise<TimedCall[] | undefined> {
+  if (context.reads.timelines.get(result.runId)) return callsOf(context, result);
+  return result.jobs.every((job) => jobFilesHere(context, result.runId, job)) ? callsOf(context, result) : undefined;
 }
 
 export function registerChartRoutes(app: FastifyInstance, context: ApiContext): void {

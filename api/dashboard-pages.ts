@@ -167,7 +167,8 @@ function jobRow(runId: string, job: JobResult): Array<SafeHtml | string | number
 export function runPage(
   run: { runId: string; status: string; benchmark: string; model: string; progress: RunProgress | null; webUi: string },
   result: RunResult | undefined,
-  timeline?: string,
+  /** `complete` false: drawn from the jobs' timings alone, the calls still on the hosts that ran the jobs. */
+  timeline?: { svg: string; complete: boolean },
   window: ListWindow = { offset: 0, limit: JOBS_PER_PAGE },
 ): string {
   const running = run.status === 'RUNNING';
@@ -216,11 +217,22 @@ export function runPage(
         jobs.shown.map((j) => jobRow(result.runId, j)),
         'jobs',
       )}
-      ${timeline ? figure(timeline, `/runs/${encodeURIComponent(run.runId)}/timeline`, 'The run over time: jobs finished, and jobs, calls and tokens per minute.') : ''}`,
+      ${timeline ? timelineFigure(run.runId, timeline) : ''}`,
   );
 }
 
 /** An inline SVG picture with its caption and the API's SVG and PNG of it. */
+/** The run over time; when its calls are still to be read from other hosts, dashboard.js draws it again with them. */
+function timelineFigure(runId: string, timeline: { svg: string; complete: boolean }): SafeHtml {
+  const file = `/runs/${encodeURIComponent(runId)}/timeline`;
+  const caption = 'The run over time: jobs finished, and jobs, calls and tokens per minute.';
+  if (timeline.complete) return figure(timeline.svg, file, caption);
+  return html`<div id="timeline" data-calls-from="${file}.svg">
+    ${figure(timeline.svg, file, caption)}
+    <p class="note" id="timeline-calls-pending">Calls and tokens per minute are being read from the hosts that ran the jobs…</p>
+  </div>`;
+}
+
 export function figure(svg: string, file: string, caption: string, query = ''): SafeHtml {
   return html`<figure>
     ${new SafeHtml(svg)}

@@ -18,7 +18,7 @@ import type { TokenEntry } from './api-tokens.js';
 import { builtInBenchmarks, routingReportOf, runIdsOf, savedAnalysisOr404 } from './board-routes.js';
 import { listSavedAnalyses } from '../analysis/saved-analyses.js';
 import type { RoutingReport } from '../analysis/routing-analysis.js';
-import { agreementOf, callsOf, finishedResultsOf } from './chart-routes.js';
+import { agreementOf, callsAtHand, finishedResultsOf } from './chart-routes.js';
 import { timelineSvg } from './chart-views.js';
 import {
   analysisPage,
@@ -112,7 +112,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
       progress,
       webUi: runWebUiLink(context.settings, request.params.id),
     };
-    const timeline = result ? timelineSvg(result.jobs, await callsOf(context, result)) : undefined;
+    // Calls read from other hosts (a short workflow each) would hold a large run's page for minutes: the page
+    // then shows the jobs' own timeline at once, and fills in calls and tokens from the timeline's route.
+    const calls = result ? await callsAtHand(context, result) : undefined;
+    const svg = result ? timelineSvg(result.jobs, calls ?? []) : undefined;
+    const timeline = svg ? { svg, complete: calls !== undefined } : undefined;
     return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline, request.query));
   });
 

@@ -12,6 +12,11 @@ import type { ApiContext } from './api-context.js';
 
 const refOf = (runId: string, job: JobResult) => ({ runId, jobId: job.jobId, ...(job.carriedFrom ? { carriedFrom: job.carriedFrom } : {}) });
 
+/** Whether the job's files are read from this host's disk (its directory is here, or it never ran on a host). */
+export function jobFilesHere(context: ApiContext, runId: string, job: JobResult): boolean {
+  return !job.host || existsSync(jobArtifactsDir(context.settings.artifactsRoot, refOf(runId, job)));
+}
+
 /** One file of a run's job, whole; undefined when neither this host nor the job's host has it. */
 export async function jobFileBytes(context: ApiContext, runId: string, job: JobResult, file: JobFile): Promise<Buffer | undefined> {
   return readJobFileBytes(context, runId, job, jobFilePath(file));
@@ -20,7 +25,7 @@ export async function jobFileBytes(context: ApiContext, runId: string, job: JobR
 /** Each line of the job's records.jsonl, in order, joined to the gateway's figures for its instance, wherever the job ran. */
 export async function visitJobRecords(context: ApiContext, runId: string, job: JobResult, visit: (outcome: RecordLineOutcome) => void): Promise<void> {
   const ref = refOf(runId, job);
-  if (existsSync(jobArtifactsDir(context.settings.artifactsRoot, ref)) || !job.host) {
+  if (jobFilesHere(context, runId, job)) {
     await readRecordsFile(jobResultsDir(context.settings.artifactsRoot, ref), visit);
     return;
   }

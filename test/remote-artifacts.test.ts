@@ -13,6 +13,8 @@ import { connectClient, createRetrySpec, createRunSpec, followRun, runSpecOf, su
 import { settingsFrom, type Settings } from '../config/settings.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunResult } from '../runs/run-spec.js';
+import { callApi, startApiProcess } from './support/api-process.js';
+import { launchChromium } from './support/chromium.js';
 import { br } from './support/harness.js';
 import { spawnWorker, type WorkerProcess } from './support/processes.js';
 
@@ -177,6 +179,27 @@ describe('a run whose jobs ran on two other hosts', () => {
     const logs = await br(['logs', retry.runId, 'needs-marker'], onA);
     expect(logs.stdout).toBe('ran with the marker\n');
   });
+
+  it('the run page comes without waiting on the hosts: the jobs’ timeline at once, its calls read from the hosts after', async () => {
+    const api = await startApiProcess(submitter.env, submitter.settings.home);
+    const browser = await launchChromium();
+    try {
+      const page = await callApi<string>(api, 'GET', `/ui/runs/${encodeURIComponent(retry.runId)}`);
+      expect(page.status).toBe(200);
+      expect(String(page.body)).toContain(`data-calls-from="/runs/${encodeURIComponent(retry.runId)}/timeline.svg"`);
+      expect(String(page.body)).toContain('id="timeline-calls-pending"');
+      const tab = await (await browser.newContext({ extraHTTPHeaders: { authorization: `Bearer ${api.fullToken}` } })).newPage();
+      await tab.goto(`${api.url}/ui/runs/${encodeURIComponent(retry.runId)}`);
+      await tab.waitForSelector('[data-calls-from][data-complete="true"]', { timeout: 60_000 });
+      expect(await tab.locator('#timeline-calls-pending').count()).toBe(0);
+      expect(await tab.getAttribute('#run-timeline .panel[data-panel="jobs finished"]', 'data-total')).toBe('2');
+      // Read once from the hosts, the calls are kept: the next view draws them inline.
+      expect(String((await callApi<string>(api, 'GET', `/ui/runs/${encodeURIComponent(retry.runId)}`)).body)).not.toContain('data-calls-from');
+    } finally {
+      await browser.close();
+      await api.stop();
+    }
+  }, 120_000);
 
   it('fails naming the host when the host that holds a job’s files is down', async () => {
     await stopHost('b');

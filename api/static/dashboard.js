@@ -68,6 +68,24 @@ function follow(element) {
 const MAX_STREAMS = 4;
 Array.from(document.querySelectorAll('.progress[data-run]')).slice(0, MAX_STREAMS).forEach(follow);
 
+// A finished run whose transcripts are on other hosts: its page came with the jobs' timeline alone, and the
+// timeline's route (which reads the calls from those hosts) draws it again with calls and tokens.
+const timeline = document.querySelector('[data-calls-from]');
+if (timeline) {
+  const pending = document.getElementById('timeline-calls-pending');
+  fetch(timeline.dataset.callsFrom)
+    .then((response) => (response.ok ? response.text() : Promise.reject(new Error('HTTP ' + response.status))))
+    .then((text) => {
+      const holder = document.createElement('div');
+      holder.innerHTML = text;
+      const drawn = holder.querySelector('svg');
+      if (drawn) timeline.querySelector('svg').replaceWith(drawn);
+      pending.remove();
+      timeline.dataset.complete = 'true';
+    })
+    .catch((error) => (pending.textContent = 'Calls and tokens per minute could not be read from the hosts: ' + error.message));
+}
+
 const form = document.getElementById('submit-form');
 if (form) {
   form.addEventListener('submit', async (event) => {
