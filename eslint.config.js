@@ -14,7 +14,7 @@ export default tseslint.config(
   {
     // Generated, vendored or foreign code: bundles, dependencies, benchmark payloads, test fixtures and the
     // cluster images' staged build context (scripts/cluster.sh).
-    ignores: ['node_modules/', '**/*.bundle.js', 'benchmarks/', 'test/fixtures/', 'runtime/', '.benchrouter/', 'cluster/.bin/'],
+    ignores: ['node_modules/', '**/*.bundle.js', 'benchmarks/', 'test/fixtures/', 'runtime/', '.benchrouter/', 'cluster/.bin/', 'perf/.generated-*/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -6,6 +6,11 @@
 // `br leaderboard` under 2 s; the run page under 1 s.
 //
 //   npm run perf:scale -- [jobs] [concurrency] [jobs per execution]
+//   BENCHROUTER_PERF_HOSTS=2 npm run perf:scale -- 10000 16
+//
+// With BENCHROUTER_PERF_HOSTS=N the run goes to the compose stack with N worker hosts of their own Docker
+// engines (`scripts/cluster.sh up --hosts N`, its images built first when missing), concurrency / N
+// containers a host, instead of one worker beside the embedded dev server.
 //
 // The third argument scales the run down with its boundaries kept: 600 jobs at 200 per execution cross
 // two continue-as-new boundaries, as 3,000 at the default 1,000 do.
@@ -22,6 +27,7 @@ import { makeNoopBenchmark } from './noop-tasks.js';
 import { addToken } from '../api/api-tokens.js';
 import { JOBS_PER_PAGE } from '../api/dashboard-pages.js';
 import { launchChromium } from '../test/support/chromium.js';
+import { checkoutScratchDir, startClusterStack } from './cluster-stack.js';
 import { repoRoot, run, startServe, startStack, stopProcess, type PerfStack } from './perf-support.js';
 
 const { Payload } = proto.temporal.api.common.v1;
@@ -45,7 +51,7 @@ function payloadSizes(value: unknown, into: number[] = []): number[] {
  * The dashboard's run page of the run through `br serve` (target < 1 s): the first view (which reads the
  * run's result from its pages), a later view (kept), and a load in Chromium to its `load` event, best of 3.
  */
-async function timeRunPage(stack: PerfStack, runId: string, jobs: number): Promise<void> {
+async function timeRunPage(stack: Pick<PerfStack, 'env' | 'home'>, runId: string, jobs: number): Promise<void> {
   const tokensFile = path.join(stack.home, 'api-tokens.json');
   const authorization = `Bearer ${addToken(tokensFile, 'perf-scale', false)}`;
   const serve = await startServe(stack.env, tokensFile);
@@ -79,14 +85,28 @@ async function timeRunPage(stack: PerfStack, runId: string, jobs: number): Promi
   }
 }
 
+const HOSTS = process.env.BENCHROUTER_PERF_HOSTS ? Number(process.env.BENCHROUTER_PERF_HOSTS) : undefined;
+
+/** One worker beside the embedded dev server, or the compose stack's worker hosts (BENCHROUTER_PERF_HOSTS). */
+async function stackFor(dir: string): Promise<Pick<PerfStack, 'env' | 'home' | 'stop'>> {
+  if (HOSTS === undefined) return startStack('scale');
+  if (!Number.isInteger(HOSTS) || HOSTS < 1)
+    throw new Error(`BENCHROUTER_PERF_HOSTS: expected a whole number of hosts, got "${process.env.BENCHROUTER_PERF_HOSTS}"`);
+  const stack = await startClusterStack('scale', HOSTS, Math.ceil(CONCURRENCY / HOSTS), [dir]);
+  console.log(
+    `cluster: scripts/cluster.sh up --hosts ${HOSTS} took ${stack.upSeconds.toFixed(0)} s (image builds included); ${Math.ceil(CONCURRENCY / HOSTS)} containers a host`,
+  );
+  return stack;
+}
+
 async function main(): Promise<void> {
-  const stack = await startStack('scale');
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-scale-'));
+  // On the hosts a benchmark is found by its path in their copy of the checkout: generated inside it.
+  const dir = HOSTS === undefined ? path.join(mkdtempSync(path.join(os.tmpdir(), 'br-perf-scale-')), 'perf-noop') : checkoutScratchDir(`scale-noop-${TASKS}`);
+  makeNoopBenchmark(dir, TASKS);
+  const stack = await stackFor(dir);
   try {
     const settings = settingsFrom(stack.env, os.homedir());
     const client = await connectClient(settings);
-    const dir = path.join(scratch, 'perf-noop');
-    makeNoopBenchmark(dir, TASKS);
     const spec = createRunSpec(loadBenchmark(dir), {
       model: 'noop',
       endpoint: 'http://127.0.0.1:9/v1',
@@ -167,7 +187,7 @@ async function main(): Promise<void> {
     await client.connection.close();
   } finally {
     await stack.stop();
-    rmSync(scratch, { recursive: true, force: true });
+    rmSync(HOSTS === undefined ? path.dirname(dir) : dir, { recursive: true, force: true });
   }
 }
 

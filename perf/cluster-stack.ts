@@ -1,0 +1,81 @@
+// The compose stack with worker hosts of their own Docker engines (`scripts/cluster.sh up --hosts N`), for perf
+// scripts that measure a run on real hosts rather than on one worker beside the embedded dev server: the
+// submitter gets a client certificate and the environment a user's `br` would export.
+//
+// Hosts find a benchmark by its path in their image's copy of this checkout (docs/production-cluster.md), so
+// a perf script's generated benchmark must live inside the checkout, untracked and not ignored, before `up`
+// builds the host image: `benchmarkDir` is such a place, removed by `stop`.
+
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, repoRoot } from './perf-support.js';
+
+export interface ClusterStack {
+  /** What the submitter's `br` and client use: the frontend with mTLS, the hosts' queue. */
+  env: Record<string, string>;
+  /** The submitter's home. */
+  home: string;
+  /** How long `scripts/cluster.sh up --hosts N` took, image builds included. */
+  upSeconds: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A directory inside the checkout for a generated benchmark the hosts must see (see the header). Named by
+ * `name` alone, so that a rerun generating the same files reuses the host image built for them.
+ */
+export function checkoutScratchDir(name: string): string {
+  return path.join(repoRoot, 'perf', `.generated-${name}`);
+}
+
+/**
+ * Brings the stack up with `hosts` worker hosts, each running at most `containersPerHost` containers.
+ * `generated` directories (inside the checkout) are removed on stop, with the stack and its volumes.
+ */
+export async function startClusterStack(name: string, hosts: number, containersPerHost: number, generated: string[] = []): Promise<ClusterStack> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-cluster-`));
+  const tlsDir = path.join(scratch, 'tls');
+  const queue = `perf-${name}-${randomBytes(3).toString('hex')}`;
+  const port = await freePort();
+  const clusterEnv = {
+    COMPOSE_PROJECT_NAME: `brperf${name.replace(/[^a-z0-9]/g, '')}${randomBytes(3).toString('hex')}`,
+    BENCHROUTER_CLUSTER_TLS_DIR: tlsDir,
+    BENCHROUTER_CLUSTER_BIND: '127.0.0.1',
+    BENCHROUTER_CLUSTER_PORT: String(port),
+    BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
+    BENCHROUTER_CLUSTER_API_PORT: String(await freePort()),
+    BENCHROUTER_TASK_QUEUE: queue,
+    BENCHROUTER_HOST_CONTAINERS: String(containersPerHost),
+  };
+  const cluster = (args: string[]) =>
+    execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const started = performance.now();
+  cluster(['up', '--hosts', String(hosts)]);
+  const upSeconds = (performance.now() - started) / 1000;
+  execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [tlsDir, 'client', 'submitter'], { stdio: 'ignore' });
+  const home = path.join(scratch, 'submitter');
+  mkdirSync(home, { recursive: true });
+  return {
+    env: {
+      BENCHROUTER_HOME: home,
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      BENCHROUTER_TASK_QUEUE: queue,
+      TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'),
+      TEMPORAL_TLS_CERT: path.join(tlsDir, 'submitter.pem'),
+      TEMPORAL_TLS_KEY: path.join(tlsDir, 'submitter-key.pem'),
+    },
+    home,
+    upSeconds,
+    async stop() {
+      try {
+        cluster(['down', '--volumes']);
+      } finally {
+        for (const dir of generated) rmSync(dir, { recursive: true, force: true });
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    },
+  };
+}
