@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, repoRoot } from './perf-support.js';
+import { throwawayCluster } from '../test/support/cluster-env.js';
+import { repoRoot } from './perf-support.js';
 
 export interface ClusterStack {
   /** What the submitter's `br` and client use: the frontend with mTLS, the hosts' queue. */
@@ -39,17 +40,7 @@ export async function startClusterStack(name: string, hosts: number, containersP
   const scratch = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-cluster-`));
   const tlsDir = path.join(scratch, 'tls');
   const queue = `perf-${name}-${randomBytes(3).toString('hex')}`;
-  const port = await freePort();
-  const clusterEnv = {
-    COMPOSE_PROJECT_NAME: `brperf${name.replace(/[^a-z0-9]/g, '')}${randomBytes(3).toString('hex')}`,
-    BENCHROUTER_CLUSTER_TLS_DIR: tlsDir,
-    BENCHROUTER_CLUSTER_BIND: '127.0.0.1',
-    BENCHROUTER_CLUSTER_PORT: String(port),
-    BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
-    BENCHROUTER_CLUSTER_API_PORT: String(await freePort()),
-    BENCHROUTER_TASK_QUEUE: queue,
-    BENCHROUTER_HOST_CONTAINERS: String(containersPerHost),
-  };
+  const { clusterEnv, submitterEnv } = await throwawayCluster(`brperf${name.replace(/[^a-z0-9]/g, '')}`, tlsDir, queue, containersPerHost);
   const cluster = (args: string[]) =>
     execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
   const started = performance.now();
@@ -59,14 +50,7 @@ export async function startClusterStack(name: string, hosts: number, containersP
   const home = path.join(scratch, 'submitter');
   mkdirSync(home, { recursive: true });
   return {
-    env: {
-      BENCHROUTER_HOME: home,
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-      BENCHROUTER_TASK_QUEUE: queue,
-      TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'),
-      TEMPORAL_TLS_CERT: path.join(tlsDir, 'submitter.pem'),
-      TEMPORAL_TLS_KEY: path.join(tlsDir, 'submitter-key.pem'),
-    },
+    env: submitterEnv(home),
     home,
     upSeconds,
     async stop() {

@@ -27,11 +27,11 @@ import { queueState } from '../client/run-health.js';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
-import { freePort } from '../embedded/embedded-services.js';
 import { startReferenceModel, type ReferenceModelServer } from '../reference-model/reference-model-server.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { hostOfWorkerIdentity } from '../runs/worker-identity.js';
 import type { RunResult } from '../runs/run-spec.js';
+import { throwawayCluster } from './support/cluster-env.js';
 import { br, fixturesDir, repoRoot } from './support/harness.js';
 import { waitFor } from './support/processes.js';
 
@@ -133,18 +133,9 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
     scratch = mkdtempSync(path.join(os.tmpdir(), 'br-worker-hosts-'));
     const tlsDir = path.join(scratch, 'tls');
     queue = `hosts-${randomBytes(3).toString('hex')}`;
-    const port = await freePort();
-    clusterEnv = {
-      COMPOSE_PROJECT_NAME: `brhosts${randomBytes(3).toString('hex')}`,
-      BENCHROUTER_CLUSTER_TLS_DIR: tlsDir,
-      BENCHROUTER_CLUSTER_BIND: '127.0.0.1',
-      BENCHROUTER_CLUSTER_PORT: String(port),
-      BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
-      BENCHROUTER_CLUSTER_API_PORT: String(await freePort()),
-      BENCHROUTER_TASK_QUEUE: queue,
-      // Two containers at once per host: six jobs take two on each.
-      BENCHROUTER_HOST_CONTAINERS: '2',
-    };
+    // Two containers at once per host: six jobs take two on each.
+    const throwaway = await throwawayCluster('brhosts', tlsDir, queue, 2);
+    clusterEnv = throwaway.clusterEnv;
     const started = Date.now();
     cluster(['up', '--hosts', '3']);
     upSeconds = (Date.now() - started) / 1000;
@@ -159,14 +150,7 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
     model = await startReferenceModel({ host: gateway });
 
     execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [tlsDir, 'client', 'submitter']);
-    const env = {
-      BENCHROUTER_HOME: path.join(scratch, 'submitter'),
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-      BENCHROUTER_TASK_QUEUE: queue,
-      TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'),
-      TEMPORAL_TLS_CERT: path.join(tlsDir, 'submitter.pem'),
-      TEMPORAL_TLS_KEY: path.join(tlsDir, 'submitter-key.pem'),
-    };
+    const env = throwaway.submitterEnv(path.join(scratch, 'submitter'));
     const settings = settingsFrom(env, os.homedir());
     submitter = { settings, env, client: await connectClient(settings) };
     // Each host's worker polls its own queue once it has loaded its images and connected.
