@@ -8,7 +8,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { throwawayCluster } from '../test/support/cluster-env.js';
@@ -21,6 +21,8 @@ export interface ClusterStack {
   home: string;
   /** How long `scripts/cluster.sh up --hosts N` took, image builds included. */
   upSeconds: number;
+  /** CPU seconds each of the stack's services (temporal, postgresql, host-1, …) has used so far, from its cgroup. */
+  cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startClusterStack(name: string, hosts: number, containersP
     env: submitterEnv(home),
     home,
     upSeconds,
+    cpuSeconds: () => composeCpuSeconds(clusterEnv.COMPOSE_PROJECT_NAME!),
     async stop() {
       try {
         cluster(['down', '--volumes']);
@@ -62,4 +65,28 @@ export async function startClusterStack(name: string, hosts: number, containersP
       }
     },
   };
+}
+
+/**
+ * CPU seconds of each running container of a compose project, by service: a host's figure is its whole
+ * container (worker, inner Docker daemon and the task containers under it). cgroup v1 or v2.
+ */
+export function composeCpuSeconds(project: string): Record<string, number> {
+  const listed = execFileSync(
+    'docker',
+    ['ps', '--filter', `label=com.docker.compose.project=${project}`, '--format', '{{.ID}} {{.Label "com.docker.compose.service"}}'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const seconds: Record<string, number> = {};
+  for (const line of listed.trim().split('\n').filter(Boolean)) {
+    const [shortId, service] = line.split(' ') as [string, string];
+    const id = execFileSync('docker', ['inspect', '--format', '{{.Id}}', shortId], { encoding: 'utf8' }).trim();
+    const v1 = `/sys/fs/cgroup/cpuacct/docker/${id}/cpuacct.usage`;
+    const v2 = [`/sys/fs/cgroup/system.slice/docker-${id}.scope/cpu.stat`, `/sys/fs/cgroup/docker/${id}/cpu.stat`].find(existsSync);
+    if (existsSync(v1)) seconds[service] = Number(readFileSync(v1, 'utf8')) / 1e9;
+    else if (v2) seconds[service] = Number(/usage_usec (\d+)/.exec(readFileSync(v2, 'utf8'))?.[1] ?? NaN) / 1e6;
+  }
+  return seconds;
 }

@@ -88,7 +88,7 @@ async function timeRunPage(stack: Pick<PerfStack, 'env' | 'home'>, runId: string
 const HOSTS = process.env.BENCHROUTER_PERF_HOSTS ? Number(process.env.BENCHROUTER_PERF_HOSTS) : undefined;
 
 /** One worker beside the embedded dev server, or the compose stack's worker hosts (BENCHROUTER_PERF_HOSTS). */
-async function stackFor(dir: string): Promise<Pick<PerfStack, 'env' | 'home' | 'stop'>> {
+async function stackFor(dir: string): Promise<Pick<PerfStack, 'env' | 'home' | 'stop'> & { cpuSeconds?: () => Record<string, number> }> {
   if (HOSTS === undefined) return startStack('scale');
   if (!Number.isInteger(HOSTS) || HOSTS < 1)
     throw new Error(`BENCHROUTER_PERF_HOSTS: expected a whole number of hosts, got "${process.env.BENCHROUTER_PERF_HOSTS}"`);
@@ -116,6 +116,7 @@ async function main(): Promise<void> {
     });
     const jobs = TASKS * spec.options.repeats;
 
+    const cpuBefore = stack.cpuSeconds?.();
     const started = performance.now();
     const handle = await submitRun(client, settings, spec);
     const result = await handle.result();
@@ -125,6 +126,12 @@ async function main(): Promise<void> {
     console.log(
       `${jobs} no-op jobs at concurrency ${CONCURRENCY}, ${spec.options.jobsPerExecution ?? 'default'} jobs per execution: ${wall.toFixed(1)} s wall, ${(jobs / wall).toFixed(2)} jobs/s, status ${result.status}`,
     );
+
+    if (cpuBefore) {
+      const after = stack.cpuSeconds!();
+      const used = Object.entries(after).map(([service, total]) => `${service} ${(total - (cpuBefore[service] ?? 0)).toFixed(0)} s`);
+      console.log(`CPU during the run, by container: ${used.join(', ')} (a host: its worker, inner Docker daemon and task containers)`);
+    }
 
     // The run's continue-as-new chain: every execution of its workflow id.
     const executions: string[] = [];
