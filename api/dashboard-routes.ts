@@ -102,7 +102,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     // A finished run's page is read from the kept result and timeline: no Temporal call, no transcript read.
     const kept = context.reads.finished.get(request.params.id);
     const found = kept ? undefined : await existingRunOr404(context, request.params.id);
-    const result = kept ?? (found?.description.status.name === 'COMPLETED' ? await finishedResult(context, request.params.id) : undefined);
+    const result = kept ?? (found?.description.status.name === 'COMPLETED' ? await finishedResult(context, request.params.id, found) : undefined);
     const progress = result ? progressOfResult(result) : await queryProgress(found!.handle).catch(() => null);
     const run = {
       runId: request.params.id,

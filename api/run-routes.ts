@@ -107,11 +107,11 @@ export function createRunReads(): {
   };
 }
 
-/** The finished run's result, or 409 saying why there is none yet. */
-export async function finishedResult(context: ApiContext, runId: string): Promise<RunResult> {
+/** The finished run's result, or 409 saying why there is none yet; `described`: the run as the caller already described it. */
+export async function finishedResult(context: ApiContext, runId: string, described?: Awaited<ReturnType<typeof existingRunOr404>>): Promise<RunResult> {
   const cached = context.reads.finished.get(runId);
   if (cached) return cached;
-  const { handle, description } = await existingRunOr404(context, runId);
+  const { handle, description } = described ?? (await existingRunOr404(context, runId));
   if (description.status.name === 'RUNNING') throw new ApiError(409, `run ${runId} is still running: follow GET /runs/${runId}/events`);
   if (description.status.name !== 'COMPLETED') throw new ApiError(409, `run ${runId} ended as ${description.status.name} without a result`);
   const result = await withJobs(context.client.workflow, await handle.result());
