@@ -30,12 +30,19 @@ const LATENCY_JOBS = 5;
 const WARM_UP_JOBS = 4 * CONCURRENCY;
 /** `npm run perf:overhead -- [N] [rounds]`: rounds of raw and br timings (default 5). */
 const ROUNDS = Number(process.argv[3] ?? 5);
+/**
+ * BENCHROUTER_PERF_AHEAD=k, a scheduling experiment: the run starts k jobs beyond the 8 containers, and the
+ * worker (`--max-containers 8`) holds each one's container until a slot frees, so a lane's next job is
+ * already started when its container's slot frees. 0 (the default): the run's lanes are the bound.
+ */
+const AHEAD = Number(process.env.BENCHROUTER_PERF_AHEAD ?? 0);
+const LANES = CONCURRENCY + AHEAD;
 
 async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-overhead-'));
   const benchmarkDir = path.join(scratch, 'perf-noop');
   makeNoopBenchmark(benchmarkDir, N);
-  const stack = await startStack('overhead');
+  const stack = await startStack('overhead', {}, AHEAD ? ['--max-containers', String(CONCURRENCY)] : []);
   try {
     // Warm-up: builds the image and primes the worker, so neither side pays a first-time cost; run at
     // the measured concurrency, it also fills the worker's pool of network namespaces (netns-pool.ts),
@@ -44,7 +51,7 @@ async function main(): Promise<void> {
     // pays once, not per run.
     const warm = path.join(scratch, 'warm');
     makeNoopBenchmark(warm, WARM_UP_JOBS);
-    await timeBrRun(stack.env, warm, WARM_UP_JOBS, CONCURRENCY);
+    await timeBrRun(stack.env, warm, WARM_UP_JOBS, LANES);
     const image = imageTagFor('perf-noop', 'noop', directoryDigest(path.join(benchmarkDir, 'environments', 'noop')));
 
     // dockerd and containerd serve every engineer on the machine; the dev server and worker are this stack's own.
@@ -58,7 +65,7 @@ async function main(): Promise<void> {
     const timed = async (which: 'raw' | 'br') => {
       const before = cpu();
       const seconds =
-        which === 'raw' ? await timeRawDockerRuns(image, benchmarkDir, scratch, N, CONCURRENCY) : await timeBrRun(stack.env, benchmarkDir, N, CONCURRENCY);
+        which === 'raw' ? await timeRawDockerRuns(image, benchmarkDir, scratch, N, CONCURRENCY) : await timeBrRun(stack.env, benchmarkDir, N, LANES);
       return { seconds, before, after: cpu() };
     };
     for (let round = 0; round < ROUNDS; round++) {
@@ -82,7 +89,9 @@ async function main(): Promise<void> {
     const perTask = (seconds: number) => `${seconds.toFixed(2)} s (${((seconds / N) * 1000).toFixed(0)} ms per task)`;
     const ratios = rounds.map((r) => r.br / r.raw);
     const mid = rounds[ratios.indexOf(median(ratios))]!;
-    console.log(`tasks: ${N}, concurrency: ${CONCURRENCY}, rounds: ${ROUNDS} (raw and br alternating which goes first)`);
+    console.log(
+      `tasks: ${N}, concurrency: ${CONCURRENCY}${AHEAD ? ` (br: ${LANES} jobs at once, ${CONCURRENCY} containers)` : ''}, rounds: ${ROUNDS} (raw and br alternating which goes first)`,
+    );
     rounds.forEach((r, i) =>
       console.log(
         `round ${i + 1}: raw ${r.raw.toFixed(2)} s, br ${r.br.toFixed(2)} s, ratio ${(r.br / r.raw).toFixed(3)}; per task during br: temporal ${r.temporalMs} ms CPU, worker ${r.workerMs} ms CPU`,

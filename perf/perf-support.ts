@@ -28,15 +28,15 @@ export interface PerfStack {
   stop(): Promise<void>;
 }
 
-/** `extraEnv`: more settings for the stack's worker and `br` (BENCHROUTER_DIND_STORE_MAX, say). */
-export async function startStack(name: string, extraEnv: Record<string, string> = {}): Promise<PerfStack> {
+/** `extraEnv`: more settings for the stack's worker and `br` (BENCHROUTER_DIND_STORE_MAX, say); `workerArgs`: more `br worker` options. */
+export async function startStack(name: string, extraEnv: Record<string, string> = {}, workerArgs: string[] = []): Promise<PerfStack> {
   const home = mkdtempSync(path.join(os.tmpdir(), `br-perf-${name}-`));
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const startServer = () => startDevServer(port, path.join(home, 'temporal.db'));
   let server = await startServer();
   const env = { BENCHROUTER_HOME: home, TEMPORAL_ADDRESS: address, BENCHROUTER_TASK_QUEUE: `perf-${name}`, BENCHROUTER_HOST_ID: `perf-${name}`, ...extraEnv };
-  const workers = [await startWorkerProcess(env, `perf-${name}`)];
+  const workers = [await startWorkerProcess(env, `perf-${name}`, workerArgs)];
   return {
     env,
     home,
@@ -62,10 +62,10 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
 /** A real `br worker` process; resolves once it polls. */
 const gatewayPorts = new Map<string, number>();
 
-export async function startWorkerProcess(env: Record<string, string>, hostId: string): Promise<ChildProcess> {
+export async function startWorkerProcess(env: Record<string, string>, hostId: string, args: string[] = []): Promise<ChildProcess> {
   // One gateway port per host id, kept across restarts, as on a real machine.
   if (!gatewayPorts.has(hostId)) gatewayPorts.set(hostId, await freePort());
-  const worker = spawn(path.join(repoRoot, 'br'), ['worker'], {
+  const worker = spawn(path.join(repoRoot, 'br'), ['worker', ...args], {
     env: { ...process.env, ...env, BENCHROUTER_HOST_ID: hostId, BENCHROUTER_GATEWAY_PORT: String(gatewayPorts.get(hostId)) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
