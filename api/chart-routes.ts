@@ -96,8 +96,8 @@ export async function callsOf(context: ApiContext, result: RunResult): Promise<T
  * Undefined when some must be read from the hosts that ran them (for a run of thousands of jobs, minutes).
  */
 export async function callsAtHand(context: ApiContext, result: RunResult): Promise<TimedCall[] | undefined> {
-  if (context.reads.timelines.get(result.runId)) return callsOf(context, result);
-  return result.jobs.every((job) => jobFilesHere(context, result.runId, job)) ? callsOf(context, result) : undefined;
+  const atHand = context.reads.timelines.get(result.runId) || result.jobs.every((job) => jobFilesHere(context, result.runId, job));
+  return atHand ? callsOf(context, result) : undefined;
 }
 
 export function registerChartRoutes(app: FastifyInstance, context: ApiContext): void {

@@ -221,7 +221,6 @@ export function runPage(
   );
 }
 
-/** An inline SVG picture with its caption and the API's SVG and PNG of it. */
 /** The run over time; when its calls are still to be read from other hosts, dashboard.js draws it again with them. */
 function timelineFigure(runId: string, timeline: { svg: string; complete: boolean }): SafeHtml {
   const file = `/runs/${encodeURIComponent(runId)}/timeline`;
@@ -233,6 +232,7 @@ function timelineFigure(runId: string, timeline: { svg: string; complete: boolea
   </div>`;
 }
 
+/** An inline SVG picture with its caption and the API's SVG and PNG of it. */
 export function figure(svg: string, file: string, caption: string, query = ''): SafeHtml {
   return html`<figure>
     ${new SafeHtml(svg)}

@@ -4,7 +4,7 @@
 //
 // Hosts find a benchmark by its path in their image's copy of this checkout (docs/production-cluster.md), so
 // a perf script's generated benchmark must live inside the checkout, untracked and not ignored, before `up`
-// builds the host image: `benchmarkDir` is such a place, removed by `stop`.
+// builds the host image: `checkoutScratchDir` gives such a place, removed by `stop`.
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -74,15 +74,12 @@ export async function startClusterStack(name: string, hosts: number, containersP
 export function composeCpuSeconds(project: string): Record<string, number> {
   const listed = execFileSync(
     'docker',
-    ['ps', '--filter', `label=com.docker.compose.project=${project}`, '--format', '{{.ID}} {{.Label "com.docker.compose.service"}}'],
-    {
-      encoding: 'utf8',
-    },
+    ['ps', '--no-trunc', '--filter', `label=com.docker.compose.project=${project}`, '--format', '{{.ID}} {{.Label "com.docker.compose.service"}}'],
+    { encoding: 'utf8' },
   );
   const seconds: Record<string, number> = {};
   for (const line of listed.trim().split('\n').filter(Boolean)) {
-    const [shortId, service] = line.split(' ') as [string, string];
-    const id = execFileSync('docker', ['inspect', '--format', '{{.Id}}', shortId], { encoding: 'utf8' }).trim();
+    const [id, service] = line.split(' ') as [string, string];
     const v1 = `/sys/fs/cgroup/cpuacct/docker/${id}/cpuacct.usage`;
     const v2 = [`/sys/fs/cgroup/system.slice/docker-${id}.scope/cpu.stat`, `/sys/fs/cgroup/docker/${id}/cpu.stat`].find(existsSync);
     if (existsSync(v1)) seconds[service] = Number(readFileSync(v1, 'utf8')) / 1e9;

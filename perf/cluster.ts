@@ -5,13 +5,13 @@
 //   node --import tsx perf/cluster.ts [N]
 
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { imageTagFor } from '../activities/ensure-image.js';
 import { directoryDigest } from '../contract/benchmark-digest.js';
-import { freePort, repoRoot, startStack, startWorkerProcess, stopProcess } from './perf-support.js';
+import { throwawayCluster } from '../test/support/cluster-env.js';
+import { repoRoot, startStack, startWorkerProcess, stopProcess } from './perf-support.js';
 import { makeNoopBenchmark, timeBrRun, timeRawDockerRuns } from './noop-tasks.js';
 
 const N = Number(process.argv[2] ?? 100);
@@ -22,29 +22,14 @@ async function main(): Promise<void> {
   const benchmarkDir = path.join(scratch, 'perf-noop');
   makeNoopBenchmark(benchmarkDir, N);
   const tlsDir = path.join(scratch, 'tls');
-  const port = await freePort();
-  const clusterEnv = {
-    COMPOSE_PROJECT_NAME: `brperf${randomBytes(3).toString('hex')}`,
-    BENCHROUTER_CLUSTER_TLS_DIR: tlsDir,
-    BENCHROUTER_CLUSTER_BIND: '127.0.0.1',
-    BENCHROUTER_CLUSTER_PORT: String(port),
-    BENCHROUTER_CLUSTER_UI_PORT: String(await freePort()),
-  };
+  const { clusterEnv, submitterEnv } = await throwawayCluster('brperf', tlsDir, 'perf-cluster', CONCURRENCY);
   const cluster = (args: string[]) =>
     execFileSync(path.join(repoRoot, 'scripts', 'cluster.sh'), args, { env: { ...process.env, ...clusterEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
   const embedded = await startStack('cluster-embedded');
   cluster(['up']);
   try {
-    execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [tlsDir, 'client', 'perf']);
-    const clusterBr = {
-      BENCHROUTER_HOME: path.join(scratch, 'cluster-home'),
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-      TEMPORAL_TLS_CA: path.join(tlsDir, 'ca.pem'),
-      TEMPORAL_TLS_CERT: path.join(tlsDir, 'perf.pem'),
-      TEMPORAL_TLS_KEY: path.join(tlsDir, 'perf-key.pem'),
-      BENCHROUTER_TASK_QUEUE: 'perf-cluster',
-      BENCHROUTER_HOST_ID: 'perf-cluster',
-    };
+    execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [tlsDir, 'client', 'submitter']);
+    const clusterBr = { ...submitterEnv(path.join(scratch, 'cluster-home')), BENCHROUTER_HOST_ID: 'perf-cluster' };
     const worker = await startWorkerProcess(clusterBr, 'perf-cluster');
     try {
       // Warm-up on both: the image is built and each worker primed before anything is timed.

@@ -61,7 +61,7 @@ async function timeRunPage(stack: Pick<PerfStack, 'env' | 'home'>, runId: string
     const start = performance.now();
     const response = await fetch(url, { headers: { authorization } });
     const body = await response.text();
-    if (!response.ok) throw new Error(`GET ${pageUrl}: HTTP ${response.status}: ${body.slice(0, 500)}`);
+    if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}: ${body.slice(0, 500)}`);
     if (url === pageUrl && jobs > JOBS_PER_PAGE && !body.includes(`of ${jobs}</span>`))
       throw new Error(`the run page does not say it shows a page of ${jobs} jobs`);
     return { seconds: (performance.now() - start) / 1000, bytes: body.length };
