@@ -298,7 +298,7 @@ class TaskAttempt {
       if (state.running) {
         const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
         const measure = async () => (await directoryBytes(this.resultsDir)) + (await this.runtime.heldBytes()) + (await docker.writableLayerBytes(state.id));
-        ended = await waitForEnd(ctx, docker, state.id, deadlineMs, (signal) => watchDiskUse(measure, limitBytes, signal));
+        ended = await waitForEnd(ctx, docker, state.id, deadlineMs, log.finished, (signal) => watchDiskUse(measure, limitBytes, signal));
       }
       if (ended.kind !== 'exited') await docker.kill(state.id);
       await drained(log);
@@ -339,12 +339,16 @@ class TaskAttempt {
   };
 }
 
-/** Until the container exits, passes its deadline or its disk limit, or the attempt is cancelled. */
+/**
+ * Until the container exits, passes its deadline or its disk limit, or the attempt is cancelled; or the
+ * daemon goes away (its log stream breaks), which fails the attempt so that the next one reattaches.
+ */
 async function waitForEnd(
   ctx: Context,
   docker: DockerEngine,
   containerId: string,
   deadlineMs: number,
+  logFinished: Promise<unknown>,
   watchDisk: (signal: AbortSignal) => Promise<DiskExceeded>,
 ): Promise<Ended> {
   // Aborted on the way out, whichever way the race ends: the daemon's wait request, the deadline's
@@ -353,12 +357,28 @@ async function waitForEnd(
   try {
     return await Promise.race([
       docker.wait(containerId, ending.signal).then(() => ({ kind: 'exited' as const })),
+      // A daemon that stops with --live-restore leaves the wait request unanswered (its answer had begun:
+      // the body comes when the container exits), until the deadline. Its log stream breaks at once, and
+      // ends when the container stops: then the container's state says what the wait would have.
+      logFinished.then(() => stoppedAfterLog(docker, containerId, ending.signal)),
       sleep(Math.max(0, deadlineMs - Date.now()), { kind: 'timed_out' as const }, { signal: ending.signal }),
       watchDisk(ending.signal).then((disk) => ({ kind: 'disk_limit' as const, disk })),
       ctx.cancelled,
     ]);
   } finally {
     ending.abort();
+  }
+}
+
+/** How long the wait request gets to answer after the log stream ended, before the container is inspected instead. */
+const WAIT_AFTER_LOG_MS = 2_000;
+
+/** Once the log stream has ended: exited, when the wait request does not say so first and the daemon does. */
+async function stoppedAfterLog(docker: DockerEngine, containerId: string, signal: AbortSignal): Promise<{ kind: 'exited' }> {
+  for (;;) {
+    await sleep(WAIT_AFTER_LOG_MS, undefined, { signal });
+    const state = await docker.containerState(containerId);
+    if (!state?.running) return { kind: 'exited' };
   }
 }
 

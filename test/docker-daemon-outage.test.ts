@@ -12,11 +12,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
-import { sleepersOf } from './support/harness.js';
+import { releaseSleepers, sleepersOf } from './support/harness.js';
 import { privateDaemonUnavailable, privateDockerDaemon, type PrivateDockerDaemon } from './support/private-docker-daemon.js';
 import { spawnWorker, waitFor, type WorkerProcess } from './support/processes.js';
 
 const OUTAGE_MS = 20_000;
+/** The retries' backoff (at most 30 s) and a reattach or restart, on a loaded machine. */
+const RECOVERY_MS = 90_000;
+/** Far past RECOVERY_MS and the test's own timeout. */
+const TASK_TIMEOUT_S = 900;
 const unavailable = privateDaemonUnavailable();
 let scratch: string;
 
@@ -62,7 +66,6 @@ function runningOf(daemon: PrivateDockerDaemon, runId: string): string[] {
     .filter(Boolean);
 }
 
-/** runJobOnHost's started event (the job's one host activity) in a job's history: its attempt and the failure that preceded it. */
 /**
  * How many attempts the job's host activities made in all (a first attempt on the shared queue, then
  * those pinned to its host), and the last failure an attempt saw before the one that finished.
@@ -81,7 +84,13 @@ async function containerAttempt(client: Client, jobId: string): Promise<{ attemp
   return { attempt: starts.reduce((sum, started) => sum + (started.attempt ?? 0), 0), ...(lastFailure ? { lastFailure } : {}) };
 }
 
-async function outageRun(name: string, liveRestore: boolean, duringOutage: (pids: Map<string, number>) => void) {
+/**
+ * A run of 4 sleepers on a private daemon, stopped for OUTAGE_MS while they run. Within RECOVERY_MS of the
+ * daemon's return, `startsInAll` container starts (the first 4 and the restarts the case expects) and 4
+ * running containers are expected; then the sleepers are released, what is left being their sleep. The tasks'
+ * timeout is far beyond: an attempt that noticed the outage only at its task's deadline fails here.
+ */
+async function outageRun(name: string, liveRestore: boolean, startsInAll: number, duringOutage: (pids: Map<string, number>) => void) {
   const daemon = privateDockerDaemon(path.join(scratch, name), { liveRestore });
   const workers: WorkerProcess[] = [];
   const env = {
@@ -96,7 +105,7 @@ async function outageRun(name: string, liveRestore: boolean, duringOutage: (pids
     await daemon.start();
     execFileSync('sh', ['-c', `docker save benchrouter/base:bookworm | DOCKER_HOST=${daemon.host} docker load`], { stdio: 'ignore' });
     workers.push(await spawnWorker(env, `host-${name}`));
-    const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), 40), {
+    const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), 40, TASK_TIMEOUT_S), {
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
       heartbeatTimeout: 5,
@@ -117,6 +126,11 @@ async function outageRun(name: string, liveRestore: boolean, duringOutage: (pids
     const back = Math.floor(Date.now() / 1000) - 1;
     await daemon.start();
     starts.watch(back);
+    const restarted = () => starts.names.length >= startsInAll && runningOf(daemon, spec.runId).length === 4;
+    await waitFor(`${startsInAll} container starts and 4 running containers after the daemon came back`, restarted, RECOVERY_MS).catch((error: Error) => {
+      throw new Error(`${error.message}; starts seen: ${JSON.stringify(starts.names)}; running: ${JSON.stringify(runningOf(daemon, spec.runId))}`);
+    });
+    releaseSleepers(spec.runId, { docker: (args) => daemon.docker(args) });
 
     const run = await followRun(handle);
     const attempts = await Promise.all(run.jobs.map((job) => containerAttempt(client, job.jobId)));
@@ -144,7 +158,7 @@ describe.concurrent('the Docker daemon stopped for 20 s in the middle of a run a
     async ({ skip, expect }) => {
       if (unavailable) skip(`no private Docker daemon here: ${unavailable}`);
       let victim = '';
-      const { run, attempts, starts, containers } = await outageRun('live', true, (pids) => {
+      const { run, attempts, starts, containers } = await outageRun('live', true, 5, (pids) => {
         // The daemon is down, the containers run on: one of them dies meanwhile, as if its process crashed.
         victim = [...pids.keys()][0]!;
         process.kill(pids.get(victim)!, 'SIGKILL');
@@ -165,7 +179,7 @@ describe.concurrent('the Docker daemon stopped for 20 s in the middle of a run a
     { timeout: 300_000 },
     async ({ skip, expect }) => {
       if (unavailable) skip(`no private Docker daemon here: ${unavailable}`);
-      const { run, attempts, starts, containers } = await outageRun('no-live', false, () => undefined);
+      const { run, attempts, starts, containers } = await outageRun('no-live', false, 8, () => undefined);
       expect(run.status).toBe('COMPLETED');
       expect(run.jobs.every((j) => j.status === 'SUCCEEDED')).toBe(true);
       expect(countsOf(starts)).toEqual(Object.fromEntries(containers.map((name) => [name, 2])));
