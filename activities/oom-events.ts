@@ -105,6 +105,8 @@ export class OomEventHub {
   /** The last event's time (ns), or when the first stream opened: where a reopened stream resumes. */
   private seenUntilNano = 0;
   private retry?: NodeJS.Timeout;
+  /** When reopening the stream began to fail: the warning is said once an outage, not once a retry. */
+  private failingSince?: number;
 
   constructor(
     private readonly docker: DockerEngine,
@@ -168,9 +170,19 @@ export class OomEventHub {
   /** Reopens the stream for the watches still open; the next watch opens it otherwise. */
   private reopenWhileWatched(): void {
     if (this.tallies.size === 0 || this.closing.signal.aborted) return;
-    this.connect().catch((error: unknown) => {
-      this.say(`warning: the daemon's container events could not be followed again (${(error as Error).message}); retrying`);
-      this.retry = setTimeout(() => this.reopenWhileWatched(), RECONNECT_MS);
-    });
+    this.connect().then(
+      () => {
+        if (this.failingSince === undefined) return;
+        this.say(`the daemon's container events are followed again, after ${((Date.now() - this.failingSince) / 1000).toFixed(0)} s`);
+        this.failingSince = undefined;
+      },
+      (error: unknown) => {
+        if (this.failingSince === undefined) {
+          this.failingSince = Date.now();
+          this.say(`warning: the daemon's container events could not be followed again (${(error as Error).message}); retrying every ${RECONNECT_MS / 1000} s`);
+        }
+        this.retry = setTimeout(() => this.reopenWhileWatched(), RECONNECT_MS);
+      },
+    );
   }
 }

@@ -3,15 +3,20 @@
 // stream the daemon closed reopened from the last event, with nothing counted twice.
 
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { DockerEngine } from '../../activities/docker-engine.js';
 import { OomEventHub } from '../../activities/oom-events.js';
 
-/** A daemon whose `events` calls are recorded and answered with streams the test writes to. */
+/** A daemon whose `events` calls are recorded and answered with streams the test writes to (or refused while `down`). */
 function fakeDaemon() {
   const opened: { filters: Record<string, string[]>; since: number | undefined; stream: PassThrough }[] = [];
+  const state = { down: false, refused: 0 };
   const docker = {
     events: async (filters: Record<string, string[]>, since: number | undefined) => {
+      if (state.down) {
+        state.refused += 1;
+        throw new Error('docker events failed (no answer): connect ENOENT /var/run/docker.sock');
+      }
       const stream = new PassThrough();
       opened.push({ filters, since, stream });
       return stream;
@@ -19,7 +24,7 @@ function fakeDaemon() {
   } as unknown as DockerEngine;
   const emit = (name: string, action: string, timeNano: number, stream = opened.at(-1)!.stream) =>
     stream.write(`${JSON.stringify({ Type: 'container', Action: action, timeNano, Actor: { Attributes: { name } } })}\n`);
-  return { docker, opened, emit };
+  return { docker, opened, emit, state };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -80,6 +85,29 @@ describe('OomEventHub', () => {
     await tick();
     expect(await watch.stop()).toBe(2);
     hub.close();
+  });
+
+  it('says once that the daemon is away while it retries, and once that its events are followed again', async () => {
+    vi.useFakeTimers();
+    try {
+      const daemon = fakeDaemon();
+      const said: string[] = [];
+      const hub = new OomEventHub(daemon.docker, (line) => said.push(line));
+      await hub.watch('task-a');
+      daemon.state.down = true;
+      daemon.opened[0]!.stream.destroy(new Error('aborted'));
+      await vi.advanceTimersByTimeAsync(20_000);
+      expect(daemon.state.refused).toBeGreaterThanOrEqual(20);
+      expect(said).toEqual([expect.stringMatching(/^warning: the daemon's container events could not be followed again \(.*ENOENT.*\); retrying every 1 s$/)]);
+      daemon.state.down = false;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(daemon.opened).toHaveLength(2);
+      expect(said).toHaveLength(2);
+      expect(said[1]).toMatch(/^the daemon's container events are followed again, after 2[01] s$/);
+      hub.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('leaves a closed stream closed while nothing is watched, and opens it again for the next watch', async () => {
