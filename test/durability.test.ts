@@ -13,11 +13,20 @@ import { connectClient, createRunSpec, followRun, submitRun } from '../client/ru
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import type { RunOptionsInput } from '../runs/run-options.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
-import { br, containersOfRun, dockerLines, fixturesDir, sleepersOf } from './support/harness.js';
+import { br, containersOfRun, dockerLines, fixturesDir, releaseSleepers, sleepersOf } from './support/harness.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { sweepOrphans } from '../workers/sweep-orphans.js';
 import { freePort } from '../embedded/embedded-services.js';
-import { devServer, runningContainersOf, spawnWorker, waitFor, waitForRunningOn, watchContainerStarts, type WorkerProcess } from './support/processes.js';
+import {
+  devServer,
+  runningContainersOf,
+  spawnWorker,
+  waitFor,
+  waitForAttemptsSince,
+  waitForRunningOn,
+  watchContainerStarts,
+  type WorkerProcess,
+} from './support/processes.js';
 
 const sleepers = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'sleepers'));
 const FAST_FAILURE: Partial<RunOptionsInput> = { heartbeatTimeout: 3, hostTimeout: 4 };
@@ -170,9 +179,13 @@ describe('the Temporal server killed with kill -9 for longer than the heartbeat 
       // Long enough that every running attempt's heartbeat timeout expires while the server is down.
       await new Promise((r) => setTimeout(r, (heartbeatTimeout * 2 + 2) * 1000));
       expect(runningContainersOf(handle.workflowId)).toHaveLength(8);
+      const back = Date.now();
       await server.start();
 
       client = await connectClient(s.settings);
+      // Each container followed again after the restart: what is left is the sleep itself.
+      await waitForAttemptsSince(client, handle.workflowId, back);
+      releaseSleepers(handle.workflowId);
       const run = await followRun(client.workflow.getHandle(handle.workflowId));
       expect(run.status).toBe('COMPLETED');
       expect(run.jobs).toHaveLength(8);
@@ -329,6 +342,7 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
       expect(runningContainersOf(handle.workflowId)).toHaveLength(2);
       expect(execFileSync('docker', ['ps', '-q', '--filter', `name=^${orphan}$`], { encoding: 'utf8' }).trim()).not.toBe('');
 
+      const back = Date.now();
       await server.start();
       await second.printed('polling');
       expect(second.output()).toContain(`removed orphaned container ${orphan}`);
@@ -336,6 +350,8 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
       expect(execFileSync('docker', ['ps', '-aq', '--filter', `name=^${orphan}$`], { encoding: 'utf8' }).trim()).toBe('');
 
       client = await connectClient(s.settings);
+      await waitForAttemptsSince(client, handle.workflowId, back);
+      releaseSleepers(handle.workflowId);
       const run = await followRun(client.workflow.getHandle(handle.workflowId));
       expect(run.status).toBe('COMPLETED');
       const names = starts.names();
@@ -385,6 +401,8 @@ describe('a lost host that comes back after its jobs moved to another host', () 
       expect(dockerLines(['ps', '-aq', '--filter', `label=benchrouter.run=${handle.workflowId}`, '--filter', 'label=benchrouter.host=host-mv-a'])).toEqual([]);
       for (const dir of storageDirs) expect(existsSync(dir)).toBe(false);
       expect(runningContainersOf(handle.workflowId).filter((c) => c.host === 'host-mv-b')).toHaveLength(4);
+      // Seen: what is left is the sleep itself.
+      releaseSleepers(handle.workflowId, { host: 'host-mv-b' });
 
       client = await connectClient(s.settings);
       const run = await followRun(client.workflow.getHandle(handle.workflowId));

@@ -15,39 +15,50 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
 import type { RunOptionsInput } from '../runs/run-options.js';
-import { containersOfRun, sleepersOf } from './support/harness.js';
+import { containersOfRun, releaseSleepers, sleepersOf } from './support/harness.js';
 import { runningContainersOf, spawnWorker, waitFor, waitForRunningOn, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 let scratch: string;
-const workers: WorkerProcess[] = [];
-/** Stopped workers are resumed before they are stopped for good, whatever the test did. */
-const stopped = new Set<WorkerProcess>();
 
+/** A test's submitter and its hosts: `br worker`s of their own homes on its queue, resumed and stopped when the test ends. */
 interface Submitter {
   env: Record<string, string>;
   settings: Settings;
   client: Client;
+  host(hostId: string): Promise<WorkerProcess>;
 }
 
-async function submitter(name: string): Promise<Submitter> {
+/** Stopped workers are resumed before they are stopped for good, whatever the test did. */
+const stopped = new Set<WorkerProcess>();
+
+async function submitter(name: string, onTestFinished: (cleanup: () => Promise<void>) => void): Promise<Submitter> {
   const env = {
     BENCHROUTER_HOME: path.join(scratch, `${name}-submitter`),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     BENCHROUTER_TASK_QUEUE: `slow-${name}-${randomBytes(3).toString('hex')}`,
   };
   const settings = settingsFrom(env, os.homedir());
-  return { env, settings, client: await connectClient(settings) };
-}
-
-/** A host: a `br worker` of its own home, on the submitter's queue. */
-async function host(s: Submitter, hostId: string): Promise<WorkerProcess> {
-  const w = await spawnWorker({ ...s.env, BENCHROUTER_HOME: path.join(scratch, hostId) }, hostId);
-  workers.push(w);
-  return w;
+  const client = await connectClient(settings);
+  const workers: WorkerProcess[] = [];
+  onTestFinished(async () => {
+    for (const w of workers) if (stopped.has(w)) resume(w);
+    await Promise.all(workers.map((w) => w.stop()));
+    await client.connection.close();
+  });
+  return {
+    env,
+    settings,
+    client,
+    async host(hostId) {
+      const w = await spawnWorker({ ...env, BENCHROUTER_HOME: path.join(scratch, hostId) }, hostId);
+      workers.push(w);
+      return w;
+    },
+  };
 }
 
 function pause(w: WorkerProcess): void {
@@ -94,10 +105,6 @@ async function heartbeatTimeouts(client: Client, jobId: string): Promise<{ count
 beforeAll(() => {
   scratch = mkdtempSync(path.join(os.tmpdir(), 'br-slow-host-'));
 });
-afterEach(async () => {
-  for (const w of stopped) resume(w);
-  await Promise.all(workers.splice(0).map((w) => w.stop()));
-});
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const options = (heartbeatTimeout: number, hostTimeout: number): RunOptionsInput => ({
@@ -107,82 +114,92 @@ const options = (heartbeatTimeout: number, hostTimeout: number): RunOptionsInput
   hostTimeout,
 });
 
-describe('a host stopped for longer than its heartbeat timeout, then resumed', () => {
-  it('keeps its jobs: each container starts once, on it, while another host stands by', { timeout: 300_000 }, async () => {
-    const s = await submitter('keep');
-    const slow = await host(s, 'host-slow');
-    // The heartbeat timeout of the hand trial (5 s) is missed; the host comes back well within its host timeout.
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'keep-benchmark'), 30), options(5, 120));
-    const starts = watchContainerStarts(spec.runId);
-    try {
-      const handle = await submitRun(s.client, s.settings, spec);
-      await waitForRunningOn(spec.runId, 'host-slow', 4, 120_000);
-      // Up only now, so that every job is on host-slow; the job workflows' tasks go to it while host-slow is stopped.
-      await host(s, 'host-standby');
-      pause(slow);
-      await sleep(20_000); // four heartbeat timeouts
-      resume(slow);
+// The two cases run at once (each has its own queue, hosts and homes; most of each is waiting).
+describe.concurrent('a host stopped, then resumed', () => {
+  it(
+    'for longer than its heartbeat timeout, keeps its jobs: each container starts once, on it, while another host stands by',
+    { timeout: 300_000 },
+    async ({ expect, onTestFinished }) => {
+      const s = await submitter('keep', onTestFinished);
+      const slow = await s.host('host-slow');
+      // The heartbeat timeout of the hand trial (5 s) is missed; the host comes back well within its host timeout.
+      const spec = createRunSpec(sleepersOf(path.join(scratch, 'keep-benchmark'), 30), options(5, 120));
+      const starts = watchContainerStarts(spec.runId);
+      try {
+        const handle = await submitRun(s.client, s.settings, spec);
+        await waitForRunningOn(spec.runId, 'host-slow', 4, 120_000);
+        // Up only now, so that every job is on host-slow; the job workflows' tasks go to it while host-slow is stopped.
+        await s.host('host-standby');
+        pause(slow);
+        await sleep(20_000); // four heartbeat timeouts
+        resume(slow);
 
-      const run = await followRun(handle);
-      expect(run.status).toBe('COMPLETED');
-      for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-slow', hostsTried: ['host-slow'] });
-      // The scenario did what it says: attempts timed out while the host was stopped.
-      const timeouts = await Promise.all(run.jobs.map((job) => heartbeatTimeouts(s.client, job.jobId)));
-      expect(
-        timeouts.reduce((a, b) => a + b.count, 0),
-        `no heartbeat timeout in the jobs' histories; their activity failures: ${JSON.stringify(timeouts.flatMap((t) => t.seen))}`,
-      ).toBeGreaterThanOrEqual(1);
-      await sleep(500); // the last start events reach the watcher
-      const names = starts.names();
-      expect(names.sort()).toEqual(run.jobs.map((job) => `br-host-slow-${job.jobId}`.replace(/[^A-Za-z0-9_.-]/g, '-')).sort());
-      expect(containersOfRun(spec.runId)).toEqual([]);
-    } finally {
-      starts.stop();
-      await s.client.connection.close();
-    }
-  });
-});
+        const run = await followRun(handle);
+        expect(run.status).toBe('COMPLETED');
+        for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-slow', hostsTried: ['host-slow'] });
+        // The scenario did what it says: attempts timed out while the host was stopped.
+        const timeouts = await Promise.all(run.jobs.map((job) => heartbeatTimeouts(s.client, job.jobId)));
+        expect(
+          timeouts.reduce((a, b) => a + b.count, 0),
+          `no heartbeat timeout in the jobs' histories; their activity failures: ${JSON.stringify(timeouts.flatMap((t) => t.seen))}`,
+        ).toBeGreaterThanOrEqual(1);
+        await sleep(500); // the last start events reach the watcher
+        const names = starts.names();
+        expect(names.sort()).toEqual(run.jobs.map((job) => `br-host-slow-${job.jobId}`.replace(/[^A-Za-z0-9_.-]/g, '-')).sort());
+        expect(containersOfRun(spec.runId)).toEqual([]);
+      } finally {
+        starts.stop();
+      }
+    },
+  );
 
-describe('a host stopped for longer than its host timeout, then resumed', () => {
-  it('loses its jobs to another host, and removes their containers when it comes back, before they finish', { timeout: 360_000 }, async () => {
-    const s = await submitter('move');
-    const away = await host(s, 'host-away');
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'move-benchmark'), 90), options(5, 5));
-    const starts = watchContainerStarts(spec.runId);
-    try {
-      const handle = await submitRun(s.client, s.settings, spec);
-      await waitForRunningOn(spec.runId, 'host-away', 4, 120_000);
-      const taker = await host(s, 'host-taker');
-      pause(away);
-      await waitForRunningOn(spec.runId, 'host-taker', 4, 180_000);
-      // host-away's containers ran on while its worker was stopped: the job started on two hosts, for now.
-      expect(runningContainersOf(spec.runId).filter((c) => c.host === 'host-away')).toHaveLength(4);
-      resume(away);
+  it(
+    'for longer than its host timeout, loses its jobs to another host, and removes their containers when it comes back, before they finish',
+    { timeout: 360_000 },
+    async ({ expect, onTestFinished }) => {
+      const s = await submitter('move', onTestFinished);
+      const away = await s.host('host-away');
+      const spec = createRunSpec(sleepersOf(path.join(scratch, 'move-benchmark'), 90), options(5, 5));
+      const starts = watchContainerStarts(spec.runId);
+      try {
+        const handle = await submitRun(s.client, s.settings, spec);
+        await waitForRunningOn(spec.runId, 'host-away', 4, 120_000);
+        const taker = await s.host('host-taker');
+        pause(away);
+        await waitForRunningOn(spec.runId, 'host-taker', 4, 180_000);
+        // host-away's containers ran on while its worker was stopped: the job started on two hosts, for now.
+        expect(runningContainersOf(spec.runId).filter((c) => c.host === 'host-away')).toHaveLength(4);
+        resume(away);
 
-      // Back, host-away learns its attempts were given up on, asks where each job is, and removes its containers.
-      await waitFor('no container of the run on host-away', () => runningContainersOf(spec.runId).every((c) => c.host !== 'host-away'), 90_000);
-      expect(
-        execFileSync('docker', ['ps', '--all', '--quiet', '--filter', `label=benchrouter.run=${spec.runId}`, '--filter', 'label=benchrouter.host=host-away'], {
-          encoding: 'utf8',
-        }).trim(),
-      ).toBe('');
-      // ... before their 90 s were up: host-taker's, started later, all still run.
-      expect(runningContainersOf(spec.runId).filter((c) => c.host === 'host-taker')).toHaveLength(4);
-      await away.printed('removed container', 5_000);
-      expect(taker.output()).not.toContain('removed container');
+        // Back, host-away learns its attempts were given up on, asks where each job is, and removes its containers.
+        await waitFor('no container of the run on host-away', () => runningContainersOf(spec.runId).every((c) => c.host !== 'host-away'), 90_000);
+        expect(
+          execFileSync(
+            'docker',
+            ['ps', '--all', '--quiet', '--filter', `label=benchrouter.run=${spec.runId}`, '--filter', 'label=benchrouter.host=host-away'],
+            {
+              encoding: 'utf8',
+            },
+          ).trim(),
+        ).toBe('');
+        // ... before their 90 s were up: host-taker's, started later, all still run.
+        expect(runningContainersOf(spec.runId).filter((c) => c.host === 'host-taker')).toHaveLength(4);
+        await away.printed('removed container', 5_000);
+        expect(taker.output()).not.toContain('removed container');
+        releaseSleepers(spec.runId, { host: 'host-taker' });
 
-      const run = await followRun(handle);
-      expect(run.status).toBe('COMPLETED');
-      for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-taker', hostsTried: ['host-away', 'host-taker'] });
-      await sleep(500);
-      // Each container started once on each host: never a second time on the one that finished it.
-      const names = starts.names();
-      expect(names).toHaveLength(8);
-      expect(new Set(names).size).toBe(8);
-      expect(containersOfRun(spec.runId)).toEqual([]);
-    } finally {
-      starts.stop();
-      await s.client.connection.close();
-    }
-  });
+        const run = await followRun(handle);
+        expect(run.status).toBe('COMPLETED');
+        for (const job of run.jobs) expect(job).toMatchObject({ status: 'SUCCEEDED', host: 'host-taker', hostsTried: ['host-away', 'host-taker'] });
+        await sleep(500);
+        // Each container started once on each host: never a second time on the one that finished it.
+        const names = starts.names();
+        expect(names).toHaveLength(8);
+        expect(new Set(names).size).toBe(8);
+        expect(containersOfRun(spec.runId)).toEqual([]);
+      } finally {
+        starts.stop();
+      }
+    },
+  );
 });

@@ -89,14 +89,44 @@ export function copyFixture(name: string, into: string): string {
   return target;
 }
 
-/** The sleepers fixture with every task sleeping `seconds`, in a scratch copy under `into`. */
-export function sleepersOf(into: string, seconds: number): Benchmark {
+/** The sleepers fixture with every task sleeping `seconds` (and timing out after `timeoutSeconds`), in a scratch copy under `into`. */
+export function sleepersOf(into: string, seconds: number, timeoutSeconds?: number): Benchmark {
   const dir = copyFixture('sleepers', into);
   for (const task of readdirSync(path.join(dir, 'tasks'))) {
     const file = path.join(dir, 'tasks', task, 'task.yaml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
+    let yaml = readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`);
+    if (timeoutSeconds !== undefined) yaml = yaml.replace(/^timeout: \d+$/m, `timeout: ${timeoutSeconds}`);
+    writeFileSync(file, yaml);
   }
   return loadBenchmark(dir);
+}
+
+/**
+ * Ends the running sleepers of a run now, rather than at their SLEEP_SECONDS: each looks for /tmp/br-release every
+ * second. `host` narrows them to one host's containers; `docker` runs the CLI against another daemon. A container
+ * that exits between the listing and the exec has nothing left to release.
+ */
+export function releaseSleepers(
+  runId: string,
+  { host, docker = (args: string[]) => execFileSync('docker', args, { encoding: 'utf8' }) }: ReleaseOptions = {},
+): number {
+  const filters = ['--filter', `label=benchrouter.run=${runId}`, ...(host ? ['--filter', `label=benchrouter.host=${host}`] : [])];
+  const running = docker(['ps', '--quiet', ...filters])
+    .split('\n')
+    .filter(Boolean);
+  for (const id of running) {
+    try {
+      docker(['exec', id, 'touch', '/tmp/br-release']);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return running.length;
+}
+
+interface ReleaseOptions {
+  host?: string;
+  docker?: (args: string[]) => string;
 }
 
 export function dockerLines(args: string[]): string[] {
