@@ -11,13 +11,17 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { optionalTsToDate } from '@temporalio/common/lib/time.js';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
+import { jobIdFor } from '../runs/job-specs.js';
 import { settingsFrom } from '../config/settings.js';
 import { repoRoot, startStack, startWorkerProcess } from './perf-support.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** A job's one activity on its host (workflows/job-workflow.ts): image, container and harvest. */
+const HOST_ACTIVITY = 'runJobOnHost';
+const PENDING_ACTIVITY_STATE_STARTED = 2;
 const HEARTBEAT_TIMEOUT = 3;
 const HOST_TIMEOUT = 5;
 /** Past the heartbeat timeout: every running attempt times out on the server while it is down. */
@@ -87,20 +91,23 @@ async function main(): Promise<void> {
 
     console.log(`settings: --heartbeat-timeout ${HEARTBEAT_TIMEOUT}s, --host-timeout ${HOST_TIMEOUT}s, 4 running jobs`);
     if (want('worker')) {
-      // 1. Same host: kill -9, restart at once; "running again" = every container activity has a new
-      //    attempt started by the new worker (it reattaches, so no container starts).
+      // 1. Same host: kill -9, restart at once; "running again" = every job's host activity has an attempt
+      //    started after the kill, by the new worker (it reattaches, so no container starts).
       const first = await submitRun(client, settings, createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
       await until(() => containersOn(first.workflowId, 'perf-failover').length === 4);
+      const killedAt = Date.now();
       const t0 = await kill9(stack.workers[0]!);
       stack.workers[0] = await startWorkerProcess(stack.env, 'perf-failover');
       const restarted = performance.now();
       await until(async () => {
-        const described = await Promise.all(
-          jobs.map((_, i) => client.workflow.getHandle(`${first.workflowId}.${String(i).padStart(3, '0')}-${jobs[i]}`).describe()),
-        );
-        const STARTED = 2; // PENDING_ACTIVITY_STATE_STARTED
+        const described = await Promise.all(jobs.map((job, i) => client.workflow.getHandle(jobIdFor(first.workflowId, i, job)).describe()));
         return described.every((d) =>
-          d.raw.pendingActivities?.some((a) => a.activityType?.name === 'runTaskContainer' && (a.attempt ?? 0) >= 2 && Number(a.state) === STARTED),
+          d.raw.pendingActivities?.some(
+            (a) =>
+              a.activityType?.name === HOST_ACTIVITY &&
+              Number(a.state) === PENDING_ACTIVITY_STATE_STARTED &&
+              (optionalTsToMs(a.lastStartedTime) ?? 0) >= killedAt,
+          ),
         );
       });
       const sameHost = (performance.now() - t0) / 1000;
@@ -167,13 +174,9 @@ async function main(): Promise<void> {
       const serverBackAt = Date.now();
       const serverBack = (performance.now() - t2) / 1000;
       await until(async () => {
-        const described = await Promise.all(
-          long.tasks.map((t, i) => client.workflow.getHandle(`${third.workflowId}.${String(i).padStart(3, '0')}-${t.name}`).describe()),
-        );
+        const described = await Promise.all(long.tasks.map((t, i) => client.workflow.getHandle(jobIdFor(third.workflowId, i, t.name)).describe()));
         return described.every((d) =>
-          d.raw.pendingActivities?.some(
-            (a) => a.activityType?.name === 'runTaskContainer' && (optionalTsToDate(a.lastHeartbeatTime)?.getTime() ?? 0) >= serverBackAt,
-          ),
+          d.raw.pendingActivities?.some((a) => a.activityType?.name === HOST_ACTIVITY && (optionalTsToMs(a.lastHeartbeatTime) ?? 0) >= serverBackAt),
         );
       });
       const serverRestart = (performance.now() - t2) / 1000;
