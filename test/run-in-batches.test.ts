@@ -18,6 +18,8 @@ import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 
 const TASKS = 100;
+/** The batched run's tasks: 40 of them, twice each. */
+const BATCHED_TASKS = Array.from({ length: 40 }, (_, i) => `noop-${String(i).padStart(3, '0')}`);
 
 /** A benchmark of `TASKS` no-op tasks, each writing `{"overall": 1}` (and carrying `padding` bytes of comment in its command). */
 function noopBenchmark(dir: string, padding = 0): string {
@@ -66,14 +68,15 @@ async function executionsOf(
   );
 }
 
-describe('a run of 200 jobs in batches of 50', () => {
+describe('a run of 80 jobs in batches of 20', () => {
   it('continues as new four times and reports every job, the same progress counts and its search attributes across the boundaries', async () => {
     const spec = createRunSpec(loadBenchmark(benchmarkDir), {
       model: 'noop',
       endpoint: 'http://127.0.0.1:9/v1',
       concurrency: 16,
+      tasks: BATCHED_TASKS,
       repeats: 2,
-      jobsPerExecution: 50,
+      jobsPerExecution: 20,
       gateway: false,
     });
     const handle = await submitRun(h.client, h.settings, spec);
@@ -82,25 +85,23 @@ describe('a run of 200 jobs in batches of 50', () => {
 
     expect(run.status).toBe('COMPLETED');
     expect(run.overall).toBe(1);
-    expect(run.jobs).toHaveLength(200);
+    expect(run.jobs).toHaveLength(80);
     // Repeat-major job order, each job once, read back from the job workflows.
-    expect(run.jobs.map((j) => [j.task, j.repeat, j.status])).toEqual(
-      [0, 1].flatMap((repeat) => Array.from({ length: TASKS }, (_, i) => [`noop-${String(i).padStart(3, '0')}`, repeat, 'SUCCEEDED'])),
-    );
-    expect(run.tasks).toHaveLength(TASKS);
+    expect(run.jobs.map((j) => [j.task, j.repeat, j.status])).toEqual([0, 1].flatMap((repeat) => BATCHED_TASKS.map((task) => [task, repeat, 'SUCCEEDED'])));
+    expect(run.tasks).toHaveLength(BATCHED_TASKS.length);
     expect(run.tasks!.every((t) => t.repeats === 2 && t.mean === 1)).toBe(true);
 
     // Progress polled in later executions still counts the earlier ones' jobs: never fewer succeeded than before.
     expect(seen.length).toBeGreaterThan(3);
-    expect(seen.every((p) => p.total === 200)).toBe(true);
-    expect(seen.some((p) => p.succeeded > 100)).toBe(true);
+    expect(seen.every((p) => p.total === 80)).toBe(true);
+    expect(seen.some((p) => p.succeeded > 40)).toBe(true);
     const succeeded = seen.map((p) => p.succeeded);
     expect(succeeded).toEqual([...succeeded].sort((a, b) => a - b));
 
     const executions = await executionsOf(spec.runId);
     expect(executions.map((e) => e.status)).toEqual(['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW', 'COMPLETED']);
     // About 8 events per job: each execution's history is bounded by its batch, not by the run.
-    for (const e of executions) expect(e.events).toBeLessThan(50 * 8 + 50);
+    for (const e of executions) expect(e.events).toBeLessThan(20 * 8 + 50);
 
     // The last execution still carries the attributes the submitter set, and its own final ones.
     const attributes = (await handle.describe()).typedSearchAttributes;
@@ -112,15 +113,15 @@ describe('a run of 200 jobs in batches of 50', () => {
     const listed = (await listRuns(h.client, 100, { benchmark: 'batched-noop' })).filter((r) => r.runId === spec.runId);
     expect(listed).toEqual([expect.objectContaining({ status: 'COMPLETED', score: 1, model: 'noop' })]);
 
-    // The jobs came from the result pages each execution wrote, one page per batch of 50 here; they
+    // The jobs came from the result pages each execution wrote, one page per batch of 20 here; they
     // equal, field for field, what the job workflows themselves returned (each job's own history).
     const raw = await handle.result();
     expect(raw.jobs).toEqual([]);
-    expect(raw.resultPages).toEqual([0, 50, 100, 150].map((first) => `${spec.runId}.results-${first}-0`));
+    expect(raw.resultPages).toEqual([0, 20, 40, 60].map((first) => `${spec.runId}.results-${first}-0`));
     const paged = await pagedJobs(h.client.workflow, raw.resultPages!);
     expect([...paged.values()]).toEqual(run.jobs);
     const fromJobs = await listedJobs(h.client.workflow, spec.runId);
-    expect(fromJobs.size).toBe(200);
+    expect(fromJobs.size).toBe(80);
     expect(run.jobs.map((j) => fromJobs.get(j.jobId))).toEqual(run.jobs);
     // No job wrote its result into its memo: the pages hold it (one visibility write a job fewer).
     expect((await h.client.workflow.getHandle(run.jobs[0]!.jobId).describe()).memo?.result).toBeUndefined();
@@ -130,7 +131,7 @@ describe('a run of 200 jobs in batches of 50', () => {
     const results = await br(['results', spec.runId, '--json'], h.env);
     expect(results.code).toBe(0);
     const printed = JSON.parse(results.stdout) as RunResult;
-    expect(printed.jobs).toHaveLength(200);
+    expect(printed.jobs).toHaveLength(80);
     expect(printed.jobs.map((j) => j.jobId)).toEqual(run.jobs.map((j) => j.jobId));
   }, 900_000);
 });
