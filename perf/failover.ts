@@ -8,7 +8,7 @@
 //   npm run perf:failover [-- worker|host|server ...]   (all three by default)
 
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
@@ -26,7 +26,7 @@ const HEARTBEAT_TIMEOUT = 3;
 const HOST_TIMEOUT = 5;
 /** Past the heartbeat timeout: every running attempt times out on the server while it is down. */
 const SERVER_DOWN_SECONDS = HEARTBEAT_TIMEOUT + 2;
-/** Case 3's jobs outlast the server's outage and restart. */
+/** Cases 1 and 3's jobs outlast the kill, the restart and the reattach. */
 const LONG_SLEEP_SECONDS = 40;
 
 /** The sleepers fixture with every task sleeping `seconds`, copied under the stack's home. */
@@ -38,6 +38,14 @@ function longSleepers(into: string, seconds: number) {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
   }
   return loadBenchmark(dir);
+}
+
+/** Ends a run's running sleepers now: each looks for /tmp/br-release every second (sleep-then-score.sh). */
+function release(runId: string): void {
+  for (const id of execFileSync('docker', ['ps', '-q', '--filter', `label=benchrouter.run=${runId}`], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean))
+    spawnSync('docker', ['exec', id, 'touch', '/tmp/br-release']);
 }
 
 /** Container start events of a run, as `docker events` sees them, by container name. */
@@ -79,7 +87,8 @@ async function main(): Promise<void> {
   const settings = settingsFrom(stack.env, '/root');
   const client = await connectClient(settings);
   const sleepers = loadBenchmark(path.join(repoRoot, 'test', 'fixtures', 'benchmarks', 'sleepers'));
-  const jobs = sleepers.tasks.map((t) => t.name);
+  const long = longSleepers(stack.home, LONG_SLEEP_SECONDS);
+  const jobs = long.tasks.map((t) => t.name);
   const options = { heartbeatTimeout: HEARTBEAT_TIMEOUT, hostTimeout: HOST_TIMEOUT };
   const only = new Set(process.argv.slice(2));
   const want = (name: 'worker' | 'host' | 'server') => only.size === 0 || only.has(name);
@@ -93,7 +102,8 @@ async function main(): Promise<void> {
     if (want('worker')) {
       // 1. Same host: kill -9, restart at once; "running again" = every job's host activity has an attempt
       //    started after the kill, by the new worker (it reattaches, so no container starts).
-      const first = await submitRun(client, settings, createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
+      // Sleepers that outlast the kill, the restart and the reattach, released once they are measured.
+      const first = await submitRun(client, settings, createRunSpec(long, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
       await until(() => containersOn(first.workflowId, 'perf-failover').length === 4);
       const killedAt = Date.now();
       const t0 = await kill9(stack.workers[0]!);
@@ -111,6 +121,7 @@ async function main(): Promise<void> {
         );
       });
       const sameHost = (performance.now() - t0) / 1000;
+      release(first.workflowId);
       await first.result();
 
       console.log(
@@ -162,7 +173,6 @@ async function main(): Promise<void> {
     if (want('server')) {
       // 3. The Temporal server: kill -9, down past the heartbeat timeout, restarted on the same database;
       //    "running again" = the restarted server has recorded a heartbeat from every job's container activity.
-      const long = longSleepers(stack.home, LONG_SLEEP_SECONDS);
       const third = await submitRun(client, settings, createRunSpec(long, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
       const startsOfThird = watchStarts(third.workflowId);
       await until(() => containersOn(third.workflowId, liveHost).length === 4);
@@ -180,6 +190,7 @@ async function main(): Promise<void> {
         );
       });
       const serverRestart = (performance.now() - t2) / 1000;
+      release(third.workflowId);
       const thirdResult = await third.result();
       await sleep(500);
       startsOfThird.stop();
