@@ -343,8 +343,8 @@ class TaskAttempt {
  * Until the container exits, passes its deadline or its disk limit, or the attempt is cancelled; or the
  * daemon goes away (its log stream breaks), which fails the attempt so that the next one reattaches.
  */
-async function waitForEnd(
-  ctx: Context,
+export async function waitForEnd(
+  ctx: Pick<Context, 'cancelled'>,
   docker: DockerEngine,
   containerId: string,
   deadlineMs: number,
