@@ -121,7 +121,8 @@ describe('the cluster built and started by scripts/cluster.sh', () => {
   });
 });
 
-describe('mTLS on the frontend', () => {
+// At once: each refusal waits out its connect timeout.
+describe.concurrent('mTLS on the frontend', () => {
   const systemInfo = async (options: Parameters<typeof Connection.connect>[0]) => {
     const connection = await Connection.connect({ ...options, connectTimeout: '5s' });
     try {
@@ -131,20 +132,20 @@ describe('mTLS on the frontend', () => {
     }
   };
 
-  it('answers a client with a certificate signed by the cluster CA', async () => {
+  it('answers a client with a certificate signed by the cluster CA', async ({ expect }) => {
     const info = await systemInfo(temporalConnectionOptions(address, submitter.settings.temporalTls));
     expect(info.serverVersion).toMatch(/^1\.32\./);
   });
 
-  it('refuses a client that has the CA but presents no certificate', async () => {
+  it('refuses a client that has the CA but presents no certificate', async ({ expect }) => {
     await expect(systemInfo(temporalConnectionOptions(address, { caFile: path.join(tlsDir, 'ca.pem'), enabled: true }))).rejects.toThrow();
   });
 
-  it('refuses a client without TLS', async () => {
+  it('refuses a client without TLS', async ({ expect }) => {
     await expect(systemInfo({ address })).rejects.toThrow();
   });
 
-  it('refuses a certificate from another CA', async () => {
+  it('refuses a certificate from another CA', async ({ expect }) => {
     const otherCa = path.join(scratch, 'other-ca');
     execFileSync(path.join(repoRoot, 'cluster', 'make-certs.sh'), [otherCa, 'client', 'intruder']);
     const options = temporalConnectionOptions(address, {
