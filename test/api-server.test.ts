@@ -145,16 +145,21 @@ describe('br serve: runs', () => {
   });
 
   it('shows the finished run on the leaderboard with its score', async () => {
+    // Visibility lags the run's end; with three test files at once it has taken over 30 s on this 2-core machine.
+    let seen: unknown;
     await waitFor(
       'the score to reach visibility',
       async () => {
         const board = await callApi<{ cells: Record<string, Record<string, { runId: string; score: number }>> }>(api, 'GET', '/leaderboard?benchmark=arith', {
           token: api.readToken,
         });
+        seen = board.body.cells[model];
         return board.body.cells[model]?.arith?.runId === finished.runId;
       },
-      30_000,
-    );
+      90_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message} (run ${finished.runId}); the leaderboard's row for ${model}: ${JSON.stringify(seen)}`);
+    });
     const board = await callApi<{ cells: Record<string, Record<string, { score: number }>> }>(api, 'GET', '/leaderboard?benchmark=arith');
     expect(board.body.cells[model]!.arith!.score).toBe(finished.overall);
   });

@@ -41,7 +41,7 @@ beforeAll(async () => {
   for (const model of Object.values(models)) await start('runWorkflow', model);
   // What an injected `OR WorkflowType = 'suiteWorkflow'` would wrongly bring in.
   await start('suiteWorkflow', `suite-${tag}`);
-  await waitFor('the workflows to reach visibility', async () => (await listRuns(client, 1000, {})).filter((r) => r.model.includes(tag)).length === 4, 30_000);
+  await waitFor('the workflows to reach visibility', async () => (await listRuns(client, 1000, {})).filter((r) => r.model.includes(tag)).length === 4, 90_000);
 });
 
 afterAll(async () => {
