@@ -17,8 +17,10 @@ import { privateDaemonUnavailable, privateDockerDaemon, type PrivateDockerDaemon
 import { spawnWorker, waitFor, type WorkerProcess } from './support/processes.js';
 
 const OUTAGE_MS = 20_000;
-/** The retries' backoff (at most 30 s) and a reattach or restart, on a loaded machine. */
-const RECOVERY_MS = 90_000;
+/** The retries' backoff (at most 30 s apart) and a reattach or restart of each job, on a loaded machine. */
+const RECOVERY_MS = 150_000;
+/** The sleepers' ceiling: past RECOVERY_MS, so that restarted containers still run when they are counted. */
+const SLEEP_S = 300;
 /** Far past RECOVERY_MS and the test's own timeout. */
 const TASK_TIMEOUT_S = 900;
 const unavailable = privateDaemonUnavailable();
@@ -86,8 +88,8 @@ async function containerAttempt(client: Client, jobId: string): Promise<{ attemp
 
 /**
  * A run of 4 sleepers on a private daemon, stopped for OUTAGE_MS while they run. Within RECOVERY_MS of the
- * daemon's return, `startsInAll` container starts (the first 4 and the restarts the case expects) and 4
- * running containers are expected; then the sleepers are released, what is left being their sleep. The tasks'
+ * daemon's return, `startsInAll` container starts (the first 4 and the restarts the case expects) are
+ * expected; then the sleepers are released, what is left being their sleep. The tasks'
  * timeout is far beyond: an attempt that noticed the outage only at its task's deadline fails here.
  */
 async function outageRun(name: string, liveRestore: boolean, startsInAll: number, duringOutage: (pids: Map<string, number>) => void) {
@@ -105,7 +107,7 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
     await daemon.start();
     execFileSync('sh', ['-c', `docker save benchrouter/base:bookworm | DOCKER_HOST=${daemon.host} docker load`], { stdio: 'ignore' });
     workers.push(await spawnWorker(env, `host-${name}`));
-    const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), 40, TASK_TIMEOUT_S), {
+    const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), SLEEP_S, TASK_TIMEOUT_S), {
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
       heartbeatTimeout: 5,
@@ -126,8 +128,7 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
     const back = Math.floor(Date.now() / 1000) - 1;
     await daemon.start();
     starts.watch(back);
-    const restarted = () => starts.names.length >= startsInAll && runningOf(daemon, spec.runId).length === 4;
-    await waitFor(`${startsInAll} container starts and 4 running containers after the daemon came back`, restarted, RECOVERY_MS).catch((error: Error) => {
+    await waitFor(`${startsInAll} container starts after the daemon came back`, () => starts.names.length >= startsInAll, RECOVERY_MS).catch((error: Error) => {
       throw new Error(`${error.message}; starts seen: ${JSON.stringify(starts.names)}; running: ${JSON.stringify(runningOf(daemon, spec.runId))}`);
     });
     releaseSleepers(spec.runId, { docker: (args) => daemon.docker(args) });
@@ -154,7 +155,7 @@ function countsOf(names: string[]): Record<string, number> {
 describe.concurrent('the Docker daemon stopped for 20 s in the middle of a run and started again', () => {
   it(
     'with --live-restore: surviving containers are reattached, not restarted; one killed during the outage is restarted once; the run is COMPLETED',
-    { timeout: 300_000 },
+    { timeout: 480_000 },
     async ({ skip, expect }) => {
       if (unavailable) skip(`no private Docker daemon here: ${unavailable}`);
       let victim = '';
@@ -176,7 +177,7 @@ describe.concurrent('the Docker daemon stopped for 20 s in the middle of a run a
 
   it(
     'without --live-restore: stopping the daemon kills every container, and each is restarted exactly once; the run is COMPLETED',
-    { timeout: 300_000 },
+    { timeout: 480_000 },
     async ({ skip, expect }) => {
       if (unavailable) skip(`no private Docker daemon here: ${unavailable}`);
       const { run, attempts, starts, containers } = await outageRun('no-live', false, 8, () => undefined);
