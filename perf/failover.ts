@@ -8,7 +8,7 @@
 //   npm run perf:failover [-- worker|host|server ...]   (all three by default)
 
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
@@ -17,6 +17,7 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { jobIdFor } from '../runs/job-specs.js';
 import { settingsFrom } from '../config/settings.js';
 import { repoRoot, startStack, startWorkerProcess } from './perf-support.js';
+import { releaseSleepers } from '../test/support/sleepers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A job's one activity on its host (workflows/job-workflow.ts): image, container and harvest. */
@@ -38,14 +39,6 @@ function longSleepers(into: string, seconds: number) {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
   }
   return loadBenchmark(dir);
-}
-
-/** Ends a run's running sleepers now: each looks for /tmp/br-release every second (sleep-then-score.sh). */
-function release(runId: string): void {
-  for (const id of execFileSync('docker', ['ps', '-q', '--filter', `label=benchrouter.run=${runId}`], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean))
-    spawnSync('docker', ['exec', id, 'touch', '/tmp/br-release']);
 }
 
 /** Container start events of a run, as `docker events` sees them, by container name. */
@@ -121,7 +114,7 @@ async function main(): Promise<void> {
         );
       });
       const sameHost = (performance.now() - t0) / 1000;
-      release(first.workflowId);
+      releaseSleepers(first.workflowId);
       await first.result();
 
       console.log(
@@ -190,7 +183,7 @@ async function main(): Promise<void> {
         );
       });
       const serverRestart = (performance.now() - t2) / 1000;
-      release(third.workflowId);
+      releaseSleepers(third.workflowId);
       const thirdResult = await third.result();
       await sleep(500);
       startsOfThird.stop();
