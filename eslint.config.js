@@ -12,9 +12,19 @@ const bannedBuiltins = builtinModules.filter((name) => !name.startsWith('_') && 
 
 export default tseslint.config(
   {
-    // Generated, vendored or foreign code: bundles, dependencies, benchmark payloads, test fixtures and the
+    // Generated, vendored or foreign code: AssemblyScript (compiled by asc, not tsc), bundles, dependencies, benchmark payloads, test fixtures and the
     // cluster images' staged build context (scripts/cluster.sh).
-    ignores: ['node_modules/', '**/*.bundle.js', 'benchmarks/', 'test/fixtures/', 'runtime/', '.benchrouter/', 'cluster/.bin/', 'perf/.generated-*/'],
+    ignores: [
+      'node_modules/',
+      '**/*.bundle.js',
+      'benchmarks/',
+      'test/fixtures/',
+      'runtime/',
+      '.benchrouter/',
+      'cluster/.bin/',
+      'perf/.generated-*/',
+      'analysis/wasm/kernels.ts',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -3,6 +3,7 @@
 // n_init restarts by inertia. The cluster router's clusters come from here.
 
 import type { EmbeddingMatrix } from './embedding-matrix.js';
+import { KernelHeap, type Placed } from './kernel-heap.js';
 import type { PythonRandom } from './python-random.js';
 
 export interface KMeansOptions {
@@ -31,45 +32,48 @@ export interface KMeansResult {
   iterations: number;
 }
 
-/** The points in float64 (V8 then reads operands without conversion) with their squared norms. */
+/** The points in float64 in the kernels' memory, with their squared norms. */
 interface Points {
   rows: number;
   dim: number;
-  data: Float64Array;
-  norm2: Float64Array;
+  data: Placed<Float64Array>;
+  norm2: Placed<Float64Array>;
+  heap: KernelHeap;
 }
 
 export function kmeans(x: EmbeddingMatrix, options: KMeansOptions): KMeansResult {
   if (x.rows === 0) throw new RangeError('k-means needs at least one point');
-  const data = Float64Array.from(x.data);
-  const norm2 = new Float64Array(x.rows);
-  for (let i = 0; i < x.rows; i++) norm2[i] = dot(data, i * x.dim, data, i * x.dim, x.dim);
-  const points: Points = { rows: x.rows, dim: x.dim, data, norm2 };
-  const k = Math.min(options.k, x.rows);
-  const tolerance = absoluteTolerance(points, options.tol ?? 1e-4);
+  const { rows: n, dim } = x;
+  const k = Math.min(options.k, n);
+  // Room for the points and for one restart's state at a time (released between restarts).
+  const heap = KernelHeap.sized([n * dim * 8, n * 8, ...ElkanRun.bytes(n, dim, k), n * 8]);
+  const data = heap.f64(n * dim);
+  data.view.set(x.data);
+  const norm2 = heap.f64(n);
+  for (let i = 0; i < n; i++) norm2.view[i] = heap.kernels.dot(data.at + i * dim * 8, data.at + i * dim * 8, dim);
+  const points: Points = { rows: n, dim, data, norm2, heap };
+  const tolerance = absoluteTolerance(x.data, n, dim, options.tol ?? 1e-4);
+  const restart = heap.mark();
   let best: KMeansResult | undefined;
   for (let run = 0; run < Math.max(1, options.nInit); run++) {
     const result = lloydElkan(points, kmeansPlusPlus(points, k, options.rng), k, options.maxIter ?? 300, tolerance);
-    if (!best || result.inertia < best.inertia) best = result;
+    // The run's arrays live in the heap, reused by the next restart: the best is copied out.
+    if (!best || result.inertia < best.inertia) best = { ...result, centers: result.centers.slice(), labels: result.labels.slice() };
+    heap.release(restart);
   }
   return best!;
 }
 
 /** Arthur & Vassilvitskii's seeding: the first center uniformly, each next one with probability ∝ D². */
-function kmeansPlusPlus(x: Points, k: number, rng: PythonRandom): Float64Array {
-  const { rows: n, dim, data, norm2 } = x;
-  const centers = new Float64Array(k * dim);
-  const nearest = new Float64Array(n).fill(Infinity);
+function kmeansPlusPlus(x: Points, k: number, rng: PythonRandom): Placed<Float64Array> {
+  const { rows: n, dim, data, norm2, heap } = x;
+  const centers = heap.f64(k * dim);
+  const nearest = heap.f64(n);
+  nearest.view.fill(Infinity);
   let chosen = rng.randbelow(n);
   for (let c = 0; c < k; c++) {
-    centers.set(data.subarray(chosen * dim, chosen * dim + dim), c * dim);
-    const centerNorm2 = norm2[chosen]!;
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const d2 = Math.max(0, norm2[i]! + centerNorm2 - 2 * dot(data, i * dim, centers, c * dim, dim));
-      if (d2 < nearest[i]!) nearest[i] = d2;
-      total += nearest[i]!;
-    }
+    centers.view.set(data.view.subarray(chosen * dim, chosen * dim + dim), c * dim);
+    const total = heap.kernels.seedStep(data.at, norm2.at, n, dim, centers.at, c, norm2.view[chosen]!, nearest.at);
     if (c + 1 === k) break;
     if (total === 0) {
       chosen = rng.randbelow(n);
@@ -79,8 +83,8 @@ function kmeansPlusPlus(x: Points, k: number, rng: PythonRandom): Float64Array {
     let cumulative = 0;
     chosen = n - 1;
     for (let i = 0; i < n; i++) {
-      cumulative += nearest[i]!;
-      if (cumulative > target && nearest[i]! > 0) {
+      cumulative += nearest.view[i]!;
+      if (cumulative > target && nearest.view[i]! > 0) {
         chosen = i;
         break;
       }
@@ -89,78 +93,69 @@ function kmeansPlusPlus(x: Points, k: number, rng: PythonRandom): Float64Array {
   return centers;
 }
 
-/** One restart's state: centers, assignments, Elkan's bounds and the running per-cluster sums. */
+/** One restart's state, in the kernels' memory: centers, assignments, Elkan's bounds and the running per-cluster sums. */
 class ElkanRun {
-  readonly labels: Int32Array;
+  readonly labels: Placed<Int32Array>;
   /** ≥ the distance from each point to its own center. */
-  readonly upper: Float64Array;
+  readonly upper: Placed<Float64Array>;
   /** ≤ the distance from each point to each center, at [i * k + c]. */
-  readonly lower: Float64Array;
-  readonly centerNorm2: Float64Array;
+  readonly lower: Placed<Float64Array>;
+  readonly centerNorm2: Placed<Float64Array>;
   /** Half the distance between each pair of centers, and to each center's nearest other center. */
-  readonly halfGap: Float64Array;
-  readonly halfNearest: Float64Array;
+  readonly halfGap: Placed<Float64Array>;
+  readonly halfNearest: Placed<Float64Array>;
   /** Sum and count of each cluster's points, kept up to date as points move (an M-step in O(k·dim)). */
-  readonly sums: Float64Array;
-  readonly counts: Int32Array;
+  readonly sums: Placed<Float64Array>;
+  readonly counts: Placed<Int32Array>;
   /** Scratch for one point's candidate centers and their distances (room for a padded group of 4). */
-  private readonly candidates: Int32Array;
-  private readonly candidateDistance: Float64Array;
+  private readonly candidates: Placed<Int32Array>;
+  private readonly found: Placed<Float64Array>;
+
+  /** The byte lengths of the arrays a run places, centers included (placed by the seeding). */
+  static bytes(n: number, dim: number, k: number): number[] {
+    return [k * dim * 8, n * 4, n * 8, n * k * 8, k * 8, k * k * 8, k * 8, k * dim * 8, k * 4, (k + 4) * 4, (k + 4) * 8];
+  }
 
   constructor(
     readonly x: Points,
-    readonly centers: Float64Array,
+    readonly centers: Placed<Float64Array>,
     readonly k: number,
   ) {
-    const { rows: n, dim } = x;
-    this.labels = new Int32Array(n);
-    this.upper = new Float64Array(n);
-    this.lower = new Float64Array(n * k);
-    this.centerNorm2 = new Float64Array(k);
-    this.halfGap = new Float64Array(k * k);
-    this.halfNearest = new Float64Array(k);
-    this.sums = new Float64Array(k * dim);
-    this.counts = new Int32Array(k);
-    this.candidates = new Int32Array(k + 4);
-    this.candidateDistance = new Float64Array(k + 4);
+    const { rows: n, dim, heap } = x;
+    this.labels = heap.i32(n);
+    this.upper = heap.f64(n);
+    this.lower = heap.f64(n * k);
+    this.centerNorm2 = heap.f64(k);
+    this.halfGap = heap.f64(k * k);
+    this.halfNearest = heap.f64(k);
+    this.sums = heap.f64(k * dim);
+    this.counts = heap.i32(k);
+    this.candidates = heap.i32(k + 4);
+    this.found = heap.f64(k + 4);
     this.updateCenterNorms();
-    for (let i = 0; i < n; i++) this.assignExactly(i);
-    for (let i = 0; i < n; i++) this.add(i, this.labels[i]!, 1);
-  }
-
-  distance(i: number, c: number): number {
-    const { dim, data, norm2 } = this.x;
-    return Math.sqrt(Math.max(0, norm2[i]! + this.centerNorm2[c]! - 2 * dot(data, i * dim, this.centers, c * dim, dim)));
-  }
-
-  /** Exact distances to every center: the nearest (ties: the lower index) and every lower bound. */
-  assignExactly(i: number): void {
-    const { k, lower } = this;
-    let best = Infinity;
-    let label = 0;
-    for (let c = 0; c < k; c++) {
-      const d = this.distance(i, c);
-      lower[i * k + c] = d;
-      if (d < best) {
-        best = d;
-        label = c;
-      }
-    }
-    this.labels[i] = label;
-    this.upper[i] = best;
-  }
-
-  add(i: number, c: number, sign: 1 | -1): void {
-    const { dim, data } = this.x;
-    const base = c * dim;
-    const row = i * dim;
-    for (let j = 0; j < dim; j++) this.sums[base + j]! += sign * data[row + j]!;
-    this.counts[c]! += sign;
+    const { data, norm2 } = x;
+    heap.kernels.assignExactly(
+      data.at,
+      norm2.at,
+      n,
+      dim,
+      centers.at,
+      this.centerNorm2.at,
+      k,
+      this.labels.at,
+      this.upper.at,
+      this.lower.at,
+      this.sums.at,
+      this.counts.at,
+    );
   }
 
   /** M-step: each center to the mean of its points (an empty cluster stays put). Returns Σ shift². */
   moveCenters(moved: Float64Array): number {
-    const { k, centers, sums, counts } = this;
+    const { k } = this;
+    const centers = this.centers.view;
+    const sums = this.sums.view;
+    const counts = this.counts.view;
     const { dim } = this.x;
     let total = 0;
     for (let c = 0; c < k; c++) {
@@ -180,7 +175,9 @@ class ElkanRun {
     }
     this.updateCenterNorms();
     // The bounds follow the centers: by the triangle inequality they stay valid.
-    const { labels, upper, lower } = this;
+    const labels = this.labels.view;
+    const upper = this.upper.view;
+    const lower = this.lower.view;
     for (let i = 0; i < labels.length; i++) {
       upper[i]! += moved[labels[i]!]!;
       const base = i * k;
@@ -192,105 +189,55 @@ class ElkanRun {
     return total;
   }
 
-  /**
-   * E-step with Elkan's bounds; returns how many points changed cluster. A point's surviving
-   * candidate centers are measured together, four at a time (each loaded coordinate of the point
-   * then feeds four products), which is faster than Elkan's one-by-one order even though it skips
-   * a few less. The nearest center wins; a tie keeps the current one, then the lower index.
-   */
+  /** E-step with Elkan's bounds (the kernel elkanAssign); returns how many points changed cluster. */
   assign(): number {
     this.updateGaps();
-    const { k, labels, upper, lower, halfGap, halfNearest, candidates, candidateDistance } = this;
-    let changed = 0;
-    for (let i = 0; i < labels.length; i++) {
-      const was = labels[i]!;
-      if (upper[i]! <= halfNearest[was]!) continue;
-      const base = i * k;
-      const gaps = was * k;
-      let count = 0;
-      for (let c = 0; c < k; c++) if (c !== was && upper[i]! > lower[base + c]! && upper[i]! > halfGap[gaps + c]!) candidates[count++] = c;
-      if (count === 0) continue;
-      // The upper bound may be loose: make it exact, and keep the candidates it does not rule out.
-      const exact = this.distance(i, was);
-      upper[i] = lower[base + was] = exact;
-      let kept = 0;
-      for (let t = 0; t < count; t++) {
-        const c = candidates[t]!;
-        if (exact > lower[base + c]! && exact > halfGap[gaps + c]!) candidates[kept++] = c;
-      }
-      if (kept === 0) continue;
-      this.distances(i, kept);
-      let own = was;
-      for (let t = 0; t < kept; t++) {
-        const c = candidates[t]!;
-        const d = candidateDistance[t]!;
-        lower[base + c] = d;
-        if (d < upper[i]!) {
-          own = c;
-          upper[i] = d;
-        }
-      }
-      if (own !== was) {
-        labels[i] = own;
-        this.add(i, was, -1);
-        this.add(i, own, 1);
-        changed++;
-      }
-    }
-    return changed;
-  }
-
-  /** Distances from point i to candidates[0..count), into candidateDistance, four centers per pass. */
-  private distances(i: number, count: number): void {
-    const { candidates, candidateDistance, centers, centerNorm2 } = this;
-    const { dim, data, norm2 } = this.x;
-    const row = i * dim;
-    for (let t = 0; t < count; t += 4) {
-      // Past the end the last candidate is repeated; its duplicate results are simply not read.
-      const c0 = candidates[t]!;
-      const c1 = candidates[Math.min(t + 1, count - 1)]!;
-      const c2 = candidates[Math.min(t + 2, count - 1)]!;
-      const c3 = candidates[Math.min(t + 3, count - 1)]!;
-      const b0 = c0 * dim;
-      const b1 = c1 * dim;
-      const b2 = c2 * dim;
-      const b3 = c3 * dim;
-      let s0 = 0;
-      let s1 = 0;
-      let s2 = 0;
-      let s3 = 0;
-      for (let j = 0; j < dim; j++) {
-        const v = data[row + j]!;
-        s0 += v * centers[b0 + j]!;
-        s1 += v * centers[b1 + j]!;
-        s2 += v * centers[b2 + j]!;
-        s3 += v * centers[b3 + j]!;
-      }
-      const n = norm2[i]!;
-      candidateDistance[t] = Math.sqrt(Math.max(0, n + centerNorm2[c0]! - 2 * s0));
-      candidateDistance[t + 1] = Math.sqrt(Math.max(0, n + centerNorm2[c1]! - 2 * s1));
-      candidateDistance[t + 2] = Math.sqrt(Math.max(0, n + centerNorm2[c2]! - 2 * s2));
-      candidateDistance[t + 3] = Math.sqrt(Math.max(0, n + centerNorm2[c3]! - 2 * s3));
-    }
+    const { rows: n, dim, data, norm2, heap } = this.x;
+    return heap.kernels.elkanAssign(
+      data.at,
+      norm2.at,
+      n,
+      dim,
+      this.centers.at,
+      this.centerNorm2.at,
+      this.k,
+      this.labels.at,
+      this.upper.at,
+      this.lower.at,
+      this.halfGap.at,
+      this.halfNearest.at,
+      this.sums.at,
+      this.counts.at,
+      this.candidates.at,
+      this.found.at,
+    );
   }
 
   inertia(): number {
+    const { rows: n, dim, data, norm2, heap } = this.x;
+    const labels = this.labels.view;
     let sum = 0;
-    for (let i = 0; i < this.labels.length; i++) sum += this.distance(i, this.labels[i]!) ** 2;
+    for (let i = 0; i < n; i++) sum += heap.kernels.pointDistance(data.at, norm2.at, dim, i, this.centers.at, this.centerNorm2.at, labels[i]!) ** 2;
     return sum;
   }
 
+  private centerDot(a: number, b: number): number {
+    const { dim, heap } = this.x;
+    return heap.kernels.dot(this.centers.at + a * dim * 8, this.centers.at + b * dim * 8, dim);
+  }
+
   private updateCenterNorms(): void {
-    const { dim } = this.x;
-    for (let c = 0; c < this.k; c++) this.centerNorm2[c] = dot(this.centers, c * dim, this.centers, c * dim, dim);
+    for (let c = 0; c < this.k; c++) this.centerNorm2.view[c] = this.centerDot(c, c);
   }
 
   private updateGaps(): void {
-    const { k, centers, halfGap, halfNearest } = this;
-    const { dim } = this.x;
+    const { k } = this;
+    const halfGap = this.halfGap.view;
+    const halfNearest = this.halfNearest.view;
+    const centerNorm2 = this.centerNorm2.view;
     for (let a = 0; a < k; a++) {
       for (let b = a + 1; b < k; b++) {
-        const d2 = this.centerNorm2[a]! + this.centerNorm2[b]! - 2 * dot(centers, a * dim, centers, b * dim, dim);
+        const d2 = centerNorm2[a]! + centerNorm2[b]! - 2 * this.centerDot(a, b);
         halfGap[a * k + b] = halfGap[b * k + a] = Math.sqrt(Math.max(0, d2)) / 2;
       }
     }
@@ -302,7 +249,7 @@ class ElkanRun {
   }
 }
 
-function lloydElkan(x: Points, initial: Float64Array, k: number, maxIter: number, tol: number): KMeansResult {
+function lloydElkan(x: Points, initial: Placed<Float64Array>, k: number, maxIter: number, tol: number): KMeansResult {
   const run = new ElkanRun(x, initial, k);
   const moved = new Float64Array(k);
   let iterations = 0;
@@ -322,12 +269,11 @@ function lloydElkan(x: Points, initial: Float64Array, k: number, maxIter: number
     }
   }
   if (!labelsMatchCenters) run.assign();
-  return { k, dim: x.dim, centers: run.centers, labels: run.labels, inertia: run.inertia(), iterations };
+  return { k, dim: x.dim, centers: run.centers.view, labels: run.labels.view, inertia: run.inertia(), iterations };
 }
 
 /** scikit-learn's absolute tolerance: tol × the mean over dimensions of the data's variance. */
-function absoluteTolerance(x: Points, tol: number): number {
-  const { rows: n, dim, data } = x;
+function absoluteTolerance(data: Float32Array, n: number, dim: number, tol: number): number {
   if (tol === 0) return 0;
   const mean = new Float64Array(dim);
   const square = new Float64Array(dim);
@@ -341,21 +287,4 @@ function absoluteTolerance(x: Points, tol: number): number {
   let variance = 0;
   for (let j = 0; j < dim; j++) variance += square[j]! / n - (mean[j]! / n) ** 2;
   return (tol * variance) / dim;
-}
-
-/** a[aFrom ..] · b[bFrom ..] over dim entries, in four independent sums for instruction-level parallelism. */
-function dot(a: Float64Array, aFrom: number, b: Float64Array, bFrom: number, dim: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let j = 0;
-  for (; j + 4 <= dim; j += 4) {
-    s0 += a[aFrom + j]! * b[bFrom + j]!;
-    s1 += a[aFrom + j + 1]! * b[bFrom + j + 1]!;
-    s2 += a[aFrom + j + 2]! * b[bFrom + j + 2]!;
-    s3 += a[aFrom + j + 3]! * b[bFrom + j + 3]!;
-  }
-  for (; j < dim; j++) s0 += a[aFrom + j]! * b[bFrom + j]!;
-  return s0 + s1 + s2 + s3;
 }

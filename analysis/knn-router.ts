@@ -4,8 +4,9 @@
 
 import { argmaxAllowed } from './allowed-argmax.js';
 import { balanceTermsInto } from './balance-score.js';
-import { gatherRows, type EmbeddingMatrix } from './embedding-matrix.js';
-import { productABt } from './matrix-product.js';
+import type { EmbeddingMatrix } from './embedding-matrix.js';
+import { KernelHeap } from './kernel-heap.js';
+import { placeRowPairs, placeRows, productBytes } from './matrix-product.js';
 import type { QueryPool } from './query-pool.js';
 
 /** Per test query, per model: mean score and mean cost over its neighbours, at [i * M + m]. */
@@ -23,19 +24,23 @@ const BLOCK_ROWS = 64; // test queries per similarity block: 64 × 8,400 train q
  */
 export function nearestTrainQueries(embeddings: EmbeddingMatrix, train: Int32Array, test: Int32Array, k: number): { k: number; neighbours: Int32Array } {
   const kk = Math.min(k, train.length);
-  const trainMatrix = gatherRows(embeddings, train);
-  const testMatrix = gatherRows(embeddings, test);
-  const { dim } = embeddings;
+  const { dim, data } = embeddings;
   const nTrain = train.length;
   const neighbours = new Int32Array(test.length * kk);
-  const block = new Float64Array(BLOCK_ROWS * nTrain);
+  if (kk === 0 || test.length === 0) return { k: kk, neighbours };
+  const blockRows = Math.min(BLOCK_ROWS, test.length);
+  const heap = KernelHeap.sized(productBytes(test.length, nTrain, dim, blockRows));
+  const testRows = placeRows(heap, data, dim, test);
+  const trainPairs = placeRowPairs(heap, data, dim, train);
+  const stride = trainPairs.pairs * 2;
+  const block = heap.f64(blockRows * stride);
   const bestSim = new Float64Array(kk);
   const bestIdx = new Int32Array(kk);
   for (let from = 0; from < test.length; from += BLOCK_ROWS) {
     const rows = Math.min(BLOCK_ROWS, test.length - from);
-    productABt(testMatrix.data.subarray(from * dim, (from + rows) * dim), rows, trainMatrix.data, nTrain, dim, block);
+    heap.kernels.productABt(testRows.at + from * dim * 8, rows, trainPairs.at, trainPairs.pairs, dim, block.at, stride);
     for (let r = 0; r < rows; r++) {
-      const sims = block.subarray(r * nTrain, (r + 1) * nTrain);
+      const sims = block.view.subarray(r * stride, r * stride + nTrain);
       bestSim.fill(-Infinity);
       bestIdx.fill(-1);
       for (let j = 0; j < nTrain; j++) {
