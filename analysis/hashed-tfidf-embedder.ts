@@ -16,6 +16,7 @@ const DF_BITS = 20; // document frequencies are counted in 2^20 hash buckets, fa
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 const CHAR = 1;
+const CROWDED_BUCKET = 64;
 
 export function hashedTfidfEmbedder(options: HashedTfidfOptions = {}): Embedder {
   const dim = options.dim ?? DEFAULT_EMBEDDING_DIM;
@@ -74,14 +75,19 @@ function extractTerms(texts: readonly string[], maxChars: number): SparseTerms {
   let features = new Int32Array(1 << 16);
   let tf = new Float32Array(1 << 16);
   let scratch = new Int32Array(1 << 12);
+  let sortedScratch = new Int32Array(1 << 12);
+  const bucketStarts = new Int32Array((1 << 16) + 1);
   let size = 0;
   for (let t = 0; t < texts.length; t++) {
     const text = texts[t]!.slice(0, maxChars).toLowerCase();
     // Upper bound on this text's features: 3 character n-grams per character, 2 word features per word.
     const bound = 3 * (text.length + 2) + 2 * text.length + 2;
-    if (scratch.length < bound) scratch = new Int32Array(bound * 2);
+    if (scratch.length < bound) {
+      scratch = new Int32Array(bound * 2);
+      sortedScratch = new Int32Array(bound * 2);
+    }
     const n = hashFeatures(text, scratch);
-    const sorted = scratch.subarray(0, n).sort();
+    const sorted = sortAscending(scratch, n, sortedScratch, bucketStarts);
     if (features.length < size + n) {
       const bigger = Math.max(features.length * 2, size + n);
       features = copyInto(new Int32Array(bigger), features, size);
@@ -98,6 +104,44 @@ function extractTerms(texts: readonly string[], maxChars: number): SparseTerms {
     start[t + 1] = size;
   }
   return { start, features: features.subarray(0, size), tf: tf.subarray(0, size) };
+}
+
+/**
+ * values[0, n) in ascending order (as Int32Array's own sort), written to `into`: feature hashes are
+ * spread evenly over the int32 range, so a stable scatter into about n buckets by their top bits leaves
+ * every value a few places at most from where it belongs, and an insertion sort finishes the job. About
+ * a third of the time of the built-in sort on a release's 12.8 million features.
+ */
+export function sortAscending(values: Int32Array, n: number, into: Int32Array, starts: Int32Array): Int32Array {
+  let bits = 1;
+  while (1 << bits < n && bits < 16) bits++;
+  const shift = 32 - bits;
+  const buckets = 1 << bits;
+  starts.fill(0, 0, buckets + 1);
+  // Flipping the sign bit makes the unsigned order of the key the signed order of the value.
+  let fullest = 0;
+  for (let i = 0; i < n; i++) {
+    const b = ((values[i]! ^ 0x80000000) >>> shift) + 1;
+    if (++starts[b]! > fullest) fullest = starts[b]!;
+  }
+  // A crowded bucket (a text that repeats a few features thousands of times) could make the insertion
+  // sort quadratic: the built-in sort takes that text.
+  if (fullest > CROWDED_BUCKET) {
+    into.set(values.subarray(0, n));
+    return into.subarray(0, n).sort();
+  }
+  for (let b = 0; b < buckets; b++) starts[b + 1]! += starts[b]!;
+  for (let i = 0; i < n; i++) into[starts[(values[i]! ^ 0x80000000) >>> shift]!++] = values[i]!;
+  for (let i = 1; i < n; i++) {
+    const v = into[i]!;
+    let j = i - 1;
+    while (j >= 0 && into[j]! > v) {
+      into[j + 1] = into[j]!;
+      j--;
+    }
+    into[j + 1] = v;
+  }
+  return into.subarray(0, n);
 }
 
 /** Writes the text's feature hashes into out; the low bit tells word (0) from character n-gram (1). */
