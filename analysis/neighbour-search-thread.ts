@@ -1,6 +1,6 @@
 // The kNN router's neighbour search on a thread of its own, so that it runs beside the cluster router's
 // k-means on a second core: the analysis's two heaviest steps then take about the time of the longer one
-// (on LLMRouterBench's release shape, 2.3 s and 2.5 s). The thread runs this very module, loaded with the
+// (on LLMRouterBench's release shape, 1.2 s and 1.15 s). The thread runs this very module, loaded with the
 // TypeScript loader the CLI ships with (tsx); the numbers are nearestTrainQueries' own, bit for bit.
 
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
