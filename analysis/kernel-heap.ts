@@ -52,6 +52,8 @@ export interface Placed<T> {
 
 const ALIGN = 16; // a v128's size: every array starts on it
 const PAGE = 65536;
+/** A 32-bit WebAssembly memory's limit: 65,536 pages. */
+const MAX_BYTES = 65536 * PAGE;
 const align = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
 
 /** The part of the WebAssembly API used here: @types/node 20 declares the namespace's types, not the global. */
@@ -75,6 +77,10 @@ export class KernelHeap {
   }
 
   constructor(readonly capacity: number) {
+    if (capacity > MAX_BYTES)
+      throw new RangeError(
+        `the analysis's numeric kernels need ${(capacity / 1024 ** 3).toFixed(1)} GiB of memory for this input, more than WebAssembly's ${MAX_BYTES / 1024 ** 3} GiB: analyse fewer queries at once, or embed with fewer dimensions`,
+      );
     compiled ??= new wasm.Module(Buffer.from(KERNELS_WASM_BASE64, 'base64'));
     const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(capacity / PAGE)) });
     this.kernels = new wasm.Instance(compiled, { env: { memory } }).exports as unknown as Kernels;

@@ -43,12 +43,13 @@ interface Points {
 
 export function kmeans(x: EmbeddingMatrix, options: KMeansOptions): KMeansResult {
   if (x.rows === 0) throw new RangeError('k-means needs at least one point');
+  if (!(options.k >= 1)) throw new RangeError(`k-means needs at least one cluster, got k = ${options.k}`);
   const { rows: n, dim } = x;
   const k = Math.min(options.k, n);
   // Room for the points and for one restart's state at a time (released between restarts).
   const heap = KernelHeap.sized([n * dim * 8, n * 8, ...ElkanRun.bytes(n, dim, k), n * 8]);
   const data = heap.f64(n * dim);
-  data.view.set(x.data);
+  data.view.set(x.data.subarray(0, n * dim));
   const norm2 = heap.f64(n);
   for (let i = 0; i < n; i++) norm2.view[i] = heap.kernels.dot(data.at + i * dim * 8, data.at + i * dim * 8, dim);
   const points: Points = { rows: n, dim, data, norm2, heap };

@@ -6,7 +6,7 @@ import { argmaxAllowed } from './allowed-argmax.js';
 import { balanceTermsInto } from './balance-score.js';
 import type { EmbeddingMatrix } from './embedding-matrix.js';
 import { KernelHeap } from './kernel-heap.js';
-import { placeRowPairs, placeRows, productBytes } from './matrix-product.js';
+import { placeRowPairs, productBytes } from './matrix-product.js';
 import type { QueryPool } from './query-pool.js';
 
 /** Per test query, per model: mean score and mean cost over its neighbours, at [i * M + m]. */
@@ -29,16 +29,18 @@ export function nearestTrainQueries(embeddings: EmbeddingMatrix, train: Int32Arr
   const neighbours = new Int32Array(test.length * kk);
   if (kk === 0 || test.length === 0) return { k: kk, neighbours };
   const blockRows = Math.min(BLOCK_ROWS, test.length);
-  const heap = KernelHeap.sized(productBytes(test.length, nTrain, dim, blockRows));
-  const testRows = placeRows(heap, data, dim, test);
+  // The training rows stay placed; the test rows are placed a block at a time.
+  const heap = KernelHeap.sized(productBytes(blockRows, nTrain, dim, blockRows));
   const trainPairs = placeRowPairs(heap, data, dim, train);
+  const testBlock = heap.f64(blockRows * dim);
   const stride = trainPairs.pairs * 2;
   const block = heap.f64(blockRows * stride);
   const bestSim = new Float64Array(kk);
   const bestIdx = new Int32Array(kk);
   for (let from = 0; from < test.length; from += BLOCK_ROWS) {
     const rows = Math.min(BLOCK_ROWS, test.length - from);
-    heap.kernels.productABt(testRows.at + from * dim * 8, rows, trainPairs.at, trainPairs.pairs, dim, block.at, stride);
+    for (let r = 0; r < rows; r++) testBlock.view.set(data.subarray(test[from + r]! * dim, test[from + r]! * dim + dim), r * dim);
+    heap.kernels.productABt(testBlock.at, rows, trainPairs.at, trainPairs.pairs, dim, block.at, stride);
     for (let r = 0; r < rows; r++) {
       const sims = block.view.subarray(r * stride, r * stride + nTrain);
       bestSim.fill(-Infinity);

@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { KernelHeap } from '../../analysis/kernel-heap.js';
+import { kmeans } from '../../analysis/kmeans.js';
+import { PythonRandom } from '../../analysis/python-random.js';
 import { compileKernels, generatedModule, KERNELS_GENERATED } from '../../scripts/generate-wasm-kernels.js';
 
 describe('the WebAssembly kernels', () => {
@@ -26,5 +28,14 @@ describe('the WebAssembly kernels', () => {
     expect(heap.kernels.dot(a.at, a.at, 3)).toBe(0);
     a.view.set([1, 2, 3]);
     expect(heap.kernels.dot(a.at, a.at, 3)).toBe(14);
+  });
+
+  it('an input too big for a 32-bit WebAssembly memory is refused with what to do, before anything is allocated', () => {
+    expect(() => KernelHeap.sized([5 * 1024 ** 3])).toThrow(/need 5\.0 GiB of memory for this input, more than WebAssembly's 4 GiB: analyse fewer queries/);
+  });
+
+  it('k-means refuses k < 1 (it would have no cluster to put a point in)', () => {
+    const x = { rows: 3, dim: 4, data: new Float32Array(12).fill(0.5) };
+    expect(() => kmeans(x, { k: 0, nInit: 1, rng: new PythonRandom(1) })).toThrow('k-means needs at least one cluster, got k = 0');
   });
 });
