@@ -9,7 +9,6 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { connectClient, createRunSpec, submitRun } from '../client/runs.js';
@@ -17,29 +16,17 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { jobIdFor } from '../runs/job-specs.js';
 import { settingsFrom } from '../config/settings.js';
 import { repoRoot, startStack, startWorkerProcess } from './perf-support.js';
-import { releaseSleepers } from '../test/support/sleepers.js';
+import { attemptsStartedSince, releaseSleepers, sleepersOf } from '../test/support/sleepers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A job's one activity on its host (workflows/job-workflow.ts): image, container and harvest. */
 const HOST_ACTIVITY = 'runJobOnHost';
-const PENDING_ACTIVITY_STATE_STARTED = 2;
 const HEARTBEAT_TIMEOUT = 3;
 const HOST_TIMEOUT = 5;
 /** Past the heartbeat timeout: every running attempt times out on the server while it is down. */
 const SERVER_DOWN_SECONDS = HEARTBEAT_TIMEOUT + 2;
 /** Cases 1 and 3's jobs outlast the kill, the restart and the reattach. */
 const LONG_SLEEP_SECONDS = 40;
-
-/** The sleepers fixture with every task sleeping `seconds`, copied under the stack's home. */
-function longSleepers(into: string, seconds: number) {
-  const dir = path.join(into, 'long-sleepers');
-  cpSync(path.join(repoRoot, 'test', 'fixtures', 'benchmarks', 'sleepers'), dir, { recursive: true });
-  for (const task of readdirSync(path.join(dir, 'tasks'))) {
-    const file = path.join(dir, 'tasks', task, 'task.yaml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`));
-  }
-  return loadBenchmark(dir);
-}
 
 /** Container start events of a run, as `docker events` sees them, by container name. */
 function watchStarts(runId: string): { names: string[]; stop(): void } {
@@ -80,7 +67,7 @@ async function main(): Promise<void> {
   const settings = settingsFrom(stack.env, '/root');
   const client = await connectClient(settings);
   const sleepers = loadBenchmark(path.join(repoRoot, 'test', 'fixtures', 'benchmarks', 'sleepers'));
-  const long = longSleepers(stack.home, LONG_SLEEP_SECONDS);
+  const long = sleepersOf(stack.home, LONG_SLEEP_SECONDS);
   const jobs = long.tasks.map((t) => t.name);
   const options = { heartbeatTimeout: HEARTBEAT_TIMEOUT, hostTimeout: HOST_TIMEOUT };
   const only = new Set(process.argv.slice(2));
@@ -102,17 +89,13 @@ async function main(): Promise<void> {
       const t0 = await kill9(stack.workers[0]!);
       stack.workers[0] = await startWorkerProcess(stack.env, 'perf-failover');
       const restarted = performance.now();
-      await until(async () => {
-        const described = await Promise.all(jobs.map((job, i) => client.workflow.getHandle(jobIdFor(first.workflowId, i, job)).describe()));
-        return described.every((d) =>
-          d.raw.pendingActivities?.some(
-            (a) =>
-              a.activityType?.name === HOST_ACTIVITY &&
-              Number(a.state) === PENDING_ACTIVITY_STATE_STARTED &&
-              (optionalTsToMs(a.lastStartedTime) ?? 0) >= killedAt,
-          ),
-        );
-      });
+      await until(() =>
+        attemptsStartedSince(
+          client,
+          jobs.map((job, i) => jobIdFor(first.workflowId, i, job)),
+          killedAt,
+        ),
+      );
       const sameHost = (performance.now() - t0) / 1000;
       releaseSleepers(first.workflowId);
       await first.result();

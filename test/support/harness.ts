@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,6 @@ import { inject } from 'vitest';
 import { connectClient, followRun, submitRun } from '../../client/runs.js';
 import { runSpecOfBenchmark } from '../../client/run-request.js';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
-import type { Benchmark } from '../../contract/benchmark.js';
 import type { RunResult } from '../../runs/run-spec.js';
 import { runOptions, type RunOptionsInput } from '../../runs/run-options.js';
 import { settingsFrom, type Settings } from '../../config/settings.js';
@@ -89,19 +88,7 @@ export function copyFixture(name: string, into: string): string {
   return target;
 }
 
-/** The sleepers fixture with every task sleeping `seconds` (and timing out after `timeoutSeconds`), in a scratch copy under `into`. */
-export function sleepersOf(into: string, seconds: number, timeoutSeconds?: number): Benchmark {
-  const dir = copyFixture('sleepers', into);
-  for (const task of readdirSync(path.join(dir, 'tasks'))) {
-    const file = path.join(dir, 'tasks', task, 'task.yaml');
-    let yaml = readFileSync(file, 'utf8').replace(/SLEEP_SECONDS: \d+/, `SLEEP_SECONDS: ${seconds}`);
-    if (timeoutSeconds !== undefined) yaml = yaml.replace(/^timeout: \d+$/m, `timeout: ${timeoutSeconds}`);
-    writeFileSync(file, yaml);
-  }
-  return loadBenchmark(dir);
-}
-
-export { releaseSleepers } from './sleepers.js';
+export { releaseSleepers, sleepersOf } from './sleepers.js';
 
 export function dockerLines(args: string[]): string[] {
   return execFileSync('docker', args, { encoding: 'utf8' }).split('\n').filter(Boolean);

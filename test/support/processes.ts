@@ -2,12 +2,12 @@
 // and a Temporal dev server of a test's own that can be stopped and started on the same database.
 
 import type { Client } from '@temporalio/client';
-import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { freePort, startDevServer } from '../../embedded/embedded-services.js';
 import { repoRoot } from './harness.js';
+import { attemptsStartedSince } from './sleepers.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -132,27 +132,18 @@ export function runningContainersOf(runId: string): Array<{ name: string; host: 
     });
 }
 
-const PENDING_ACTIVITY_STATE_STARTED = 2;
-
 /**
  * Waits until each job with a running container of the run has its host activity (runJobOnHost) running an
- * attempt that started at or after `sinceMs`: after a restart, each job's container is followed again, by a
- * reattaching attempt (or a new one). Then the containers can be let go (releaseSleepers) without skipping that.
+ * attempt that started at or after `sinceMs` (attemptsStartedSince). Then the containers can be let go
+ * (releaseSleepers) without skipping that.
  */
 export async function waitForAttemptsSince(client: Client, runId: string, sinceMs: number, timeoutMs = 90_000): Promise<void> {
   const jobs = execFileSync('docker', ['ps', '--filter', `label=benchrouter.run=${runId}`, '--format', '{{.Label "benchrouter.job"}}'], { encoding: 'utf8' })
     .split('\n')
     .filter(Boolean);
-  const followed = async (jobId: string) => {
-    const { raw } = await client.workflow.getHandle(jobId).describe();
-    return (raw.pendingActivities ?? []).some(
-      (a) =>
-        a.activityType?.name === 'runJobOnHost' && Number(a.state) === PENDING_ACTIVITY_STATE_STARTED && (optionalTsToMs(a.lastStartedTime) ?? 0) >= sinceMs,
-    );
-  };
   await waitFor(
     `an attempt started since ${new Date(sinceMs).toISOString()} for each of ${jobs.join(', ')}`,
-    async () => (await Promise.all(jobs.map(followed))).every(Boolean),
+    () => attemptsStartedSince(client, jobs, sinceMs),
     timeoutMs,
   );
 }
