@@ -79,10 +79,19 @@ function cgroupDirsOf(id: string): string[] {
  * `orRunning`, also running an inner container (the agent's or the grader's). Then kills it from outside,
  * as a crash would, and says what it was.
  */
-async function killShardWhileBusy(task: string, orRunning: boolean, deadlineMs: number): Promise<Killed> {
+async function killShardWhileBusy(task: string, orRunning: boolean, deadlineMs: number, after?: Killed): Promise<Killed> {
   const busy = `pgrep -f '^docker (buildx )?build ' >/dev/null${orRunning ? ' || [ -n "$(docker ps -q)" ]' : ''}`;
   while (Date.now() < deadlineMs) {
-    const [id] = dockerLines(['ps', '--quiet', '--no-trunc', '--filter', `label=benchrouter.host=${HOST_ID}`, '--filter', `label=benchrouter.task=${task}`]);
+    // Not the container killed before: on a loaded host it can still be listed, and answer, while it dies.
+    const [id] = dockerLines([
+      'ps',
+      '--quiet',
+      '--no-trunc',
+      '--filter',
+      `label=benchrouter.host=${HOST_ID}`,
+      '--filter',
+      `label=benchrouter.task=${task}`,
+    ]).filter((candidate) => candidate !== after?.id);
     if (id && spawnSync('docker', ['exec', id, 'sh', '-c', busy]).status === 0) {
       const [inspected] = JSON.parse(execFileSync('docker', ['inspect', id], { encoding: 'utf8' })) as Array<{
         Name: string;
@@ -292,7 +301,7 @@ describe('swe-repair', () => {
       const storage = first.mounts.find((m) => m.Destination === '/var/lib/docker')?.Source;
       expect(storage && existsSync(storage)).toBe(true);
       expect(first.cgroups.length).toBeGreaterThan(0);
-      const second = await killShardWhileBusy('shard-1', true, deadline);
+      const second = await killShardWhileBusy('shard-1', true, deadline, first);
       expect(second.cgroups.length).toBeGreaterThan(0);
       const run = await running;
 
