@@ -12,8 +12,8 @@ const bannedBuiltins = builtinModules.filter((name) => !name.startsWith('_') && 
 
 export default tseslint.config(
   {
-    // Generated, vendored or foreign code: AssemblyScript (compiled by asc, not tsc), bundles, dependencies, benchmark payloads, test fixtures and the
-    // cluster images' staged build context (scripts/cluster.sh).
+    // Generated, vendored or foreign code: bundles, dependencies, benchmark payloads, test fixtures, the cluster
+    // images' staged build context (scripts/cluster.sh), and AssemblyScript (compiled by asc, not tsc).
     ignores: [
       'node_modules/',
       '**/*.bundle.js',

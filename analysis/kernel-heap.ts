@@ -10,39 +10,25 @@ export interface Kernels {
   dot(a: number, b: number, dim: number): number;
   pointDistance(data: number, norm2: number, dim: number, i: number, centers: number, centerNorm2: number, c: number): number;
   seedStep(data: number, norm2: number, n: number, dim: number, centers: number, c: number, cn2: number, nearest: number): number;
-  assignExactly(
-    data: number,
-    norm2: number,
-    n: number,
-    dim: number,
-    centers: number,
-    centerNorm2: number,
-    k: number,
-    labels: number,
-    upper: number,
-    lower: number,
-    sums: number,
-    counts: number,
-  ): void;
-  elkanAssign(
-    data: number,
-    norm2: number,
-    n: number,
-    dim: number,
-    centers: number,
-    centerNorm2: number,
-    k: number,
-    labels: number,
-    upper: number,
-    lower: number,
-    halfGap: number,
-    halfNearest: number,
-    sums: number,
-    counts: number,
-    candidates: number,
-    found: number,
-  ): number;
+  assignExactly(...run: KMeansRun): void;
+  elkanAssign(...args: [...run: KMeansRun, halfGap: number, halfNearest: number, candidates: number, found: number]): number;
 }
+
+/** A k-means restart's state as the kernels take it: the points, the centers, Elkan's bounds and the cluster sums. */
+export type KMeansRun = [
+  data: number,
+  norm2: number,
+  n: number,
+  dim: number,
+  centers: number,
+  centerNorm2: number,
+  k: number,
+  labels: number,
+  upper: number,
+  lower: number,
+  sums: number,
+  counts: number,
+];
 
 /** An array placed in a heap: its byte offset, for the kernels, and a view, for JavaScript. */
 export interface Placed<T> {

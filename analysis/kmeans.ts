@@ -3,7 +3,7 @@
 // n_init restarts by inertia. The cluster router's clusters come from here.
 
 import type { EmbeddingMatrix } from './embedding-matrix.js';
-import { KernelHeap, type Placed } from './kernel-heap.js';
+import { KernelHeap, type KMeansRun, type Placed } from './kernel-heap.js';
 import type { PythonRandom } from './python-random.js';
 
 export interface KMeansOptions {
@@ -111,6 +111,8 @@ class ElkanRun {
   /** Scratch for one point's candidate centers and their distances (room for a padded group of 4). */
   private readonly candidates: Placed<Int32Array>;
   private readonly found: Placed<Float64Array>;
+  /** The kernels' arguments for this restart's state, in their order. */
+  private readonly run: KMeansRun;
 
   /** The byte lengths of the arrays a run places, centers included (placed by the seeding). */
   static bytes(n: number, dim: number, k: number): number[] {
@@ -135,20 +137,8 @@ class ElkanRun {
     this.found = heap.f64(k + 4);
     this.updateCenterNorms();
     const { data, norm2 } = x;
-    heap.kernels.assignExactly(
-      data.at,
-      norm2.at,
-      n,
-      dim,
-      centers.at,
-      this.centerNorm2.at,
-      k,
-      this.labels.at,
-      this.upper.at,
-      this.lower.at,
-      this.sums.at,
-      this.counts.at,
-    );
+    this.run = [data.at, norm2.at, n, dim, centers.at, this.centerNorm2.at, k, this.labels.at, this.upper.at, this.lower.at, this.sums.at, this.counts.at];
+    heap.kernels.assignExactly(...this.run);
   }
 
   /** M-step: each center to the mean of its points (an empty cluster stays put). Returns Σ shift². */
@@ -193,25 +183,7 @@ class ElkanRun {
   /** E-step with Elkan's bounds (the kernel elkanAssign); returns how many points changed cluster. */
   assign(): number {
     this.updateGaps();
-    const { rows: n, dim, data, norm2, heap } = this.x;
-    return heap.kernels.elkanAssign(
-      data.at,
-      norm2.at,
-      n,
-      dim,
-      this.centers.at,
-      this.centerNorm2.at,
-      this.k,
-      this.labels.at,
-      this.upper.at,
-      this.lower.at,
-      this.halfGap.at,
-      this.halfNearest.at,
-      this.sums.at,
-      this.counts.at,
-      this.candidates.at,
-      this.found.at,
-    );
+    return this.x.heap.kernels.elkanAssign(...this.run, this.halfGap.at, this.halfNearest.at, this.candidates.at, this.found.at);
   }
 
   inertia(): number {

@@ -6,7 +6,7 @@ import { argmaxAllowed } from './allowed-argmax.js';
 import { balanceTermsInto } from './balance-score.js';
 import type { EmbeddingMatrix } from './embedding-matrix.js';
 import { KernelHeap } from './kernel-heap.js';
-import { placeRowPairs, productBytes } from './matrix-product.js';
+import { copyRows, placeRowPairs, productBytes } from './matrix-product.js';
 import type { QueryPool } from './query-pool.js';
 
 /** Per test query, per model: mean score and mean cost over its neighbours, at [i * M + m]. */
@@ -39,7 +39,7 @@ export function nearestTrainQueries(embeddings: EmbeddingMatrix, train: Int32Arr
   const bestIdx = new Int32Array(kk);
   for (let from = 0; from < test.length; from += BLOCK_ROWS) {
     const rows = Math.min(BLOCK_ROWS, test.length - from);
-    for (let r = 0; r < rows; r++) testBlock.view.set(data.subarray(test[from + r]! * dim, test[from + r]! * dim + dim), r * dim);
+    copyRows(testBlock.view, data, dim, test.subarray(from, from + rows));
     heap.kernels.productABt(testBlock.at, rows, trainPairs.at, trainPairs.pairs, dim, block.at, stride);
     for (let r = 0; r < rows; r++) {
       const sims = block.view.subarray(r * stride, r * stride + nTrain);

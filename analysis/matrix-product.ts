@@ -9,11 +9,9 @@ export function productBytes(aRows: number, bRows: number, dim: number, outRows:
   return [aRows * dim * 8, pairs * dim * 16, outRows * pairs * 2 * 8];
 }
 
-/** Rows of `data` (by position, in the order given) placed as the kernel's A operand: float64 rows. */
-export function placeRows(heap: KernelHeap, data: Float32Array, dim: number, rows: ArrayLike<number>): Placed<Float64Array> {
-  const placed = heap.f64(rows.length * dim);
-  for (let i = 0; i < rows.length; i++) placed.view.set(data.subarray(rows[i]! * dim, rows[i]! * dim + dim), i * dim);
-  return placed;
+/** Rows of `data` (by position, in the order given) written into `into` as the kernel's A operand: float64 rows. */
+export function copyRows(into: Float64Array, data: Float32Array, dim: number, rows: ArrayLike<number>): void {
+  for (let i = 0; i < rows.length; i++) into.set(data.subarray(rows[i]! * dim, rows[i]! * dim + dim), i * dim);
 }
 
 /**
@@ -38,8 +36,9 @@ export function placeRowPairs(heap: KernelHeap, data: Float32Array, dim: number,
 export function productABt(a: Float32Array, aRows: number, b: Float32Array, bRows: number, dim: number, out: Float64Array): void {
   if (aRows === 0 || bRows === 0) return;
   const heap = KernelHeap.sized(productBytes(aRows, bRows, dim, aRows));
-  const left = placeRows(
-    heap,
+  const left = heap.f64(aRows * dim);
+  copyRows(
+    left.view,
     a,
     dim,
     Int32Array.from({ length: aRows }, (_, i) => i),

@@ -10,7 +10,6 @@
 
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,7 +18,7 @@ import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom, type Settings } from '../config/settings.js';
 import type { RunOptionsInput } from '../runs/run-options.js';
-import { containersOfRun, releaseSleepers, sleepersOf } from './support/harness.js';
+import { containersOfRun, dockerLines, releaseSleepers, sleepersOf } from './support/harness.js';
 import { runningContainersOf, spawnWorker, waitFor, waitForRunningOn, watchContainerStarts, type WorkerProcess } from './support/processes.js';
 
 let scratch: string;
@@ -176,13 +175,8 @@ describe.concurrent('a host stopped, then resumed', () => {
         await waitFor(
           'no container of the run on host-away, running or stopped',
           () =>
-            !execFileSync(
-              'docker',
-              ['ps', '--all', '--quiet', '--filter', `label=benchrouter.run=${spec.runId}`, '--filter', 'label=benchrouter.host=host-away'],
-              {
-                encoding: 'utf8',
-              },
-            ).trim(),
+            dockerLines(['ps', '--all', '--quiet', '--filter', `label=benchrouter.run=${spec.runId}`, '--filter', 'label=benchrouter.host=host-away'])
+              .length === 0,
           90_000,
         );
         // ... before their 90 s were up: host-taker's, started later, all still run.

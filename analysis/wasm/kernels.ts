@@ -93,7 +93,8 @@ export function dot(a: usize, b: usize, dim: i32): f64 {
 }
 
 // k-means's points: n rows of dim at `data`, their squared norms at `norm2`. Centers: k rows at `centers`,
-// squared norms at `centerNorm2`.
+// squared norms at `centerNorm2`. assignExactly and elkanAssign take a restart's state in the same order
+// (analysis/kernel-heap.ts's KMeansRun), elkanAssign then its scratch.
 
 /** The distance from point i to center c: √max(0, |x|² + |μ|² − 2 x·μ). */
 function distance(data: usize, norm2: usize, dim: i32, i: i32, centers: usize, centerNorm2: usize, c: i32): f64 {
@@ -189,10 +190,10 @@ export function elkanAssign(
   labels: usize,
   upper: usize,
   lower: usize,
-  halfGap: usize,
-  halfNearest: usize,
   sums: usize,
   counts: usize,
+  halfGap: usize,
+  halfNearest: usize,
   candidates: usize,
   found: usize,
 ): i32 {
