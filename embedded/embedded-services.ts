@@ -5,7 +5,7 @@
 
 import { REPO_ROOT } from '../config/repository.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -116,15 +116,44 @@ export function isReachable(address: string, timeoutMs = 1000): Promise<boolean>
   });
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port that nothing on this machine is bound to right now, for a process started next to listen on.
+ *
+ * It is drawn at random from below the kernel's ephemeral range (net.ipv4.ip_local_port_range), not asked of
+ * the kernel with port 0: the kernel hands ports of that range to every outgoing connection and every
+ * `listen(0)`, so a port it gave out and took back here could be another connection's local port by the time
+ * the process binds it (a parallel test's gateway failed with EADDRINUSE that way). Below the range only
+ * explicit binds compete, and a random draw keeps two callers apart.
+ */
+export async function freePort(): Promise<number> {
+  const top = ephemeralRangeStart() - 1;
+  const bottom = Math.max(1024, top - FREE_PORT_SPAN);
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = bottom + Math.floor(Math.random() * (top - bottom + 1));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free TCP port in ${bottom}-${top} after 100 tries (is this machine out of ports?)`);
+}
+
+/** How many ports below the ephemeral range freePort draws from; BenchRouter's fixed defaults lie below them. */
+const FREE_PORT_SPAN = 12_000;
+
+function ephemeralRangeStart(): number {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(start) && start > 2048) return start;
+  } catch {
+    // Not Linux: IANA's dynamic range, which macOS and Windows use.
+  }
+  return 49_152;
+}
+
+/** Whether a listener could bind `port` on every IPv4 address now (0.0.0.0 conflicts with any of them). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => server.close(() => resolve(true)));
   });
 }
 
