@@ -3,12 +3,12 @@
 // (dataset, split, model) is used (by its `YYYYMMDD_HHMMSS` suffix, else its modification time), a
 // null score counts as 0, and Python's NaN / Infinity tokens are read. File I/O lives here, not in the analysis.
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseModelOutcome, type ModelOutcome } from './model-outcome.js';
-import { parsePythonJson } from './python-json.js';
+import { readResultFilesOnTwoThreads } from './analysis-thread.js';
+import { readResultFile, type FileReading, type ResultFile } from './llmrouterbench-file.js';
+import type { ModelOutcome } from './model-outcome.js';
 import { ProblemList } from './record-problems.js';
-import type { z } from 'zod';
 
 export interface LlmRouterBenchLoad {
   records: ModelOutcome[];
@@ -17,25 +17,20 @@ export interface LlmRouterBenchLoad {
   /** Files skipped for `demo: true`, and older files superseded by a newer one. */
   skippedDemo: string[];
   superseded: string[];
+  /** How many threads read the files (TWO_THREADS_MIN_BYTES). */
+  threads: 1 | 2;
 }
 
-interface Candidate {
-  file: string;
-  dataset: string;
-  split: string;
-  model: string;
-  stamp: number;
-  /**
-   * The file's records, validated as soon as the file is read, so the parsed file (raw outputs and
-   * all, most of a release's bytes) is garbage at once rather than held until every file is read:
-   * less live heap for the collector to walk. Problems are kept and reported only if the file is used.
-   */
-  records: ModelOutcome[];
-  problems: Array<{ field: string; error: z.ZodError } | { field: string; message: string }>;
-}
+type Candidate = Extract<FileReading, { kind: 'records' }>;
 
-/** `dir` may be the release root (holding results/bench), `results`, or `results/bench` itself. */
-export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
+/** From this many bytes of result files on, the analysis thread reads about half of them (analysis-thread.ts). */
+export const TWO_THREADS_MIN_BYTES = 32 * 1024 * 1024;
+
+/**
+ * `dir` may be the release root (holding results/bench), `results`, or `results/bench` itself. `threads`
+ * says whether the files are read on two threads; by default they are from TWO_THREADS_MIN_BYTES on.
+ */
+export async function loadLlmRouterBench(dir: string, threads?: 1 | 2): Promise<LlmRouterBenchLoad> {
   const problems = new ProblemList();
   const bench = [path.join(dir, 'results', 'bench'), path.join(dir, 'bench'), dir].find((d) => existsSync(d) && statSync(d).isDirectory());
   if (!bench) {
@@ -45,62 +40,32 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
 
   // Directories are walked in sorted order, as LLMRouterBench reads its files sorted by path: the
   // query order, and so the split, follow from it.
-  const groups = new Map<string, Candidate[]>();
-  const skippedDemo: string[] = [];
-  let seen = 0;
+  const files: ResultFile[] = [];
   for (const datasetDir of subdirectories(bench!)) {
     for (const splitDir of subdirectories(path.join(bench!, datasetDir))) {
       for (const modelDir of subdirectories(path.join(bench!, datasetDir, splitDir))) {
         const where = path.join(bench!, datasetDir, splitDir, modelDir);
         for (const name of readdirSync(where)
           .filter((n) => n.endsWith('.json'))
-          .sort()) {
-          const file = path.join(where, name);
-          seen++;
-          let data: Record<string, unknown>;
-          try {
-            data = parsePythonJson(readFileSync(file, 'utf8')) as Record<string, unknown>;
-          } catch (error) {
-            problems.add({ file, field: '', message: `not valid JSON (${(error as Error).message})` });
-            continue;
-          }
-          if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-            problems.add({ file, field: '', message: 'expected a JSON object with "records"' });
-            continue;
-          }
-          if (data['demo'] === true) {
-            skippedDemo.push(file);
-            continue;
-          }
-          const text = (key: string, fallback: string) => (typeof data[key] === 'string' && data[key] ? (data[key] as string) : fallback);
-          const dataset = text('dataset_name', datasetDir);
-          const candidate: Candidate = {
-            file,
-            dataset,
-            split: text('split', splitDir),
-            model: text('model_name', modelDir),
-            stamp: timestampOf(file),
-            records: [],
-            problems: [],
-          };
-          const raw = data['records'];
-          if (!Array.isArray(raw)) candidate.problems.push({ field: 'records', message: 'expected an array of per-instance records' });
-          else {
-            // The benchmark is named once every file is read (dataset or dataset/split); the dataset stands in.
-            const origin = { benchmark: dataset, group: dataset, model: candidate.model };
-            for (let i = 0; i < raw.length; i++) {
-              const parsed = parseModelOutcome(raw[i], origin);
-              if (parsed.success) candidate.records.push(parsed.data);
-              else candidate.problems.push({ field: `records[${i}]`, error: parsed.error });
-            }
-          }
-          const key = `${candidate.dataset}\u0000${candidate.split}\u0000${candidate.model}`;
-          groups.set(key, [...(groups.get(key) ?? []), candidate]);
-        }
+          .sort())
+          files.push({ file: path.join(where, name), datasetDir, splitDir, modelDir });
       }
     }
   }
-  if (seen === 0) problems.add({ file: bench!, field: '', message: 'no result files: expected <dataset>/<split>/<model>/*.json under it' });
+  if (files.length === 0) problems.add({ file: bench!, field: '', message: 'no result files: expected <dataset>/<split>/<model>/*.json under it' });
+  const twoThreads = (threads ?? (files.length > 1 && totalBytes(files) >= TWO_THREADS_MIN_BYTES ? 2 : 1)) === 2;
+  const readings = twoThreads ? await readResultFilesOnTwoThreads(files) : files.map(readResultFile);
+
+  const groups = new Map<string, Candidate[]>();
+  const skippedDemo: string[] = [];
+  for (const reading of readings) {
+    if (reading.kind === 'unreadable') problems.add({ file: reading.file, field: '', message: reading.message });
+    else if (reading.kind === 'demo') skippedDemo.push(reading.file);
+    else {
+      const key = `${reading.dataset}\u0000${reading.split}\u0000${reading.model}`;
+      groups.set(key, [...(groups.get(key) ?? []), reading]);
+    }
+  }
 
   const chosen: Candidate[] = [];
   const superseded: string[] = [];
@@ -120,22 +85,18 @@ export function loadLlmRouterBench(dir: string): LlmRouterBenchLoad {
 
   const records: ModelOutcome[] = [];
   for (const c of chosen) {
-    for (const p of c.problems) {
-      if ('error' in p) problems.addIssues(c.file, p.field, p.error);
-      else problems.add({ file: c.file, ...p });
-    }
+    for (const p of c.problems) problems.add({ file: c.file, ...p });
     if (splitsOf.get(c.dataset)!.size > 1) for (const r of c.records) r.benchmark = `${c.dataset}/${c.split}`;
     for (const r of c.records) records.push(r);
   }
   problems.throwIfAny();
-  return { records, files: chosen.map((c) => c.file), skippedDemo, superseded };
+  return { records, files: chosen.map((c) => c.file), skippedDemo, superseded, threads: twoThreads ? 2 : 1 };
 }
 
-/** YYYYMMDDHHMMSS from a `…-YYYYMMDD_HHMMSS.json` name, else the modification time in seconds (as LLMRouterBench). */
-export function timestampOf(file: string): number {
-  const match = /(\d{8})_(\d{6})\.json$/.exec(path.basename(file));
-  if (match) return Number(match[1]! + match[2]!);
-  return Math.floor(statSync(file).mtimeMs / 1000);
+function totalBytes(files: ResultFile[]): number {
+  let bytes = 0;
+  for (const { file } of files) bytes += statSync(file).size;
+  return bytes;
 }
 
 function subdirectories(dir: string): string[] {

@@ -28,7 +28,7 @@ export class ProblemList {
   }
 }
 
-function joinField(prefix: string, field: string): string {
+export function joinField(prefix: string, field: string): string {
   if (!prefix) return field;
   if (!field) return prefix;
   return field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`;

@@ -8,7 +8,7 @@ import { costSave, perfGain } from './cost-setting.js';
 import { normalizeRows, type Embedder } from './embedding-matrix.js';
 import type { ModelOutcome } from './model-outcome.js';
 import { neighbourStats, routeByNeighbourBalance, routeByNeighbourScore } from './knn-router.js';
-import { searchNeighbours } from './neighbour-search-thread.js';
+import { searchNeighbours } from './analysis-thread.js';
 import { outcomeOf, outcomeOfChoice, querySet, type Outcome, type QuerySet } from './outcome.js';
 import { paretoDistance, paretoFrontier, type CostAccPoint } from './pareto-frontier.js';
 import { buildQueryPool, type DatasetGap, type MissingRecords, type QueryPool } from './query-pool.js';

@@ -190,9 +190,9 @@ async function runAnalyze(flags: AnalyzeFlags, deps: AnalyzeCommandDeps): Promis
   // with push(...records) overflows the call stack.
   const sources: ModelOutcome[][] = [];
   if (flags.llmrouterbenchDir) {
-    const load = loadLlmRouterBench(flags.llmrouterbenchDir);
+    const load = await loadLlmRouterBench(flags.llmrouterbenchDir);
     deps.say(
-      `${flags.llmrouterbenchDir}: ${load.records.length} records from ${load.files.length} result files (skipped ${load.skippedDemo.length} demo, ${load.superseded.length} superseded by newer files)`,
+      `${flags.llmrouterbenchDir}: ${load.records.length} records from ${load.files.length} result files (skipped ${load.skippedDemo.length} demo, ${load.superseded.length} superseded by newer files)${load.threads === 2 ? ', read on 2 threads' : ''}`,
     );
     sources.push(load.records);
   }

@@ -67,16 +67,16 @@ describe('agreement with LLMRouterBench on its release layout', () => {
     'beta#21',
   ];
 
-  it('splits on unique prompt text per dataset, splits of a dataset together, prompts by lowest index: the same test queries in the same order', () => {
-    const pool = buildQueryPool(loadLlmRouterBench(release).records, 'keep');
+  it('splits on unique prompt text per dataset, splits of a dataset together, prompts by lowest index: the same test queries in the same order', async () => {
+    const pool = buildQueryPool((await loadLlmRouterBench(release)).records, 'keep');
     const { test } = splitQueries(pool, { seed: 42, trainRatio: 0.7, splitUnit: 'prompt' });
     expect([...test].map((q) => `${pool.datasets[pool.queryDataset[q]!]}#${pool.queryIndex[q]}`)).toEqual(upstreamTest);
     // alpha/test#4 and alpha/valid#3 share a prompt, as do alpha/test#2 and #7: each pair on one side.
     expect(test).toContain(pool.queryIndex.findIndex((idx, q) => idx === '3' && pool.datasets[pool.queryDataset[q]!] === 'alpha/valid'));
   });
 
-  it('splitting per instance instead puts some duplicated prompts on both sides', () => {
-    const pool = buildQueryPool(loadLlmRouterBench(release).records, 'keep');
+  it('splitting per instance instead puts some duplicated prompts on both sides', async () => {
+    const pool = buildQueryPool((await loadLlmRouterBench(release)).records, 'keep');
     const { train, test } = splitQueries(pool, { seed: 42, trainRatio: 0.7, splitUnit: 'instance' });
     const promptsOf = (rows: Int32Array) => new Set([...rows].map((q) => `${pool.datasetGroup[pool.queryDataset[q]!]}:${pool.queryPrompt[q]}`));
     const trainPrompts = promptsOf(train);
@@ -136,7 +136,7 @@ describe('agreement with LLMRouterBench on its release layout', () => {
     const ranks = Int32Array.from([2, 1, 0]);
     expect([...routeByRanks(affinity, ranks, 3, allowed)]).toEqual([2, 1]);
     // End to end, mc (no beta records) is never routed a beta query: every method's beta mean exists.
-    const pool = buildQueryPool(loadLlmRouterBench(release).records, 'keep');
+    const pool = buildQueryPool((await loadLlmRouterBench(release)).records, 'keep');
     const report = await analyzeRouting(pool, { splitUnit: 'prompt', oracleRule: 'any-positive', k: 2, nInit: 1, knnK: 1 }, hashedTfidfEmbedder());
     for (const m of report.methods) expect(m.datasetAcc['beta']).not.toBeNull();
   });
@@ -187,7 +187,7 @@ describe("Python's NaN", () => {
     const { report, notes } = await analyze('--llmrouterbench-dir', nanDir, '--train-ratio', '0.5');
     expect(report.pool.nanCosts).toBe(1);
     expect(notes).toContain("1 records have a NaN cost (Python's missing value): counted as missing, cost 0");
-    const pool = buildQueryPool(loadLlmRouterBench(nanDir).records);
+    const pool = buildQueryPool((await loadLlmRouterBench(nanDir)).records);
     expect([...pool.costs]).toEqual([0.5, 0.5, 0.5, 0, 0.5, 0.5, 0.5, 0.5]);
     expect(parsePythonJson('{"a": [NaN, -Infinity, Infinity], "b": "NaN"}')).toEqual({ a: [NaN, -Infinity, Infinity], b: 'NaN' });
   });

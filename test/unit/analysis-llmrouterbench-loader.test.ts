@@ -4,9 +4,10 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { modelOutcomeSchema, parseModelOutcome } from '../../analysis/model-outcome.js';
-import { loadLlmRouterBench, timestampOf } from '../../analysis/load-llmrouterbench.js';
+import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
+import { timestampOf } from '../../analysis/llmrouterbench-file.js';
 import { buildQueryPool } from '../../analysis/query-pool.js';
 import { InputError } from '../../contract/problems.js';
 
@@ -14,7 +15,10 @@ const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'llmrouterbench
 const bench = path.join(fixture, 'results', 'bench');
 
 describe('loadLlmRouterBench', () => {
-  const load = loadLlmRouterBench(fixture);
+  let load: Awaited<ReturnType<typeof loadLlmRouterBench>>;
+  beforeAll(async () => {
+    load = await loadLlmRouterBench(fixture);
+  });
 
   it('uses the newest non-demo file per (dataset, split, model), in path order', () => {
     expect(load.files.map((f) => path.relative(bench, f))).toEqual([
@@ -45,31 +49,48 @@ describe('loadLlmRouterBench', () => {
     expect(pool.queryText[mathx[0]!]).toBe('Solve: 1+1');
   });
 
-  it('accepts the results/bench directory itself', () => {
-    expect(loadLlmRouterBench(bench).files).toEqual(load.files);
+  it('accepts the results/bench directory itself', async () => {
+    expect((await loadLlmRouterBench(bench)).files).toEqual(load.files);
+  });
+
+  it('reads the same records, files and skips on two threads as on one', async () => {
+    // The fixture is far below the size at which the loader takes a second thread by itself.
+    const twoThreads = await loadLlmRouterBench(fixture, 2);
+    expect(load.threads).toBe(1);
+    expect(twoThreads.threads).toBe(2);
+    expect({ ...twoThreads, threads: 1 }).toEqual(load);
+    expect(twoThreads.records.map((r) => Object.keys(r))).toEqual(load.records.map((r) => Object.keys(r)));
   });
 
   it('orders files by their YYYYMMDD_HHMMSS suffix', () => {
     expect(timestampOf('/x/d-s-m-20250301_090000.json')).toBe(20250301090000);
   });
 
-  it('names the file and field of a bad record', () => {
+  it.each([1, 2] as const)('names the file and field of a bad record, and a file that is not JSON (%i thread(s))', async (threads) => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'br-llmrouterbench-'));
     try {
       cpSync(fixture, dir, { recursive: true });
       const file = path.join(dir, 'results', 'bench', 'codey', 'test', 'model-b', 'codey-test-model-b-20250116_000000.json');
       writeFileSync(file, JSON.stringify({ dataset_name: 'codey', split: 'test', model_name: 'model-b', records: [{ index: 0, score: 'yes' }] }));
-      expect(() => loadLlmRouterBench(dir)).toThrow(InputError);
-      expect(() => loadLlmRouterBench(dir)).toThrow(`${file}: records[0].score: expected a number in [0, 1] or null`);
+      await expect(loadLlmRouterBench(dir, threads)).rejects.toThrow(InputError);
+      await expect(loadLlmRouterBench(dir, threads)).rejects.toThrow(`${file}: records[0].score: expected a number in [0, 1] or null`);
+      const broken = path.join(dir, 'results', 'bench', 'mathx', 'test', 'model-b', 'mathx-test-model-b-20250201_000000.json');
+      writeFileSync(broken, '{"records": [');
+      // Files that cannot be read are named first, then the bad records of the files used.
+      const error = await loadLlmRouterBench(dir, threads).catch((e: unknown) => e as Error);
+      expect((error as Error).message.split('\n').filter((l) => l.includes(dir))).toEqual([
+        expect.stringMatching(new RegExp(`^${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not valid JSON`)),
+        `${file}: records[0].score: expected a number in [0, 1] or null`,
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('says what layout it expected for a directory without result files', () => {
+  it('says what layout it expected for a directory without result files', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'br-llmrouterbench-'));
     try {
-      expect(() => loadLlmRouterBench(dir)).toThrow(/no result files: expected <dataset>\/<split>\/<model>\/\*\.json/);
+      await expect(loadLlmRouterBench(dir)).rejects.toThrow(/no result files: expected <dataset>\/<split>\/<model>\/\*\.json/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -5,14 +5,14 @@
 // bit fails here.
 
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hashedTfidfEmbedder } from '../../analysis/hashed-tfidf-embedder.js';
+import { embedHashedTfidf, hashedTfidfEmbedder, TWO_THREADS_MIN_TEXTS } from '../../analysis/hashed-tfidf-embedder.js';
 import { kmeans } from '../../analysis/kmeans.js';
 import { nearestTrainQueries } from '../../analysis/knn-router.js';
-import { searchNeighbours } from '../../analysis/neighbour-search-thread.js';
+import { searchNeighbours } from '../../analysis/analysis-thread.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
 import { productABt } from '../../analysis/matrix-product.js';
 import { PythonRandom } from '../../analysis/python-random.js';
@@ -44,17 +44,33 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'br-scale-pins-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the routing analysis gives the numbers it gave before it was made fast', () => {
-  it('the whole report on a release-shaped tree (loader, split, baselines, embedder, both routers, α sweeps, frontier)', async () => {
-    writeLlmRouterBenchTree(dir, { models: 7, datasets: 3, promptsPerDataset: 150 });
-    const load = loadLlmRouterBench(dir);
-    const pool = buildQueryPool(load.records, LLMROUTERBENCH_DEFINITIONS.missingRecords);
-    const report = await analyzeRouting(
-      pool,
-      { splitUnit: LLMROUTERBENCH_DEFINITIONS.splitUnit, oracleRule: LLMROUTERBENCH_DEFINITIONS.oracleRule, nInit: 3 },
-      hashedTfidfEmbedder(),
+  it.each([1, 2] as const)(
+    'the whole report on a release-shaped tree (loader on %i thread(s), split, baselines, embedder, both routers, α sweeps, frontier)',
+    async (threads) => {
+      if (!existsSync(path.join(dir, 'results'))) writeLlmRouterBenchTree(dir, { models: 7, datasets: 3, promptsPerDataset: 150 });
+      const load = await loadLlmRouterBench(dir, threads);
+      const pool = buildQueryPool(load.records, LLMROUTERBENCH_DEFINITIONS.missingRecords);
+      const report = await analyzeRouting(
+        pool,
+        { splitUnit: LLMROUTERBENCH_DEFINITIONS.splitUnit, oracleRule: LLMROUTERBENCH_DEFINITIONS.oracleRule, nInit: 3 },
+        hashedTfidfEmbedder(),
+      );
+      expect(report.pool.testQueries).toBe(135);
+      expect(digest(JSON.stringify(reportFigures(report)))).toBe('268040ce114071c24420c081daba0e80a0e644820a96a0c9e5d47371256fef76');
+    },
+  );
+
+  it("the embedder's vectors with the texts' terms extracted on two threads, as for a large pool: the same as on one", async () => {
+    const rng = new PythonRandom(7);
+    const words = ['alpha', 'beta', 'γάμμα', '数学', 'x+y=3', 'the', 'a', 'solve', '\n', 'NaN', 'route'];
+    const texts = Array.from({ length: TWO_THREADS_MIN_TEXTS + 517 }, (_, i) =>
+      i % 97 === 0 ? '' : Array.from({ length: 1 + rng.randbelow(i % 13 === 0 ? 900 : 60) }, () => words[rng.randbelow(words.length)]).join(' '),
     );
-    expect(report.pool.testQueries).toBe(135);
-    expect(digest(JSON.stringify(reportFigures(report)))).toBe('268040ce114071c24420c081daba0e80a0e644820a96a0c9e5d47371256fef76');
+    const fit = Int32Array.from({ length: 3000 }, (_, i) => i * 1.5);
+    const onTwo = await hashedTfidfEmbedder().embed(texts, fit);
+    const onOne = embedHashedTfidf(texts, fit);
+    expect(onTwo.rows).toBe(texts.length);
+    expect(digest(onTwo.data)).toBe(digest(onOne.data));
   });
 
   it('A × Bᵀ, on shapes that are not multiples of the tiles', () => {

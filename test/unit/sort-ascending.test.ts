@@ -2,7 +2,7 @@
 // the hash-like inputs it is fast on and the ones it hands to the built-in sort.
 
 import { describe, expect, it } from 'vitest';
-import { sortAscending } from '../../analysis/hashed-tfidf-embedder.js';
+import { sortAscending } from '../../analysis/hashed-terms.js';
 import { PythonRandom } from '../../analysis/python-random.js';
 
 function sortedBoth(values: Int32Array): [number[], number[]] {
