@@ -3,7 +3,8 @@
 // (load-llmrouterbench.ts), extracts the terms of about half the texts the offline embedder embeds, and runs
 // the kNN router's neighbour search beside the cluster router's k-means (on LLMRouterBench's release shape
 // 1.0 s and 1.25 s). One thread per process, started on first use and kept, so its start is paid once, while
-// the main thread works. The numbers are the in-place functions' own, bit for bit.
+// the main thread works. The numbers are the in-place functions' own, bit for bit. Should the thread fail
+// (it could not start, or died), the main thread does what the thread left undone: slower, the same result.
 
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -135,7 +136,9 @@ export function searchNeighbours(
   thread = train.length * test.length >= THREAD_MIN_PAIRS,
 ): Promise<NeighbourSearch> {
   if (!thread) return Promise.resolve(search(embeddings, train, test, k));
-  return analysisThread().request<NeighbourSearch>({ task: 'neighbours', rows: embeddings.rows, dim: embeddings.dim, data: embeddings.data, train, test, k });
+  return analysisThread()
+    .request<NeighbourSearch>({ task: 'neighbours', rows: embeddings.rows, dim: embeddings.dim, data: embeddings.data, train, test, k })
+    .catch(() => search(embeddings, train, test, k));
 }
 
 /**
@@ -152,10 +155,10 @@ export async function readResultFilesOnTwoThreads(files: ResultFile[]): Promise<
     const { at, reading } = value as { at: number; reading: PackedReading | FileReading };
     readings[at] = unpackReading(reading, texts);
   });
-  // Should this side throw, the thread's own failure is not left unhandled.
-  theirs.catch(() => undefined);
   for (let at = Atomics.add(counter, 0, 1); at < files.length; at = Atomics.add(counter, 0, 1)) readings[at] = readResultFile(files[at]!);
-  await theirs;
+  await theirs.catch(() => {
+    for (let at = 0; at < files.length; at++) readings[at] ??= readResultFile(files[at]!);
+  });
   return readings;
 }
 
@@ -175,10 +178,11 @@ export async function extractTermsOnTwoThreads(texts: readonly string[], maxChar
     const { at, terms } = value as { at: number; terms: SparseTerms };
     parts[at] = terms;
   });
-  theirs.catch(() => undefined);
-  for (let at = Atomics.add(counter, 0, 1); at < runs; at = Atomics.add(counter, 0, 1))
-    parts[at] = extractTerms(texts, maxChars, at * TEXTS_PER_TAKE, Math.min(texts.length, (at + 1) * TEXTS_PER_TAKE));
-  await theirs;
+  const run = (at: number) => extractTerms(texts, maxChars, at * TEXTS_PER_TAKE, Math.min(texts.length, (at + 1) * TEXTS_PER_TAKE));
+  for (let at = Atomics.add(counter, 0, 1); at < runs; at = Atomics.add(counter, 0, 1)) parts[at] = run(at);
+  await theirs.catch(() => {
+    for (let at = 0; at < runs; at++) parts[at] ??= run(at);
+  });
   return joinTerms(parts);
 }
 

@@ -93,9 +93,10 @@ export async function loadLlmRouterBench(dir: string, threads?: 1 | 2): Promise<
   return { records, files: chosen.map((c) => c.file), skippedDemo, superseded, threads: twoThreads ? 2 : 1 };
 }
 
+/** The files' size; one that cannot be read counts 0 here (readResultFile says what is wrong with it). */
 function totalBytes(files: ResultFile[]): number {
   let bytes = 0;
-  for (const { file } of files) bytes += statSync(file).size;
+  for (const { file } of files) bytes += statSync(file, { throwIfNoEntry: false })?.size ?? 0;
   return bytes;
 }
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS, SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
-import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
+import { DEFAULT_API_PORT, DEFAULT_GATEWAY_PORT, EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { workerIdentity } from '../runs/worker-identity.js';
 import { ensureHomeDir, keepOutputTail, pidInFile, processRuns, stopProcess, waitUntilReady, type StartedProcess } from './background-process.js';
@@ -119,33 +119,43 @@ export function isReachable(address: string, timeoutMs = 1000): Promise<boolean>
 /**
  * A TCP port that nothing on this machine is bound to right now, for a process started next to listen on.
  *
- * It is drawn at random from below the kernel's ephemeral range (net.ipv4.ip_local_port_range), not asked of
+ * It is drawn at random from outside the kernel's ephemeral range (net.ipv4.ip_local_port_range), not asked of
  * the kernel with port 0: the kernel hands ports of that range to every outgoing connection and every
  * `listen(0)`, so a port it gave out and took back here could be another connection's local port by the time
- * the process binds it (a parallel test's gateway failed with EADDRINUSE that way). Below the range only
- * explicit binds compete, and a random draw keeps two callers apart.
+ * the process binds it (a parallel test's gateway failed with EADDRINUSE that way). Outside the range only
+ * explicit binds compete, and a random draw keeps two callers apart (freePortRange).
  */
 export async function freePort(): Promise<number> {
-  const top = ephemeralRangeStart() - 1;
-  const bottom = Math.max(1024, top - FREE_PORT_SPAN);
+  const [bottom, top] = freePortRange();
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const port = bottom + Math.floor(Math.random() * (top - bottom + 1));
-    if (await bindable(port)) return port;
+    if (!FIXED_PORTS.has(port) && (await bindable(port))) return port;
   }
   throw new Error(`no free TCP port in ${bottom}-${top} after 100 tries (is this machine out of ports?)`);
 }
 
-/** How many ports below the ephemeral range freePort draws from; BenchRouter's fixed defaults lie below them. */
+/** How many ports freePort draws from. */
 const FREE_PORT_SPAN = 12_000;
+/** BenchRouter's fixed default ports, never handed out: a `br up` beside the tests would find them taken. */
+const FIXED_PORTS = new Set([EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, DEFAULT_GATEWAY_PORT, DEFAULT_API_PORT]);
 
-function ephemeralRangeStart(): number {
+/**
+ * The ports freePort draws from: FREE_PORT_SPAN below the kernel's ephemeral range, or above it where too few
+ * lie below; the whole unprivileged range where the ephemeral range takes nearly all of it (then the race
+ * above is back, and nothing better can be had).
+ */
+export function freePortRange(): [number, number] {
+  let [low, high] = [49_152, 65_535]; // IANA's dynamic range, which macOS and Windows use
   try {
-    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(start) && start > 2048) return start;
+    const [start, end] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(start) && Number.isInteger(end) && start! <= end!) [low, high] = [start!, end!];
   } catch {
-    // Not Linux: IANA's dynamic range, which macOS and Windows use.
+    // Not Linux: the IANA range.
   }
-  return 49_152;
+  const room = 4_000;
+  if (low - 1024 >= room) return [Math.max(1024, low - FREE_PORT_SPAN), low - 1];
+  if (65_535 - high >= room) return [high + 1, Math.min(65_535, high + FREE_PORT_SPAN)];
+  return [1024, 65_535];
 }
 
 /** Whether a listener could bind `port` on every IPv4 address now (0.0.0.0 conflicts with any of them). */

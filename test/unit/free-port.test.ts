@@ -1,12 +1,10 @@
 // freePort's ports lie below the kernel's ephemeral range, where outgoing connections and listen(0) never
 // land, and are free when handed out.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../embedded/embedded-services.js';
-
-const ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+import { freePort, freePortRange } from '../../embedded/embedded-services.js';
 
 function listen(port: number): Promise<net.Server> {
   return new Promise((resolve, reject) => {
@@ -16,12 +14,25 @@ function listen(port: number): Promise<net.Server> {
   });
 }
 
+const RANGE_FILE = '/proc/sys/net/ipv4/ip_local_port_range';
+
 describe('freePort', () => {
-  it('hands out distinct ports below the ephemeral range that a server can then listen on', async () => {
+  it('draws from outside the ephemeral range, below it where there is room', () => {
+    const [bottom, top] = freePortRange();
+    expect(top - bottom).toBeGreaterThanOrEqual(3_999);
+    if (existsSync(RANGE_FILE)) {
+      const [low, high] = readFileSync(RANGE_FILE, 'utf8').trim().split(/\s+/).map(Number);
+      expect(top < low! || bottom > high!).toBe(true);
+      if (low! >= 1024 + 12_000) expect([bottom, top]).toEqual([low! - 12_000, low! - 1]);
+    }
+  });
+
+  it('hands out distinct ports outside the ephemeral range that a server can then listen on', async () => {
+    const [bottom, top] = freePortRange();
     const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
     for (const port of ports) {
-      expect(port).toBeGreaterThanOrEqual(1024);
-      expect(port).toBeLessThan(ephemeralStart);
+      expect(port).toBeGreaterThanOrEqual(bottom);
+      expect(port).toBeLessThanOrEqual(top);
     }
     // 20 draws from 12,000 ports: one repeat is possible (p ≈ 1.6%), five are not.
     const servers = await Promise.all([...new Set(ports)].map(listen));
