@@ -129,7 +129,14 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
     await daemon.start();
     starts.watch(back);
     await waitFor(`${startsInAll} container starts after the daemon came back`, () => starts.names.length >= startsInAll, RECOVERY_MS).catch((error: Error) => {
-      throw new Error(`${error.message}; starts seen: ${JSON.stringify(starts.names)}; running: ${JSON.stringify(runningOf(daemon, spec.runId))}`);
+      // What the worker said of its attempts (warnings and failures), so that a job left unstarted can be told apart.
+      const said = workers
+        .flatMap((w) => w.output().split('\n'))
+        .filter((line) => /WARN|ERROR|fail|attempt/i.test(line))
+        .slice(-60);
+      throw new Error(
+        `${error.message}; starts seen: ${JSON.stringify(starts.names)}; running: ${JSON.stringify(runningOf(daemon, spec.runId))}; the worker said:\n${said.join('\n')}`,
+      );
     });
     releaseSleepers(spec.runId, { docker: (args) => daemon.docker(args) });
 
