@@ -18,15 +18,14 @@ import { packReading, readResultFile, TextTable, unpackReading, type FileReading
 export const THREAD_MIN_PAIRS = 20_000_000;
 const MARKER = 'benchrouter/analysis-thread';
 
-type Request =
-  | { id: number; task: 'terms'; texts: readonly string[]; maxChars: number; next: SharedArrayBuffer }
-  | { id: number; task: 'neighbours'; rows: number; dim: number; data: Float32Array; train: Int32Array; test: Int32Array; k: number }
-  | { id: number; task: 'read-files'; files: ResultFile[]; next: SharedArrayBuffer };
+/** Work both threads share out item by item (see shareWithThread). */
+type SharedTask = { task: 'terms'; texts: readonly string[]; maxChars: number } | { task: 'read-files'; files: ResultFile[] };
+type Task =
+  | { task: 'neighbours'; rows: number; dim: number; data: Float32Array; train: Int32Array; test: Int32Array; k: number }
+  | (SharedTask & { next: SharedArrayBuffer });
+type Request = Task & { id: number };
 
-type Reply =
-  | { id: number; partial: { at: number; reading: PackedReading | FileReading } | { at: number; terms: SparseTerms } }
-  | { id: number; done: unknown }
-  | { id: number; error: string };
+type Reply = { id: number; partial: { at: number; value: unknown } } | { id: number; done: unknown } | { id: number; error: string };
 
 export interface NeighbourSearch {
   k: number;
@@ -77,11 +76,7 @@ class AnalysisThread {
     this.worker.on('exit', (code) => fail(new Error(`the analysis thread exited with code ${code} before it answered`)));
   }
 
-  request<T>(
-    message: Request extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never,
-    transfer: TransferListItem[] = [],
-    partial?: (value: unknown) => void,
-  ): Promise<T> {
+  request<T>(message: Task, transfer: TransferListItem[] = [], partial?: (value: unknown) => void): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, partial });
@@ -93,12 +88,15 @@ class AnalysisThread {
 
 let current: AnalysisThread | undefined;
 
+/** The global under which cli/launch.mjs puts the folder of the bundle the CLI runs from. */
+export const CLI_BUNDLE_KEY = Symbol.for('benchrouter.cli-bundle');
+
 /**
  * This module's build in the CLI's bundle, when the process runs from one (cli/launch.mjs builds it as an
  * entry of its own and says where): loaded as it is, with no TypeScript loader to start.
  */
 function analysisThreadEntry(): URL | undefined {
-  const bundle = (globalThis as Record<symbol, unknown>)[Symbol.for('benchrouter.cli-bundle')];
+  const bundle = (globalThis as Record<symbol, unknown>)[CLI_BUNDLE_KEY];
   return typeof bundle === 'string' ? pathToFileURL(path.join(bundle, 'analysis-thread.js')) : undefined;
 }
 
@@ -111,11 +109,6 @@ function analysisThread(): AnalysisThread {
     current = thread;
   }
   return current;
-}
-
-/** Starts the analysis thread now, so that it is ready when a large step needs it. */
-export function startAnalysisThread(): void {
-  analysisThread();
 }
 
 function search(embeddings: EmbeddingMatrix, train: Int32Array, test: Int32Array, k: number): NeighbourSearch {
@@ -142,79 +135,83 @@ export function searchNeighbours(
 }
 
 /**
- * Every file read (readResultFile), the analysis thread taking files from the same list as this one: each
- * takes the next file nobody has taken yet, so a thread that is slower (or still starting) takes fewer.
- * The readings come back in the order of `files`.
+ * Items [0, count) of `task`, done on both threads: each takes the next item nobody has taken yet off a
+ * shared counter, so a thread that is slower (or still starting) takes fewer; `here` does one on this
+ * thread, `received` makes one the analysis thread sent ready for use. Should the analysis thread fail,
+ * this one does what it left undone. The results come in item order.
  */
-export async function readResultFilesOnTwoThreads(files: ResultFile[]): Promise<FileReading[]> {
+async function shareWithThread<T>(count: number, task: SharedTask, here: (at: number) => T, received: (value: unknown) => T): Promise<T[]> {
   const next = new SharedArrayBuffer(4);
   const counter = new Int32Array(next);
-  const readings: FileReading[] = new Array<FileReading>(files.length);
-  const texts: string[] = [];
-  const theirs = analysisThread().request<void>({ task: 'read-files', files, next }, [], (value) => {
-    const { at, reading } = value as { at: number; reading: PackedReading | FileReading };
-    readings[at] = unpackReading(reading, texts);
+  const results = new Array<T>(count);
+  const theirs = analysisThread().request<void>({ ...task, next }, [], (partial) => {
+    const { at, value } = partial as { at: number; value: unknown };
+    results[at] = received(value);
   });
-  for (let at = Atomics.add(counter, 0, 1); at < files.length; at = Atomics.add(counter, 0, 1)) readings[at] = readResultFile(files[at]!);
+  for (let at = Atomics.add(counter, 0, 1); at < count; at = Atomics.add(counter, 0, 1)) results[at] = here(at);
   await theirs.catch(() => {
-    for (let at = 0; at < files.length; at++) readings[at] ??= readResultFile(files[at]!);
+    for (let at = 0; at < count; at++) results[at] ??= here(at);
   });
-  return readings;
+  return results;
+}
+
+/** The analysis thread's side of shareWithThread: `make` gives an item's value and what of it to transfer. */
+function takeTurns(request: Request & { next: SharedArrayBuffer }, count: number, make: (at: number) => { value: unknown; transfer?: ArrayBuffer[] }): void {
+  const counter = new Int32Array(request.next);
+  for (let at = Atomics.add(counter, 0, 1); at < count; at = Atomics.add(counter, 0, 1)) {
+    const { value, transfer } = make(at);
+    parentPort!.postMessage({ id: request.id, partial: { at, value } } satisfies Reply, transfer ?? []);
+  }
+  parentPort!.postMessage({ id: request.id, done: undefined } satisfies Reply);
+}
+
+/** Every file read (readResultFile) on both threads, in the order of `files`. */
+export async function readResultFilesOnTwoThreads(files: ResultFile[]): Promise<FileReading[]> {
+  const texts: string[] = [];
+  return shareWithThread(
+    files.length,
+    { task: 'read-files', files },
+    (at) => readResultFile(files[at]!),
+    (value) => unpackReading(value as PackedReading, texts),
+  );
 }
 
 /** How many texts each thread takes at a time: small enough that neither waits long for the other at the end. */
 const TEXTS_PER_TAKE = 256;
 
-/**
- * extractTerms of every text, the analysis thread taking runs of TEXTS_PER_TAKE texts from the same list as
- * this one (as readResultFilesOnTwoThreads takes files); the runs joined in order.
- */
+function termsOfRun(texts: readonly string[], maxChars: number, run: number): SparseTerms {
+  return extractTerms(texts, maxChars, run * TEXTS_PER_TAKE, Math.min(texts.length, (run + 1) * TEXTS_PER_TAKE));
+}
+
+/** extractTerms of every text, in runs of TEXTS_PER_TAKE texts on both threads, the runs joined in order. */
 export async function extractTermsOnTwoThreads(texts: readonly string[], maxChars: number): Promise<SparseTerms> {
-  const next = new SharedArrayBuffer(4);
-  const counter = new Int32Array(next);
   const runs = Math.ceil(texts.length / TEXTS_PER_TAKE);
-  const parts = new Array<SparseTerms>(runs);
-  const theirs = analysisThread().request<void>({ task: 'terms', texts, maxChars, next }, [], (value) => {
-    const { at, terms } = value as { at: number; terms: SparseTerms };
-    parts[at] = terms;
-  });
-  const run = (at: number) => extractTerms(texts, maxChars, at * TEXTS_PER_TAKE, Math.min(texts.length, (at + 1) * TEXTS_PER_TAKE));
-  for (let at = Atomics.add(counter, 0, 1); at < runs; at = Atomics.add(counter, 0, 1)) parts[at] = run(at);
-  await theirs.catch(() => {
-    for (let at = 0; at < runs; at++) parts[at] ??= run(at);
-  });
+  const parts = await shareWithThread(
+    runs,
+    { task: 'terms', texts, maxChars },
+    (run) => termsOfRun(texts, maxChars, run),
+    (value) => value as SparseTerms,
+  );
   return joinTerms(parts);
 }
 
 function answer(request: Request): void {
-  const port = parentPort!;
   try {
     if (request.task === 'neighbours') {
       const result = search({ rows: request.rows, dim: request.dim, data: request.data }, request.train, request.test, request.k);
-      port.postMessage({ id: request.id, done: result } satisfies Reply, [result.neighbours.buffer as ArrayBuffer]);
+      parentPort!.postMessage({ id: request.id, done: result } satisfies Reply, [result.neighbours.buffer as ArrayBuffer]);
     } else if (request.task === 'terms') {
-      const counter = new Int32Array(request.next);
       const { texts, maxChars } = request;
-      const runs = Math.ceil(texts.length / TEXTS_PER_TAKE);
-      for (let at = Atomics.add(counter, 0, 1); at < runs; at = Atomics.add(counter, 0, 1)) {
-        const terms = extractTerms(texts, maxChars, at * TEXTS_PER_TAKE, Math.min(texts.length, (at + 1) * TEXTS_PER_TAKE));
-        port.postMessage({ id: request.id, partial: { at, terms } } satisfies Reply, [
-          terms.start.buffer,
-          terms.features.buffer,
-          terms.tf.buffer,
-        ] as ArrayBuffer[]);
-      }
-      port.postMessage({ id: request.id, done: undefined } satisfies Reply);
+      takeTurns(request, Math.ceil(texts.length / TEXTS_PER_TAKE), (run) => {
+        const terms = termsOfRun(texts, maxChars, run);
+        return { value: terms, transfer: [terms.start.buffer, terms.features.buffer, terms.tf.buffer] as ArrayBuffer[] };
+      });
     } else {
-      const counter = new Int32Array(request.next);
-      const { files } = request;
       const table = new TextTable();
-      for (let at = Atomics.add(counter, 0, 1); at < files.length; at = Atomics.add(counter, 0, 1))
-        port.postMessage({ id: request.id, partial: { at, reading: packReading(readResultFile(files[at]!), table) } } satisfies Reply);
-      port.postMessage({ id: request.id, done: undefined } satisfies Reply);
+      takeTurns(request, request.files.length, (at) => ({ value: packReading(readResultFile(request.files[at]!), table) }));
     }
   } catch (error) {
-    port.postMessage({ id: request.id, error: (error as Error).message } satisfies Reply);
+    parentPort!.postMessage({ id: request.id, error: (error as Error).message } satisfies Reply);
   }
 }
 

@@ -5,10 +5,10 @@
 
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fieldPath } from '../contract/problems.js';
+import type { Problem } from '../contract/problems.js';
 import { parseModelOutcome, type ModelOutcome } from './model-outcome.js';
 import { parsePythonJson } from './python-json.js';
-import { joinField } from './record-problems.js';
+import { issueProblems } from './record-problems.js';
 
 /** A `results/bench/<dataset>/<split>/<model>/*.json` file, with the names of the directories it is in. */
 export interface ResultFile {
@@ -19,10 +19,7 @@ export interface ResultFile {
 }
 
 /** A problem of one file, its field relative to the file. */
-export interface FileProblem {
-  field: string;
-  message: string;
-}
+export type FileProblem = Omit<Problem, 'file'>;
 
 /** What reading one file gave: unreadable (a problem of the whole file), a demo file, or its records. */
 export type FileReading =
@@ -61,12 +58,11 @@ export function readResultFile({ file, datasetDir, splitDir, modelDir }: ResultF
   const raw = data['records'];
   if (!Array.isArray(raw)) problems.push({ field: 'records', message: 'expected an array of per-instance records' });
   else {
-    // The benchmark is named once every file is read (dataset or dataset/split); the dataset stands in.
-    const origin = { benchmark: dataset, group: dataset, model };
+    const origin = originOf({ dataset, model });
     for (let i = 0; i < raw.length; i++) {
       const parsed = parseModelOutcome(raw[i], origin);
       if (parsed.success) records.push(parsed.data);
-      else for (const issue of parsed.error.issues) problems.push({ field: joinField(`records[${i}]`, fieldPath(issue.path)), message: issue.message });
+      else problems.push(...issueProblems(`records[${i}]`, parsed.error));
     }
   }
   return { kind: 'records', file, dataset, split: text('split', splitDir), model, stamp: timestampOf(file), records, problems };
@@ -79,15 +75,14 @@ export function timestampOf(file: string): number {
   return Math.floor(statSync(file).mtimeMs / 1000);
 }
 
-/** A file's records as columns (one array per field), with what they all share said once. */
+/**
+ * A file's records as columns, one array per field. What every record of a file shares (its origin: the
+ * file's dataset as benchmark and group, its model) is the reading's own and does not cross per record.
+ */
 interface PackedRecords {
-  benchmark: string;
-  group: string | undefined;
-  model: string;
-  count: number;
   index: Array<number | string>;
   score: Array<number | null>;
-  /** Each record's prompt and raw query as a number in the sender's StringTable, -1 where it has none. */
+  /** Each record's prompt and raw query as a number in the sender's TextTable, -1 where it has none. */
   texts: { [K in TextField]: Int32Array };
   /** The other optional fields, each `undefined` where a record lacks it (a key that is absent stays absent). */
   optional: { [K in OtherField]: Array<ModelOutcome[K]> };
@@ -104,14 +99,14 @@ export type PackedReading =
   Exclude<FileReading, { kind: 'records' }> | (Omit<Extract<FileReading, { kind: 'records' }>, 'records'> & { packed: PackedRecords });
 
 /**
- * Numbers texts in the order first seen, on both sides of a series of packed files: every model's file of a
- * dataset holds the same prompts, so a prompt crosses once however many files hold it. The sender looks a
- * text up by where it is (field, dataset, record index) and compares it with the text there: no hashing of
- * long texts.
+ * The sender's numbering of texts, in the order first seen (the receiver keeps the same list by appending
+ * each file's newTexts): every model's file of a dataset holds the same prompts, so a prompt crosses once
+ * however many files hold it. A text is looked up by where it is (field, dataset, record index) and compared
+ * with the text there: no hashing of long texts.
  */
 export class TextTable {
   private readonly places = new Map<string, Map<number | string, number>>();
-  readonly texts: string[] = [];
+  private readonly texts: string[] = [];
 
   /** Where texts of this field and dataset are numbered by record index. */
   place(field: string, dataset: string): Map<number | string, number> {
@@ -121,7 +116,7 @@ export class TextTable {
     return place;
   }
 
-  /** Sender: the number of the text at `index` of `place`; a new one is added to `fresh`. */
+  /** The number of the text at `index` of `place`; a new one is added to `fresh`. */
   number(text: string | undefined, place: Map<number | string, number>, index: number | string, fresh: string[]): number {
     if (text === undefined) return -1;
     let n = place.get(index);
@@ -135,15 +130,10 @@ export class TextTable {
   }
 }
 
-/**
- * The reading in columns, for postMessage, its texts numbered in `table`. Records that do not share one
- * origin (none do: every record of a file gets the file's) would not fit the columns; they are sent as they are.
- */
-export function packReading(reading: FileReading, table: TextTable): PackedReading | FileReading {
+/** The reading in columns, for postMessage, its texts numbered in `table`. */
+export function packReading(reading: FileReading, table: TextTable): PackedReading {
   if (reading.kind !== 'records') return reading;
   const { records, ...rest } = reading;
-  const first = records[0];
-  if (!first || records.some((r) => r.benchmark !== first.benchmark || r.group !== first.group || r.model !== first.model)) return reading;
   const newTexts: string[] = [];
   const texts = Object.fromEntries(
     TEXT_FIELDS.map((key) => {
@@ -152,35 +142,21 @@ export function packReading(reading: FileReading, table: TextTable): PackedReadi
     }),
   ) as PackedRecords['texts'];
   const optional = Object.fromEntries(OTHER_FIELDS.map((key) => [key, records.map((r) => r[key])])) as PackedRecords['optional'];
-  return {
-    ...rest,
-    packed: {
-      benchmark: first.benchmark,
-      group: first.group,
-      model: first.model,
-      count: records.length,
-      index: records.map((r) => r.index),
-      score: records.map((r) => r.score),
-      texts,
-      optional,
-      newTexts,
-    },
-  };
+  return { ...rest, packed: { index: records.map((r) => r.index), score: records.map((r) => r.score), texts, optional, newTexts } };
 }
 
 /**
  * packReading undone, in the order the readings were packed (`texts` holds every text received so far):
  * the same records, their keys in the order readResultFile gives them.
  */
-export function unpackReading(reading: PackedReading | FileReading, texts: string[]): FileReading {
+export function unpackReading(reading: PackedReading, texts: string[]): FileReading {
   if (!('packed' in reading)) return reading;
   const { packed, ...rest } = reading;
   for (const text of packed.newTexts) texts.push(text);
+  const { benchmark, group, model } = originOf(rest);
   const records: ModelOutcome[] = [];
-  const { benchmark, group, model, index, score } = packed;
-  for (let i = 0; i < packed.count; i++) {
-    const record: ModelOutcome = { benchmark, model, index: index[i]!, score: score[i]! };
-    if (group !== undefined) record.group = group;
+  for (let i = 0; i < packed.index.length; i++) {
+    const record: ModelOutcome = { benchmark, model, index: packed.index[i]!, score: packed.score[i]!, group };
     for (const key of TEXT_FIELDS) {
       const n = packed.texts[key][i]!;
       if (n >= 0) record[key] = texts[n]!;
@@ -192,4 +168,12 @@ export function unpackReading(reading: PackedReading | FileReading, texts: strin
     records.push(record);
   }
   return { ...rest, records };
+}
+
+/**
+ * What every record of a file is read with: the benchmark is named once every file is read (dataset or
+ * dataset/split, load-llmrouterbench.ts); the dataset stands in.
+ */
+function originOf({ dataset, model }: { dataset: string; model: string }): { benchmark: string; group: string; model: string } {
+  return { benchmark: dataset, group: dataset, model };
 }

@@ -16,7 +16,7 @@ export class ProblemList {
   }
 
   addIssues(file: string, prefix: string, error: z.ZodError): void {
-    for (const issue of error.issues) this.add({ file, field: joinField(prefix, fieldPath(issue.path)), message: issue.message });
+    for (const problem of issueProblems(prefix, error)) this.add({ file, ...problem });
   }
 
   /** Throws an InputError with every problem collected, if there is any. */
@@ -28,7 +28,12 @@ export class ProblemList {
   }
 }
 
-export function joinField(prefix: string, field: string): string {
+/** A schema failure's issues as problems of one file: each field under `prefix` (records[3].score). */
+export function issueProblems(prefix: string, error: z.ZodError): Array<Omit<Problem, 'file'>> {
+  return error.issues.map((issue) => ({ field: joinField(prefix, fieldPath(issue.path)), message: issue.message }));
+}
+
+function joinField(prefix: string, field: string): string {
   if (!prefix) return field;
   if (!field) return prefix;
   return field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`;

@@ -123,13 +123,14 @@ export function isReachable(address: string, timeoutMs = 1000): Promise<boolean>
  * the kernel with port 0: the kernel hands ports of that range to every outgoing connection and every
  * `listen(0)`, so a port it gave out and took back here could be another connection's local port by the time
  * the process binds it (a parallel test's gateway failed with EADDRINUSE that way). Outside the range only
- * explicit binds compete, and a random draw keeps two callers apart (freePortRange).
+ * explicit binds compete, and a random draw keeps two callers apart (freePortRange). 0.0.0.0 is tested: a
+ * listener on any IPv4 address of this machine takes it there.
  */
 export async function freePort(): Promise<number> {
   const [bottom, top] = freePortRange();
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const port = bottom + Math.floor(Math.random() * (top - bottom + 1));
-    if (!FIXED_PORTS.has(port) && (await bindable(port))) return port;
+    if (!FIXED_PORTS.has(port) && !(await portTaken('0.0.0.0', port))) return port;
   }
   throw new Error(`no free TCP port in ${bottom}-${top} after 100 tries (is this machine out of ports?)`);
 }
@@ -156,15 +157,6 @@ export function freePortRange(): [number, number] {
   if (low - 1024 >= room) return [Math.max(1024, low - FREE_PORT_SPAN), low - 1];
   if (65_535 - high >= room) return [high + 1, Math.min(65_535, high + FREE_PORT_SPAN)];
   return [1024, 65_535];
-}
-
-/** Whether a listener could bind `port` on every IPv4 address now (0.0.0.0 conflicts with any of them). */
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => server.close(() => resolve(true)));
-  });
 }
 
 /** What /proc/<pid>/cmdline holds for each detached process, so a recycled pid is not taken for it. */

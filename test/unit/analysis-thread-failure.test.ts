@@ -3,7 +3,7 @@
 
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { extractTermsOnTwoThreads, searchNeighbours } from '../../analysis/analysis-thread.js';
+import { CLI_BUNDLE_KEY, extractTermsOnTwoThreads, searchNeighbours } from '../../analysis/analysis-thread.js';
 import { extractTerms } from '../../analysis/hashed-terms.js';
 import { nearestTrainQueries } from '../../analysis/knn-router.js';
 import { loadLlmRouterBench } from '../../analysis/load-llmrouterbench.js';
@@ -14,8 +14,8 @@ const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'llmrouterbench
 describe('an analysis thread that cannot start', () => {
   beforeAll(() => {
     // Where cli/launch.mjs says its bundle is; this module is fresh in this file, so no thread has started yet.
-    (globalThis as Record<symbol, unknown>)[Symbol.for('benchrouter.cli-bundle')] = path.join(import.meta.dirname, 'no-such-bundle');
-    return () => void delete (globalThis as Record<symbol, unknown>)[Symbol.for('benchrouter.cli-bundle')];
+    (globalThis as Record<symbol, unknown>)[CLI_BUNDLE_KEY] = path.join(import.meta.dirname, 'no-such-bundle');
+    return () => void delete (globalThis as Record<symbol, unknown>)[CLI_BUNDLE_KEY];
   });
 
   it('leaves the files to the main thread', async () => {
