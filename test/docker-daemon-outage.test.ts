@@ -128,16 +128,30 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
     const back = Math.floor(Date.now() / 1000) - 1;
     await daemon.start();
     starts.watch(back);
-    await waitFor(`${startsInAll} container starts after the daemon came back`, () => starts.names.length >= startsInAll, RECOVERY_MS).catch((error: Error) => {
-      // What the worker said of its attempts (warnings and failures), so that a job left unstarted can be told apart.
-      const said = workers
-        .flatMap((w) => w.output().split('\n'))
-        .filter((line) => /WARN|ERROR|fail|attempt/i.test(line))
-        .slice(-60);
-      throw new Error(
-        `${error.message}; starts seen: ${JSON.stringify(starts.names)}; running: ${JSON.stringify(runningOf(daemon, spec.runId))}; the worker said:\n${said.join('\n')}`,
-      );
-    });
+    await waitFor(`${startsInAll} container starts after the daemon came back`, () => starts.names.length >= startsInAll, RECOVERY_MS).catch(
+      async (error: Error) => {
+        // What the worker said of its attempts (warnings and failures), so that a job left unstarted can be told apart.
+        const said = workers
+          .flatMap((w) => w.output().split('\n'))
+          .filter((line) => /WARN|ERROR|fail|attempt/i.test(line))
+          .slice(-60);
+        const containers = daemon.docker(['ps', '--all', '--filter', `label=benchrouter.run=${spec.runId}`, '--format', '{{.Names}} {{.Status}}']).trim();
+        // Each job still open, and its host activity's attempts so far.
+        const children = (await handle.describe()).raw.pendingChildren ?? [];
+        const jobs = await Promise.all(
+          children.map(async ({ workflowId }) => {
+            const { raw, status } = await client.workflow.getHandle(workflowId!).describe();
+            const pending = (raw.pendingActivities ?? []).map(
+              (a) => `attempt ${a.attempt}, state ${a.state}, last failure: ${a.lastFailure?.message ?? 'none'}`,
+            );
+            return `${workflowId} ${status.name}: ${pending.join('; ') || 'no pending activity'}`;
+          }),
+        );
+        throw new Error(
+          `${error.message}; starts seen: ${JSON.stringify(starts.names)}; containers:\n${containers}\njobs:\n${jobs.join('\n')}\nthe worker said:\n${said.join('\n')}`,
+        );
+      },
+    );
     releaseSleepers(spec.runId, { docker: (args) => daemon.docker(args) });
 
     const run = await followRun(handle);
