@@ -12,6 +12,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { connectClient, createRunSpec, followRun, submitRun } from '../client/runs.js';
 import { settingsFrom } from '../config/settings.js';
+import { jobSpecsOf } from '../runs/job-specs.js';
+import type { jobWorkflow } from '../workflows/job-workflow.js';
 import { releaseSleepers, sleepersOf } from './support/harness.js';
 import { privateDaemonUnavailable, privateDockerDaemon, type PrivateDockerDaemon } from './support/private-docker-daemon.js';
 import { spawnWorker, waitFor, type WorkerProcess } from './support/processes.js';
@@ -136,15 +138,19 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
           .filter((line) => /WARN|ERROR|fail|attempt/i.test(line))
           .slice(-60);
         const containers = daemon.docker(['ps', '--all', '--filter', `label=benchrouter.run=${spec.runId}`, '--format', '{{.Names}} {{.Status}}']).trim();
-        // Each job still open, and its host activity's attempts so far.
-        const children = (await handle.describe()).raw.pendingChildren ?? [];
+        // Each job, and its host activity's attempts so far (or, once closed, its result).
         const jobs = await Promise.all(
-          children.map(async ({ workflowId }) => {
-            const { raw, status } = await client.workflow.getHandle(workflowId!).describe();
+          jobSpecsOf(spec).map(async ({ jobId }) => {
+            const job = client.workflow.getHandle<typeof jobWorkflow>(jobId);
+            const { raw, status } = await job.describe();
+            if (status.name !== 'RUNNING') {
+              const result = await job.result().catch((failed: Error) => ({ status: 'no result', message: failed.message, reason: undefined }));
+              return `${jobId} ${status.name}: ${result.status} ${result.reason ?? ''} ${result.message ?? ''}`;
+            }
             const pending = (raw.pendingActivities ?? []).map(
               (a) => `attempt ${a.attempt}, state ${a.state}, last failure: ${a.lastFailure?.message ?? 'none'}`,
             );
-            return `${workflowId} ${status.name}: ${pending.join('; ') || 'no pending activity'}`;
+            return `${jobId} ${status.name}: ${pending.join('; ') || 'no pending activity'}`;
           }),
         );
         throw new Error(
