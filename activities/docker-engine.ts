@@ -219,20 +219,31 @@ export class DockerEngine {
   }
 
   /**
-   * The signals of the `kill` events the daemon recorded for a container since `sinceIso`. The daemon
-   * keeps events in memory only: a restarted daemon has none from before its start.
+   * What the daemon recorded of a container's end since `sinceIso`: the signals of its `kill` events, and
+   * whether its `die` event is among them. The daemon keeps events in memory only: a daemon restarted
+   * since the container stopped has neither.
    */
-  async killSignals(nameOrId: string, sinceIso: string): Promise<string[]> {
+  async endEvents(nameOrId: string, sinceIso: string): Promise<{ kills: string[]; died: boolean }> {
     const since = Math.floor(Date.parse(sinceIso) / 1000);
     const until = Math.ceil(Date.now() / 1000);
     const raw = await this.call('events', TIMEOUT_MS.inspect, (abortSignal) =>
-      this.client.getEvents({ since, until, filters: { container: [nameOrId], type: ['container'], event: ['kill'] }, abortSignal } as Docker.GetEventsOptions),
+      this.client.getEvents({
+        since,
+        until,
+        filters: { container: [nameOrId], type: ['container'], event: ['kill', 'die'] },
+        abortSignal,
+      } as Docker.GetEventsOptions),
     );
     const text = Buffer.isBuffer(raw) ? raw.toString() : typeof raw === 'string' ? raw : raw ? await streamText(raw as unknown as Readable) : '';
-    return text
+    const events = text
       .split('\n')
       .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? 'unknown');
+      .map((line) => JSON.parse(line) as { Action?: string; status?: string; Actor?: { Attributes?: { signal?: string } } });
+    const actionOf = (event: (typeof events)[number]) => event.Action ?? event.status;
+    return {
+      kills: events.filter((event) => actionOf(event) === 'kill').map((event) => event.Actor?.Attributes?.signal ?? 'unknown'),
+      died: events.some((event) => actionOf(event) === 'die'),
+    };
   }
 
   /** What the daemon offers: its runtimes (sysbox-runc?) and how it manages cgroups. */

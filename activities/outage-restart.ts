@@ -29,8 +29,23 @@ export function killedByOutage(state: ContainerState, timeoutSeconds: number): b
  * from BenchRouter (which kills only at the deadline or on the run's cancel, and reports those
  * itself), such as the daemon stopping its containers on the way down. A benchmark whose own child
  * was killed can exit 137 too, but then the daemon recorded no kill event for the container.
+ *
+ * A daemon that has no `die` event of the container either cannot say: it was restarted since the
+ * container stopped (its events live in memory), which is an outage: an attempt whose wait the daemon
+ * answered on its way down may ask about the container only once a new daemon is up.
  */
-export async function killedFromOutside(docker: DockerEngine, state: ContainerState, timeoutSeconds: number): Promise<boolean> {
+export async function killedFromOutside(docker: Pick<DockerEngine, 'endEvents'>, state: ContainerState, timeoutSeconds: number): Promise<boolean> {
   if (!killedByOutage(state, timeoutSeconds)) return false;
-  return (await docker.killSignals(state.id, state.startedAt)).length > 0;
+  const { kills, died } = await docker.endEvents(state.id, state.startedAt);
+  return kills.length > 0 || !died;
+}
+
+/**
+ * True for a container that was created but never started: an attempt whose start failed, and whose
+ * removal of it failed too (a daemon going away under it). It never ran, so it is started again rather
+ * than followed, which would read its zero exit code as the task's.
+ */
+export function neverStarted(state: ContainerState): boolean {
+  const started = Date.parse(state.startedAt);
+  return !state.running && !(Number.isFinite(started) && started > 0);
 }

@@ -27,7 +27,7 @@ import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog
 import type { ContainerState, DockerEngine } from './docker-engine.js';
 import { openLoopbackEndpoints, openModelAccess, type ModelAccessDeps, type ModelRoutes } from './model-access.js';
 import { OomEventHub, watchOomEvents } from './oom-events.js';
-import { killedByOutage, killedFromOutside, OUTAGE_RESTART_LABEL } from './outage-restart.js';
+import { killedByOutage, killedFromOutside, neverStarted, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { followTaskRecords, type RecordsFollower } from './records-follower.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runtimeKindFor, type TaskRuntime, type TaskRuntimeDeps } from './task-runtimes/task-runtime.js';
@@ -175,10 +175,16 @@ class TaskAttempt {
     // create, below): one inspect fewer per job. A retry looks, to reattach.
     const firstAttempt = jobAttempt(ctx, earlier) === 1;
     let found = firstAttempt ? undefined : await docker.containerState(name);
-    const restartAfterOutage = found !== undefined && killedByOutage(found, job.task.timeoutSeconds);
+    let restartAfterOutage = found !== undefined && killedByOutage(found, job.task.timeoutSeconds);
     if (found && restartAfterOutage) {
       ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${found.exitCode}) while no attempt watched it: starting it again, once`);
       await writeFile(path.join(this.jobDir, 'container-killed-by-outage.log'), await docker.logTail(found.id, 200)).catch(() => undefined);
+      await runtime.remove(found.id);
+      found = undefined;
+    } else if (found && neverStarted(found)) {
+      // Left by an attempt that could neither start it nor remove it: started afresh, and a restart after an outage it was to be stays one.
+      ctx.log.warn(`container ${name} of job ${job.jobId} was created but never started: starting it afresh`);
+      restartAfterOutage = found.labels[OUTAGE_RESTART_LABEL] !== undefined;
       await runtime.remove(found.id);
       found = undefined;
     }

@@ -1,0 +1,54 @@
+// A job's container that an attempt created but could neither start nor remove (the daemon going away
+// between the create and the start) is found by the job's next attempt: it never ran, so the attempt
+// starts the task afresh instead of following it, which would read its zero exit code as the task's.
+// Real Temporal, real Docker.
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { containerNameFor } from '../activities/container-spec.js';
+import { runSpecOfBenchmark } from '../client/run-request.js';
+import { followRun, submitRun } from '../client/runs.js';
+import { jobSpecsOf } from '../runs/job-specs.js';
+import { runOptions } from '../runs/run-options.js';
+import { dockerLines, sleepersOf, startHarness, type Harness } from './support/harness.js';
+
+let h: Harness;
+let scratch: string;
+
+beforeAll(async () => {
+  h = await startHarness('never-started');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-never-started-'));
+});
+afterAll(async () => {
+  await h?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('a container of the job created but never started, found on its host', () => {
+  it('is replaced by a started one, and the job scores as if it had not been there', async () => {
+    const spec = runSpecOfBenchmark(sleepersOf(scratch, 1), runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', concurrency: 8 }));
+    const [first] = jobSpecsOf(spec);
+    const name = containerNameFor(first!.jobId, h.worker.hostId);
+    // What a start that failed under a departing daemon leaves: the job's container, created, never started.
+    execFileSync('docker', ['create', '--name', name, 'benchrouter/base:bookworm', 'true'], { stdio: 'ignore' });
+    try {
+      const run = await followRun(await submitRun(h.client, h.settings, spec));
+      expect(run.jobs.map((j) => [j.task, j.status, j.result?.overall])).toEqual([
+        ['s1', 'SUCCEEDED', 1],
+        ['s2', 'SUCCEEDED', 1],
+        ['s3', 'SUCCEEDED', 1],
+        ['s4', 'SUCCEEDED', 1],
+      ]);
+      // The first attempt met the container (its create conflicted) and stepped aside; the next one started the task.
+      const history = await h.client.workflow.getHandle(first!.jobId).fetchHistory();
+      const failures = (history.events ?? []).map((e) => e.activityTaskFailedEventAttributes?.failure?.message).filter(Boolean);
+      expect(failures).toEqual([expect.stringContaining(`container ${name} of job ${first!.jobId} exists already`)]);
+      expect(dockerLines(['ps', '--all', '--filter', `name=^${name}$`, '--format', '{{.Names}}'])).toEqual([]);
+    } finally {
+      execFileSync('docker', ['rm', '--force', name], { stdio: 'ignore' });
+    }
+  });
+});
