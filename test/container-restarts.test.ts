@@ -1,10 +1,12 @@
-// A job's container that an attempt created but could neither start nor remove (the daemon going away
-// between the create and the start) is found by the job's next attempt: it never ran, so the attempt
-// starts the task afresh instead of following it, which would read its zero exit code as the task's.
-// Real Temporal, real Docker.
+// When a job's container is started again, and when its exit is final. Real Temporal, real Docker.
+// - One that an attempt created but could neither start nor remove (the daemon going away between the
+//   create and the start), found by the job's next attempt: it never ran, so the task starts afresh,
+//   instead of being followed, which would read its zero exit code as the task's.
+// - One whose benchmark got itself killed (exit 137, no kill by anyone else): its exit is the outcome, not
+//   an outage's kill, which would start it again (test/docker-daemon-outage.test.ts has those).
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import { containerNameFor } from '../activities/container-spec.js';
 import { runSpecOfBenchmark } from '../client/run-request.js';
 import { followRun, submitRun } from '../client/runs.js';
 import { jobSpecsOf } from '../runs/job-specs.js';
+import { loadBenchmark } from '../contract/load-benchmark.js';
 import { runOptions } from '../runs/run-options.js';
 import { dockerLines, sleepersOf, startHarness, type Harness } from './support/harness.js';
 
@@ -19,8 +22,8 @@ let h: Harness;
 let scratch: string;
 
 beforeAll(async () => {
-  h = await startHarness('never-started');
-  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-never-started-'));
+  h = await startHarness('restarts');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'br-restarts-'));
 });
 afterAll(async () => {
   await h?.close();
@@ -49,6 +52,28 @@ describe('a container of the job created but never started, found on its host', 
       expect(dockerLines(['ps', '--all', '--filter', `name=^${name}$`, '--format', '{{.Names}}'])).toEqual([]);
     } finally {
       execFileSync('docker', ['rm', '--force', name], { stdio: 'ignore' });
+    }
+  });
+});
+
+describe('a container whose benchmark got itself killed', () => {
+  it('ends its job with that exit, started once', async () => {
+    const { dir } = sleepersOf(path.join(scratch, 'self-killed'), 1);
+    // The script's own child is killed, and the script exits with the child's status: 128 + SIGKILL.
+    writeFileSync(path.join(dir, 'sleep-then-score.sh'), "#!/bin/sh\nsh -c 'kill -KILL $$'\nexit $?\n");
+    const spec = runSpecOfBenchmark(loadBenchmark(dir), runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', concurrency: 8 }));
+    const run = await followRun(await submitRun(h.client, h.settings, spec));
+    expect(run.jobs.map((j) => [j.task, j.status, j.exitCode])).toEqual([
+      ['s1', 'FAILED', 137],
+      ['s2', 'FAILED', 137],
+      ['s3', 'FAILED', 137],
+      ['s4', 'FAILED', 137],
+    ]);
+    expect(run.jobs.every((j) => j.message?.includes('exited with code 137'))).toBe(true);
+    // One attempt each: no kill from outside was read into it.
+    for (const job of run.jobs) {
+      const history = await h.client.workflow.getHandle(job.jobId).fetchHistory();
+      expect((history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt)).toEqual([1]);
     }
   });
 });
