@@ -12,6 +12,8 @@ export interface OomWatch {
    * waits (briefly) for the container's `die` event, which the daemon sends after any `oom` of it.
    */
   stop(afterExit?: boolean): Promise<number>;
+  /** True once the event stream feeding this watch broke after the watch began: the daemon went away meanwhile. */
+  streamLost(): boolean;
 }
 
 const DIE_EVENT_GRACE_MS = 5000;
@@ -59,8 +61,8 @@ class Tally {
     if (action === 'die') this.died();
   }
 
-  /** A watch over this tally; `close` ends what feeds it. */
-  watch(close: () => void): OomWatch {
+  /** A watch over this tally; `close` ends what feeds it, `streamLost` says whether it broke meanwhile. */
+  watch(close: () => void, streamLost: () => boolean): OomWatch {
     let stopped: Promise<number> | undefined;
     const stop = async (afterExit: boolean) => {
       let timer: NodeJS.Timeout | undefined;
@@ -69,7 +71,7 @@ class Tally {
       close();
       return this.ooms;
     };
-    return { stop: (afterExit = true) => (stopped ??= stop(afterExit)) };
+    return { stop: (afterExit = true) => (stopped ??= stop(afterExit)), streamLost };
   }
 }
 
@@ -82,11 +84,19 @@ export async function watchOomEvents(docker: DockerEngine, name: string, sinceSe
   const stream = await docker.containerEvents(name, ['oom', 'die'], sinceSeconds, watching.signal);
   const tally = new Tally();
   onEvents(stream, (event) => tally.see(event));
-  stream.on('error', () => undefined); // aborting is how the watch ends
-  return tally.watch(() => {
-    watching.abort();
-    stream.destroy();
-  });
+  // Aborting is how the watch ends; a stream that ends before that lost its daemon.
+  let lost = false;
+  const onLost = () => (lost ||= !watching.signal.aborted);
+  stream.on('error', onLost);
+  stream.on('close', onLost);
+  stream.on('end', onLost);
+  return tally.watch(
+    () => {
+      watching.abort();
+      stream.destroy();
+    },
+    () => lost,
+  );
 }
 
 /**
@@ -107,6 +117,8 @@ export class OomEventHub {
   private retry?: NodeJS.Timeout;
   /** When reopening the stream began to fail: the warning is said once an outage, not once a retry. */
   private failingSince?: number;
+  /** How many times the daemon closed the stream: a watch whose count moved saw the daemon go away. */
+  private losses = 0;
 
   constructor(
     private readonly docker: DockerEngine,
@@ -118,9 +130,13 @@ export class OomEventHub {
     await this.connect();
     const tally = new Tally();
     this.tallies.set(name, tally);
-    return tally.watch(() => {
-      if (this.tallies.get(name) === tally) this.tallies.delete(name);
-    });
+    const lossesBefore = this.losses;
+    return tally.watch(
+      () => {
+        if (this.tallies.get(name) === tally) this.tallies.delete(name);
+      },
+      () => this.losses > lossesBefore,
+    );
   }
 
   close(): void {
@@ -158,6 +174,7 @@ export class OomEventHub {
     const onLost = () => {
       if (lost || this.closing.signal.aborted) return;
       lost = true;
+      this.losses += 1;
       this.open = undefined;
       this.stream = undefined;
       this.reopenWhileWatched();

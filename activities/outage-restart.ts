@@ -28,22 +28,30 @@ export function killedByOutage(state: ContainerState, timeoutSeconds: number): b
  * For the attempt that watched its container exit: true when the exit was a kill that did not come
  * from BenchRouter (which kills only at the deadline or on the run's cancel, and reports those
  * itself), such as the daemon stopping its containers on the way down. A benchmark whose own child
- * was killed can exit 137 too, but then the daemon recorded no kill event for the container.
+ * was killed can exit 137 too, but then the daemon recorded the container's `die` and no `kill`.
  *
- * A daemon that has no `die` event of the container either cannot say: it was restarted since the
- * container stopped (its events live in memory), which is an outage: an attempt whose wait the daemon
- * answered on its way down may ask about the container only once a new daemon is up.
+ * A daemon with neither event cannot say. When the attempt saw the daemon go away meanwhile
+ * (`daemonWentAway`: its event stream broke), the daemon was restarted since the container stopped
+ * (its events live in memory), and the exit counts as an outage's kill: an attempt whose wait the daemon
+ * answered on its way down may ask about the container only once a new daemon is up. Otherwise the
+ * daemon's event buffer (the last 256 events) has moved past the container on a busy host, and the exit
+ * stays the benchmark's own, as it was reported before.
  */
-export async function killedFromOutside(docker: Pick<DockerEngine, 'endEvents'>, state: ContainerState, timeoutSeconds: number): Promise<boolean> {
+export async function killedFromOutside(
+  docker: Pick<DockerEngine, 'endEvents'>,
+  state: ContainerState,
+  timeoutSeconds: number,
+  daemonWentAway: boolean,
+): Promise<boolean> {
   if (!killedByOutage(state, timeoutSeconds)) return false;
   const { kills, died } = await docker.endEvents(state.id, state.startedAt);
-  return kills.length > 0 || !died;
+  return kills.length > 0 || (!died && daemonWentAway);
 }
 
 /**
  * True for a container that was created but never started: an attempt whose start failed, and whose
  * removal of it failed too (a daemon going away under it). It never ran, so it is started again rather
- * than followed, which would read its zero exit code as the task's.
+ * than followed, which would read its exit code (0, or the 12x of a failed start) as the task's.
  */
 export function neverStarted(state: ContainerState): boolean {
   const started = Date.parse(state.startedAt);

@@ -215,7 +215,7 @@ class TaskAttempt {
     const oomKills = await oomWatch.stop(true);
 
     const final = (await docker.containerState(state.id)) ?? state;
-    if (ended.kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds))) {
+    if (ended.kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds, oomWatch.streamLost()))) {
       // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
       throw ApplicationFailure.retryable(
         `container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`,
@@ -284,6 +284,12 @@ class TaskAttempt {
         ? await deps.docker.containerState(name)
         : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels };
     if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
+    // Won by an attempt that never started it (its start and its removal both failed): not followed; the next attempt starts it afresh.
+    if (neverStarted(state))
+      throw ApplicationFailure.retryable(
+        `container ${name} of job ${job.jobId} exists but was never started; the next attempt starts it afresh`,
+        FAILURE_TYPES.attemptAborted,
+      );
     return state;
   }
 

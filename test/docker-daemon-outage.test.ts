@@ -137,21 +137,27 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
           .flatMap((w) => w.output().split('\n'))
           .filter((line) => /WARN|ERROR|fail|attempt/i.test(line))
           .slice(-60);
-        const containers = daemon.docker(['ps', '--all', '--filter', `label=benchrouter.run=${spec.runId}`, '--format', '{{.Names}} {{.Status}}']).trim();
+        // What the daemon and the server say of the run's containers and jobs; a question that fails says so instead.
+        const asked = async (what: () => Promise<string>) => what().catch((failed: Error) => `(could not ask: ${failed.message})`);
+        const containers = await asked(async () =>
+          daemon.docker(['ps', '--all', '--filter', `label=benchrouter.run=${spec.runId}`, '--format', '{{.Names}} {{.Status}}']).trim(),
+        );
         // Each job, and its host activity's attempts so far (or, once closed, its result).
         const jobs = await Promise.all(
-          jobSpecsOf(spec).map(async ({ jobId }) => {
-            const job = client.workflow.getHandle<typeof jobWorkflow>(jobId);
-            const { raw, status } = await job.describe();
-            if (status.name !== 'RUNNING') {
-              const result = await job.result().catch((failed: Error) => ({ status: 'no result', message: failed.message, reason: undefined }));
-              return `${jobId} ${status.name}: ${result.status} ${result.reason ?? ''} ${result.message ?? ''}`;
-            }
-            const pending = (raw.pendingActivities ?? []).map(
-              (a) => `attempt ${a.attempt}, state ${a.state}, last failure: ${a.lastFailure?.message ?? 'none'}`,
-            );
-            return `${jobId} ${status.name}: ${pending.join('; ') || 'no pending activity'}`;
-          }),
+          jobSpecsOf(spec).map(({ jobId }) =>
+            asked(async () => {
+              const job = client.workflow.getHandle<typeof jobWorkflow>(jobId);
+              const { raw, status } = await job.describe();
+              if (status.name !== 'RUNNING') {
+                const result = await job.result().catch((failed: Error) => ({ status: 'no result', message: failed.message, reason: undefined }));
+                return `${jobId} ${status.name}: ${result.status} ${result.reason ?? ''} ${result.message ?? ''}`;
+              }
+              const pending = (raw.pendingActivities ?? []).map(
+                (a) => `attempt ${a.attempt}, state ${a.state}, last failure: ${a.lastFailure?.message ?? 'none'}`,
+              );
+              return `${jobId} ${status.name}: ${pending.join('; ') || 'no pending activity'}`;
+            }),
+          ),
         );
         throw new Error(
           `${error.message}; starts seen: ${JSON.stringify(starts.names)}; containers:\n${containers}\njobs:\n${jobs.join('\n')}\nthe worker said:\n${said.join('\n')}`,

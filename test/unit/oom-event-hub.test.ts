@@ -5,7 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import type { DockerEngine } from '../../activities/docker-engine.js';
-import { OomEventHub } from '../../activities/oom-events.js';
+import { OomEventHub, watchOomEvents } from '../../activities/oom-events.js';
 
 /** A daemon whose `events` calls are recorded and answered with streams the test writes to (or refused while `down`). */
 function fakeDaemon() {
@@ -72,11 +72,17 @@ describe('OomEventHub', () => {
     const last = (Math.floor(Date.now() / 1000) + 1) * SECOND + 500;
     daemon.emit('task-a', 'oom', last);
     await tick();
+    expect(watch.streamLost()).toBe(false);
     daemon.opened[0]!.stream.end();
     await tick();
     await tick();
 
     expect(daemon.opened).toHaveLength(2);
+    // The watch saw its daemon go away; one begun on the reopened stream did not.
+    expect(watch.streamLost()).toBe(true);
+    const later = await hub.watch('task-b');
+    expect(later.streamLost()).toBe(false);
+    await later.stop(false);
     expect(daemon.opened[1]!.since).toBe(Math.floor(last / SECOND));
     // The daemon replays the whole second: the kill already counted comes again, then a new one.
     daemon.emit('task-a', 'oom', last);
@@ -122,5 +128,31 @@ describe('OomEventHub', () => {
     await hub.watch('task-b');
     expect(daemon.opened).toHaveLength(2);
     hub.close();
+  });
+});
+
+describe("watchOomEvents (a stream of the container's own)", () => {
+  /** A daemon answering containerEvents with one stream the test ends. */
+  async function watched() {
+    const stream = new PassThrough();
+    const docker = { containerEvents: async () => stream } as unknown as DockerEngine;
+    return { stream, watch: await watchOomEvents(docker, 'task-a', 0) };
+  }
+
+  it('says its stream was lost when the daemon ended it', async () => {
+    const { stream, watch } = await watched();
+    expect(watch.streamLost()).toBe(false);
+    stream.end();
+    stream.resume();
+    await tick();
+    expect(watch.streamLost()).toBe(true);
+    await watch.stop(false);
+  });
+
+  it('does not count its own stop as a loss', async () => {
+    const { watch } = await watched();
+    await watch.stop(false);
+    await tick();
+    expect(watch.streamLost()).toBe(false);
   });
 });
