@@ -41,6 +41,26 @@ export interface ContainerCreateBody {
 }
 
 /** One message of the daemon's build stream (`docker build`'s JSON progress). */
+/** The fields of a daemon event (`/events`) that BenchRouter reads. */
+export interface DockerEvent {
+  Action?: string;
+  /** The action's name in older API versions. */
+  status?: string;
+  timeNano?: number;
+  Actor?: { Attributes?: Record<string, string> };
+}
+
+/** What happened in a daemon event: `die`, `kill`, `oom`… */
+export function eventAction(event: DockerEvent): string | undefined {
+  return event.Action ?? event.status;
+}
+
+/** A time as the daemon gives it, in ms; undefined for none and for Docker's zero time (`0001-01-01T00:00:00Z`: never happened). */
+export function dockerTimeMs(text: string | undefined): number | undefined {
+  const ms = text ? Date.parse(text) : NaN;
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
 export interface BuildEvent {
   stream?: string;
   status?: string;
@@ -238,11 +258,10 @@ export class DockerEngine {
     const events = text
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as { Action?: string; status?: string; Actor?: { Attributes?: { signal?: string } } });
-    const actionOf = (event: (typeof events)[number]) => event.Action ?? event.status;
+      .map((line) => JSON.parse(line) as DockerEvent);
     return {
-      kills: events.filter((event) => actionOf(event) === 'kill').map((event) => event.Actor?.Attributes?.signal ?? 'unknown'),
-      died: events.some((event) => actionOf(event) === 'die'),
+      kills: events.filter((event) => eventAction(event) === 'kill').map((event) => event.Actor?.Attributes?.signal ?? 'unknown'),
+      died: events.some((event) => eventAction(event) === 'die'),
     };
   }
 

@@ -4,7 +4,7 @@
 
 import type { Readable } from 'node:stream';
 import { LABELS } from './container-spec.js';
-import type { DockerEngine } from './docker-engine.js';
+import { eventAction, type DockerEngine, type DockerEvent } from './docker-engine.js';
 
 export interface OomWatch {
   /**
@@ -19,14 +19,6 @@ export interface OomWatch {
 const DIE_EVENT_GRACE_MS = 5000;
 /** How soon the hub opens its stream again after the daemon closed it (a daemon restart), while it has watches. */
 const RECONNECT_MS = 1000;
-
-/** The fields of a daemon event this module reads. */
-interface DockerEvent {
-  Action?: string;
-  status?: string;
-  timeNano?: number;
-  Actor?: { Attributes?: Record<string, string> };
-}
 
 /** Calls `onEvent` with each event of the daemon's newline-delimited JSON event stream. */
 function onEvents(stream: Readable, onEvent: (event: DockerEvent) => void): void {
@@ -56,7 +48,7 @@ class Tally {
   readonly dieSeen = new Promise<void>((resolve) => (this.died = resolve));
 
   see(event: DockerEvent): void {
-    const action = event.Action ?? event.status;
+    const action = eventAction(event);
     if (action === 'oom') this.ooms += 1;
     if (action === 'die') this.died();
   }

@@ -1,7 +1,7 @@
 // A job's container that an outage killed (the Docker daemon stopped without --live-restore, the
 // machine rebooted) is started again, once, instead of being reported as the benchmark's own exit.
 
-import type { ContainerState, DockerEngine } from './docker-engine.js';
+import { dockerTimeMs, type ContainerState, type DockerEngine } from './docker-engine.js';
 
 /** Set on a container started in place of one an outage killed, so that it is not restarted twice. */
 export const OUTAGE_RESTART_LABEL = 'benchrouter.outage-restart';
@@ -54,6 +54,5 @@ export async function killedFromOutside(
  * than followed, which would read its exit code (0, or the 12x of a failed start) as the task's.
  */
 export function neverStarted(state: ContainerState): boolean {
-  const started = Date.parse(state.startedAt);
-  return !state.running && !(Number.isFinite(started) && started > 0);
+  return !state.running && dockerTimeMs(state.startedAt) === undefined;
 }

@@ -24,7 +24,7 @@ import type { JobAttempts } from './job-attempts.js';
 import { containerNameFor, LABELS, memoryBytes, taskContainerBody } from './container-spec.js';
 import type { PreloadPath } from './dind-image-store.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
-import type { ContainerState, DockerEngine } from './docker-engine.js';
+import { dockerTimeMs, type ContainerState, type DockerEngine } from './docker-engine.js';
 import { openLoopbackEndpoints, openModelAccess, type ModelAccessDeps, type ModelRoutes } from './model-access.js';
 import { OomEventHub, watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, neverStarted, OUTAGE_RESTART_LABEL } from './outage-restart.js';
@@ -175,16 +175,18 @@ class TaskAttempt {
     // create, below): one inspect fewer per job. A retry looks, to reattach.
     const firstAttempt = jobAttempt(ctx, earlier) === 1;
     let found = firstAttempt ? undefined : await docker.containerState(name);
-    let restartAfterOutage = found !== undefined && killedByOutage(found, job.task.timeoutSeconds);
-    if (found && restartAfterOutage) {
-      ctx.log.warn(`container ${name} of job ${job.jobId} was killed (exit ${found.exitCode}) while no attempt watched it: starting it again, once`);
-      await writeFile(path.join(this.jobDir, 'container-killed-by-outage.log'), await docker.logTail(found.id, 200)).catch(() => undefined);
-      await runtime.remove(found.id);
-      found = undefined;
-    } else if (found && neverStarted(found)) {
-      // Left by an attempt that could neither start it nor remove it: started afresh, and a restart after an outage it was to be stays one.
-      ctx.log.warn(`container ${name} of job ${job.jobId} was created but never started: starting it afresh`);
-      restartAfterOutage = found.labels[OUTAGE_RESTART_LABEL] !== undefined;
+    // A container found but not followed: killed while no attempt watched it (started again, once), or left
+    // by an attempt that could neither start nor remove it (started afresh; a restart it was to be stays one).
+    const killed = found !== undefined && killedByOutage(found, job.task.timeoutSeconds);
+    const unstarted = found !== undefined && !killed && neverStarted(found);
+    const restartAfterOutage = killed || (unstarted && found?.labels[OUTAGE_RESTART_LABEL] !== undefined);
+    if (found && (killed || unstarted)) {
+      ctx.log.warn(
+        killed
+          ? `container ${name} of job ${job.jobId} was killed (exit ${found.exitCode}) while no attempt watched it: starting it again, once`
+          : `container ${name} of job ${job.jobId} was created but never started: starting it afresh`,
+      );
+      if (killed) await writeFile(path.join(this.jobDir, 'container-killed-by-outage.log'), await docker.logTail(found.id, 200)).catch(() => undefined);
       await runtime.remove(found.id);
       found = undefined;
     }
@@ -198,10 +200,10 @@ class TaskAttempt {
     const oomWatch =
       !found && deps.oomEvents
         ? await deps.oomEvents.watch(name)
-        : await watchOomEvents(docker, name, Math.floor((validMs(found?.startedAt) ?? Date.now()) / 1000) - 1);
+        : await watchOomEvents(docker, name, Math.floor((dockerTimeMs(found?.startedAt) ?? Date.now()) / 1000) - 1);
     cleanup.defer('OOM watch', () => oomWatch.stop(false));
     if (found) cleanup.defer(`container ${name}`, () => runtime.remove(name), { keepable: true });
-    const state = found ?? (await this.startFresh(routes, firstAttempt, restartAfterOutage));
+    const state = found ?? (await this.startFresh(routes, restartAfterOutage));
 
     // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
     const records = followTaskRecords(ctx, this.resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
@@ -225,7 +227,7 @@ class TaskAttempt {
     // The container and what it held, the slot, the routes: the outcome reports what they leave.
     await cleanup.release();
     const usage = routes.close();
-    const dockerStartedMs = validMs(final.startedAt) ?? startedMs;
+    const dockerStartedMs = dockerTimeMs(final.startedAt) ?? startedMs;
     const preload = final.labels[LABELS.preload] as PreloadPath | undefined;
     return {
       kind: ended.kind,
@@ -235,7 +237,7 @@ class TaskAttempt {
       oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
       startedAt: new Date(dockerStartedMs).toISOString(),
       // Docker can stamp a container that exits at once as finished a hair before it started.
-      finishedAt: new Date(Math.max(dockerStartedMs, Date.parse(validDate(final.finishedAt) ?? new Date().toISOString()))).toISOString(),
+      finishedAt: new Date(Math.max(dockerStartedMs, dockerTimeMs(final.finishedAt) ?? Date.now())).toISOString(),
       lastLogLine: keepLogTail(this.jobDir, jobSecrets(job, deps.gateway?.instance)),
       reattached,
       runtime: final.labels[LABELS.runtime] ?? 'simple',
@@ -246,7 +248,7 @@ class TaskAttempt {
   }
 
   /** A container of the job's own: a slot of the host's, then the runtime starts it. */
-  private async startFresh(routes: ModelRoutes, firstAttempt: boolean, restartAfterOutage: boolean): Promise<ContainerState> {
+  private async startFresh(routes: ModelRoutes, restartAfterOutage: boolean): Promise<ContainerState> {
     const { ctx, deps, name, cleanup, resultsDir } = this;
     const { job, image } = this.input;
     if (deps.containerSlots) {
@@ -270,27 +272,16 @@ class TaskAttempt {
       return body;
     });
     this.container = 'here';
-    if (started === 'conflict' && firstAttempt) {
-      // A container of this job already here (the job came back to a host it left): the next
-      // attempt inspects it and reattaches, or restarts it after an outage, as any retry does. Its
-      // routes stay open, as for any attempt that steps aside from a running container.
+    if (started === 'conflict') {
+      // A container of this job already here (the job came back to a host it left, a start that could not
+      // be undone, another attempt's): the next attempt inspects it and reattaches, restarts it after an
+      // outage or starts it afresh, as any retry does. Its routes stay open, as for any attempt that steps
+      // aside from a running container.
       throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} exists already; the next attempt attaches to it`, FAILURE_TYPES.attemptAborted);
     }
-    // 'conflict': another attempt won the race to create it; this one attaches to that one. Not inspected
-    // otherwise: right after the start, the daemon holds the container's lock for a task that exits at once
-    // (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
-    const state =
-      started === 'conflict'
-        ? await deps.docker.containerState(name)
-        : { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels };
-    if (!state) throw ApplicationFailure.create({ type: FAILURE_TYPES.infrastructure, message: `container ${name} vanished right after it was started` });
-    // Won by an attempt that never started it (its start and its removal both failed): not followed; the next attempt starts it afresh.
-    if (neverStarted(state))
-      throw ApplicationFailure.retryable(
-        `container ${name} of job ${job.jobId} exists but was never started; the next attempt starts it afresh`,
-        FAILURE_TYPES.attemptAborted,
-      );
-    return state;
+    // Not inspected: right after the start, the daemon holds the container's lock for a task that exits at
+    // once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
+    return { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels };
   }
 
   /**
@@ -413,14 +404,4 @@ function cancelRequested(ctx: Context): boolean {
 function abortReason(details: ActivityCancellationDetails | undefined): string {
   const flags = details ? (['notFound', 'timedOut', 'workerShutdown', 'paused', 'reset'] as const).filter((flag) => details[flag]) : [];
   return flags.length ? flags.join(', ') : 'no reason given';
-}
-
-function validMs(text: string | undefined): number | undefined {
-  const ms = text ? Date.parse(text) : NaN;
-  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
-}
-
-function validDate(text: string): string | undefined {
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : undefined;
 }
