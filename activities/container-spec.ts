@@ -3,6 +3,7 @@
 // is tested directly.
 
 import { createHash } from 'node:crypto';
+import { shardEnvironment } from '../runs/instance-shards.js';
 import type { JobSpec } from '../runs/run-spec.js';
 import { SIDE_MODEL_ROLES, type SideModelRole } from '../runs/side-models.js';
 import type { PreloadPath } from './dind-image-store.js';
@@ -88,6 +89,8 @@ export interface ContainerSpecInput {
   datasetDir?: string;
   /** A Simple-mode task's network namespace, lent by the worker's pool (netns-pool.ts); without one, a namespace of its own. */
   netns?: NetnsLease;
+  /** For a shard resumed after some of its instances were scored: the ones its container still evaluates. */
+  remaining?: string[];
 }
 
 /**
@@ -125,6 +128,14 @@ export type ModelAccess = {
  * The create body. The API key (a per-job gateway token, or the real key with --no-gateway) goes
  * only into Env, sent over the daemon's socket: it is in no label, argument or log line.
  */
+/** BENCHROUTER_LIMIT and BENCHROUTER_INSTANCES as the run asked, for a task whose instances the platform does not know. */
+function selectionEnvironment(options: JobSpec['options']): Record<string, string> {
+  return {
+    ...(options.limit !== undefined ? { BENCHROUTER_LIMIT: String(options.limit) } : {}),
+    ...(options.instances ? { BENCHROUTER_INSTANCES: options.instances.join(',') } : {}),
+  };
+}
+
 export function taskContainerBody(input: ContainerSpecInput, apiKey: string, access: ModelAccess = {}): ContainerCreateBody {
   const { job, image, resultsDir, dind, datasetDir } = input;
   const { task } = job;
@@ -139,8 +150,8 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     BENCHROUTER_OUTPUT_DIR: CONTAINER_RESULTS_DIR,
     BENCHROUTER_API_KEY: apiKey,
     ...(job.repeat?.seed !== undefined ? { BENCHROUTER_SEED: String(job.repeat.seed) } : {}),
-    ...(job.options.limit !== undefined ? { BENCHROUTER_LIMIT: String(job.options.limit) } : {}),
-    ...(job.options.instances ? { BENCHROUTER_INSTANCES: job.options.instances.join(',') } : {}),
+    // A task that lists its instances is told its shard of them; any other, the run's selection as it was given.
+    ...(job.shard ? shardEnvironment(job.shard, input.remaining) : selectionEnvironment(job.options)),
     ...(job.options.jobConcurrency !== undefined ? { BENCHROUTER_CONCURRENCY: String(job.options.jobConcurrency) } : {}),
     // A judge's and a user simulator's routes: BENCHROUTER_JUDGE_* and BENCHROUTER_USER_*.
     ...Object.fromEntries(

@@ -1,8 +1,13 @@
 // harvestResult: turns a finished container into a job outcome. Reads result.json (opened safely,
 // size-capped), applies the task's result_mapping and stores the normalized result beside it.
 
-import { writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { renameSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parseRecordLine } from '../contract/records.js';
+import { carriedRecordLine } from './carried-instances.js';
+import { RECORD_LINE_CAP_BYTES, RECORDS_SIZE_CAP_BYTES } from './records-file.js';
 import type { RecordsSummary } from '../contract/records.js';
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { withBudgetVerdict } from '../runs/budgets.js';
@@ -12,7 +17,7 @@ import { summarizeRecordsFile } from './records-file.js';
 import { redactDeep } from './redact-secrets.js';
 import type { ContainerOutcome } from './run-task-container.js';
 import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
-import { readTaskOutputText } from './task-output-file.js';
+import { linesOfTaskOutput, openTaskOutputFile, readTaskOutputText } from './task-output-file.js';
 
 export const RESULT_SIZE_CAP_BYTES = 10 * 1024 * 1024;
 const RESULT_FILE = JOB_FILES.result;
@@ -30,6 +35,10 @@ export interface HarvestOutput {
   message?: string;
   result?: NormalizedResult;
   records?: RecordsSummary;
+  /** For a shard of a task whose result combines over instances: each instance's score from its records (JobResult.instanceScores). */
+  instanceScores?: Array<number | null>;
+  /** Instances carried over from an earlier attempt or run, not evaluated again. */
+  carried?: number;
 }
 
 /**
@@ -38,12 +47,75 @@ export interface HarvestOutput {
  * in it is redacted.
  */
 export async function harvestResult(artifactsRoot: string, input: HarvestInput, secrets: readonly string[] = []): Promise<HarvestOutput> {
+  const resultsDir = jobResultsDir(artifactsRoot, input.job);
+  const shard = input.job.shard?.resumable ? input.job.shard : undefined;
+  const carried = input.outcome.carried;
+  // A resumed shard's records: the carried instances' first, then its container's (carried-instances.ts).
+  if (carried) await mergeCarriedRecords(resultsDir, carried);
+  // With every instance carried no container ran: the result is what the carried records say.
+  const own =
+    carried && input.outcome.runtime === 'none'
+      ? { status: 'SUCCEEDED' as const, result: { overall: 0, raw_metrics: {} } }
+      : harvestOutcome(artifactsRoot, input);
   // A job whose calls the gateway refused for a spent budget fails with BUDGET, whatever its harness did.
-  const outcome = withBudgetVerdict(withOomReport(harvestOutcome(artifactsRoot, input), input), input.outcome.usage);
-  const records = await summarizeRecordsFile(jobResultsDir(artifactsRoot, input.job));
-  if (!records) return redactDeep(outcome, secrets);
+  let outcome = withBudgetVerdict(withOomReport(own, input), input.outcome.usage);
+  const records = await summarizeRecordsFile(resultsDir, shard?.instances);
+  if (shard && carried) outcome = withCarriedInstances(outcome, carried.rewards, records?.scores, shard.instances.length);
+  const shardFields = shard ? { ...(records?.scores ? { instanceScores: records.scores } : {}), ...(carried ? { carried: carried.rewards.length } : {}) } : {};
+  if (!records) return redactDeep({ ...outcome, ...shardFields }, secrets);
   const note = records.refused ? `${records.refused}; not read` : undefined;
-  return redactDeep({ ...outcome, ...(note ? { message: outcome.message ? `${outcome.message}; ${note}` : note } : {}), records: records.summary }, secrets);
+  return redactDeep(
+    { ...outcome, ...(note ? { message: outcome.message ? `${outcome.message}; ${note}` : note } : {}), records: records.summary, ...shardFields },
+    secrets,
+  );
+}
+
+/**
+ * A resumed shard's result over all its instances: the mean of their scores in the shard's order when every
+ * one has a record, else the carried ones' scores with the container's own overall weighted by the instances
+ * it ran. Its other metrics stay the container's, which ran only the rest.
+ */
+export function withCarriedInstances(
+  harvested: HarvestOutput,
+  carried: ReadonlyArray<{ score: number }>,
+  scores: ReadonlyArray<number | null> | undefined,
+  instances: number,
+): HarvestOutput {
+  if (harvested.status !== 'SUCCEEDED' || !harvested.result || instances === 0) return harvested;
+  let overall: number;
+  if (scores && scores.length === instances && scores.every((score) => score !== null)) {
+    let sum = 0;
+    for (const score of scores as number[]) sum += score;
+    overall = sum / instances;
+  } else {
+    const carriedSum = carried.reduce((sum, reward) => sum + reward.score, 0);
+    overall = (carriedSum + harvested.result.overall * (instances - carried.length)) / instances;
+  }
+  return { ...harvested, result: { ...harvested.result, overall } };
+}
+
+/**
+ * Writes the shard's records.jsonl as the carried instances' lines followed by its container's, whose lines
+ * for a carried instance are dropped (so that merging again, after a harvest that was retried, changes nothing).
+ * The container may have left anything in its results directory: the file is read safely and the new one
+ * made under a fresh name, never through a link.
+ */
+export async function mergeCarriedRecords(resultsDir: string, carried: NonNullable<ContainerOutcome['carried']>): Promise<void> {
+  const ids = new Set(carried.rewards.map((reward) => String(reward.instance)));
+  const kept: string[] = carried.rewards.map((reward) => carriedRecordLine(reward, carried.from));
+  const opened = openTaskOutputFile(resultsDir, JOB_FILES.records);
+  if (opened.kind === 'opened') {
+    for await (const { text } of linesOfTaskOutput(opened.fd, RECORD_LINE_CAP_BYTES, RECORDS_SIZE_CAP_BYTES)) {
+      if (text === undefined || !text.trim()) continue;
+      const parsed = parseRecordLine(text, 0);
+      if (parsed && 'record' in parsed && ids.has(String(parsed.record.index))) continue;
+      kept.push(text);
+    }
+  }
+  const temporary = path.join(resultsDir, `.records-${randomBytes(6).toString('hex')}.tmp`);
+  // `wx`: created here, never opened through something the task left under that name.
+  await writeFile(temporary, kept.map((line) => `${line}\n`).join(''), { flag: 'wx', mode: 0o644 });
+  renameSync(temporary, path.join(resultsDir, JOB_FILES.records));
 }
 
 function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): HarvestOutput {

@@ -8,6 +8,7 @@ import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
 import type { ContainerDeps } from './run-task-container.js';
 import { runJobOnHost, type JobOnHostInput } from './run-job-on-host.js';
+import { listTaskInstances, type ListInstancesInput } from './list-task-instances.js';
 import { repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
 import { servedCheckpoint, type ServedCheckpointInput } from './served-checkpoint.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
@@ -19,6 +20,7 @@ export interface HostActivityDeps {
   locksDir: string;
   buildLogsDir: string;
   imageCacheDir: string;
+  instancesCacheDir: string;
   dindStorageRoot: string;
   dindStoreDir: string;
   dindStoreMaxBytes: number;
@@ -38,6 +40,7 @@ export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'doc
     locksDir: settings.locksDir,
     buildLogsDir: settings.buildLogsDir,
     imageCacheDir: settings.imageCacheDir,
+    instancesCacheDir: settings.instancesCacheDir,
     dindStorageRoot: settings.dindStorageRoot,
     dindStoreDir: settings.dindStoreDir,
     dindStoreMaxBytes: settings.dindStoreMaxBytes,
@@ -55,6 +58,8 @@ export function createHostActivities(deps: HostActivityDeps) {
     // Artifacts leave the host through Temporal: the submitting machine shares no disk with it.
     listJobArtifacts: async (ref: JobArtifactRef) => listJobArtifacts(deps.artifactsRoot, ref),
     readJobArtifact: async (request: ArtifactPageRequest) => readJobArtifact(deps.artifactsRoot, request),
+    // A task's instances, listed by its command in its image: any host can, so it runs on the shared queue.
+    listTaskInstances: (input: ListInstancesInput) => listTaskInstances(deps, input),
   };
 }
 

@@ -35,17 +35,31 @@ export async function readRecordsFile(resultsDir: string, visit: (outcome: Recor
   return { kind: 'read', lines, ...(notRead ? { notRead } : {}) };
 }
 
-/** The job result's records summary, in constant memory; undefined when the task wrote no records.jsonl. */
-export async function summarizeRecordsFile(resultsDir: string): Promise<{ summary: RecordsSummary; refused?: string } | undefined> {
+/**
+ * The job result's records summary, in constant memory; undefined when the task wrote no records.jsonl. With
+ * `scoresOf` (a shard's instance ids), also each one's score from its first record, in that order (null for
+ * an instance with none).
+ */
+export async function summarizeRecordsFile(
+  resultsDir: string,
+  scoresOf?: readonly string[],
+): Promise<{ summary: RecordsSummary; refused?: string; scores?: Array<number | null> } | undefined> {
   const summary = new RecordsSummarizer();
-  const read = await readRecordsFile(resultsDir, (outcome) => ('record' in outcome ? summary.addRecord(outcome.record) : summary.addBadLine(outcome.problem)));
+  const wanted = scoresOf ? new Map<string, number | null>(scoresOf.map((id) => [id, null])) : undefined;
+  const read = await readRecordsFile(resultsDir, (outcome) => {
+    if (!('record' in outcome)) return summary.addBadLine(outcome.problem);
+    summary.addRecord(outcome.record);
+    const id = String(outcome.record.index);
+    if (wanted?.get(id) === null) wanted.set(id, outcome.record.score);
+  });
   if (read.kind === 'missing') return undefined;
+  const scores = wanted ? { scores: scoresOf!.map((id) => wanted.get(id) ?? null) } : {};
   if (read.kind === 'refused') {
     summary.addBadLine(`${read.problem}; not read`);
-    return { summary: summary.result(), refused: read.problem };
+    return { summary: summary.result(), refused: read.problem, ...scores };
   }
   if (read.notRead) summary.addBadLine(read.notRead);
-  return { summary: summary.result() };
+  return { summary: summary.result(), ...scores };
 }
 
 /**

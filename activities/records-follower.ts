@@ -55,7 +55,7 @@ export type DeliverRewards = (batch: RewardBatch) => Promise<void>;
  * attempt starts where the last heartbeat (`lastHeartbeat`: its own activity's, or the job's earlier
  * activity's) said delivery stood (a fresh container starts at line 1).
  */
-export function followTaskRecords(ctx: Context, resultsDir: string, reattached: boolean, lastHeartbeat: unknown): RecordsFollower {
+export function followTaskRecords(ctx: Context, resultsDir: string, reattached: boolean, lastHeartbeat: unknown, lineBase = 0): RecordsFollower {
   const execution = ctx.info.workflowExecution;
   // Not started by a workflow: nobody to deliver to.
   if (!execution) return { position: () => ({ offset: 0, line: 0 }), finish: async () => undefined, stop: () => undefined };
@@ -66,13 +66,23 @@ export function followTaskRecords(ctx: Context, resultsDir: string, reattached: 
     new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`signal to ${workflowId} took over ${SIGNAL_TIMEOUT_MS} ms`)), SIGNAL_TIMEOUT_MS);
       job
-        .signal(REWARDS_SIGNAL, batch)
+        .signal(REWARDS_SIGNAL, afterLine(batch, lineBase))
         .then(resolve, reject)
         .finally(() => clearTimeout(timer));
     });
-  return followRecords(resultsDir, reattached ? resumePosition(lastHeartbeat) : undefined, deliver, {
+  const follower = followRecords(resultsDir, reattached ? resumePosition(lastHeartbeat) : undefined, deliver, {
     warn: (message) => ctx.log.warn(`job ${workflowId}: ${message}`),
   });
+  return { ...follower, finish: async () => afterLine(await follower.finish(), lineBase) };
+}
+
+/**
+ * A batch numbered after `base`: a container that resumes a job after instances it carried over writes a
+ * records.jsonl of its own from line 1, and its lines must come after those the job already holds.
+ */
+export function afterLine<T extends RewardBatch | undefined>(batch: T, base: number): T {
+  if (!batch || base === 0) return batch;
+  return { rewards: batch.rewards.map((reward) => ({ ...reward, line: reward.line + base })), throughLine: batch.throughLine + base } as T;
 }
 
 /** A position from heartbeat details of an earlier attempt, if they hold a valid one. */

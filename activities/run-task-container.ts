@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_RESOURCES } from '../contract/benchmark-schema.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { JOB_FILES, jobArtifactsDir, jobResultsDir } from '../runs/job-artifacts.js';
-import type { RewardBatch } from '../runs/rewards.js';
+import type { Reward, RewardBatch } from '../runs/rewards.js';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { startBudgetReports } from './budget-reports.js';
 import { CleanupStack } from './cleanup-stack.js';
@@ -29,6 +29,7 @@ import { openLoopbackEndpoints, openModelAccess, type ModelAccessDeps, type Mode
 import { OomEventHub, watchOomEvents } from './oom-events.js';
 import { killedByOutage, killedFromOutside, neverStarted, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { followTaskRecords, type RecordsFollower } from './records-follower.js';
+import { carriedInstances, readCarriedOver, remainingInstances, saveCarriedOver, type CarriedOver } from './carried-instances.js';
 import { jobSecrets } from './redact-secrets.js';
 import { runtimeKindFor, type TaskRuntime, type TaskRuntimeDeps } from './task-runtimes/task-runtime.js';
 
@@ -90,6 +91,12 @@ export interface ContainerOutcome {
    * job workflow adds it to the rewards it holds, and the API's stream reads it from this result.
    */
   rewards?: RewardBatch;
+  /**
+   * For a shard resumed instance by instance: the instances its container did not evaluate again, as the job
+   * held their rewards (activities/carried-instances.ts), and the job that scored them when it was another's.
+   * `runtime` is `none` when nothing was left to evaluate and no container ran.
+   */
+  carried?: { rewards: Reward[]; from?: string };
 }
 
 export interface ContainerDeps extends ModelAccessDeps, TaskRuntimeDeps {
@@ -194,6 +201,11 @@ class TaskAttempt {
     // Followed by this attempt from here on (or gone): no longer a container left unattended.
     deps.jobAttempts?.adopt(name);
     const reattached = found !== undefined;
+    // A fresh container of a shard skips the instances its job already has rewards for; with none left, none
+    // runs. A reattached one was started without those its starting attempt saved (carried-instances.ts).
+    const resume = found ? readCarriedOver(this.jobDir) : await carriedInstances(ctx, job, firstAttempt);
+    const carried = resume && resume.rewards.length > 0 ? resume : undefined;
+    if (carried && remainingInstances(job, carried).length === 0) return this.nothingLeft(carried, routes);
     // From before a fresh container starts (the worker's stream, open before the create), or from a
     // reattached one's start (a stream of its own: the daemon replays past events): no out-of-memory kill
     // slips by unseen.
@@ -203,10 +215,12 @@ class TaskAttempt {
         : await watchOomEvents(docker, name, Math.floor((dockerTimeMs(found?.startedAt) ?? Date.now()) / 1000) - 1);
     cleanup.defer('OOM watch', () => oomWatch.stop(false));
     if (found) cleanup.defer(`container ${name}`, () => runtime.remove(name), { keepable: true });
-    const state = found ?? (await this.startFresh(routes, restartAfterOutage));
+    if (!found) saveCarriedOver(this.jobDir, resume);
+    const state = found ?? (await this.startFresh(routes, restartAfterOutage, carried));
 
     // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
-    const records = followTaskRecords(ctx, this.resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat);
+    // A resumed shard's own lines come after those its job already holds.
+    const records = followTaskRecords(ctx, this.resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat, resume?.throughLine ?? 0);
     cleanup.defer('records follower', () => records.stop());
     // Heartbeats go on until the container is removed: a task that printed a lot takes a while to drain.
     this.beatDetails = () => ({ containerId: state.id, records: records.position() });
@@ -244,11 +258,36 @@ class TaskAttempt {
       ...(preload ? { preload } : {}),
       ...(usage ? { usage } : {}),
       ...(ended.rewards ? { rewards: ended.rewards } : {}),
+      ...(carried ? { carried: { rewards: carried.rewards, ...(carried.from ? { from: carried.from } : {}) } } : {}),
+    };
+  }
+
+  /** Every instance of the shard carried over: no container runs, and the outcome is what the job already holds. */
+  private async nothingLeft(carried: CarriedOver, routes: ModelRoutes): Promise<ContainerOutcome> {
+    this.ctx.log.info(`job ${this.input.job.jobId}: its ${carried.rewards.length} instances were all scored before; no container runs`);
+    await this.cleanup.release();
+    const usage = routes.close();
+    const now = new Date().toISOString();
+    // A result.json of an earlier, unfinished container is not this job's: the harvest folds the carried ones.
+    rmSync(this.resultsDir, { recursive: true, force: true });
+    mkdirSync(this.resultsDir, { recursive: true, mode: 0o777 });
+    return {
+      kind: 'exited',
+      exitCode: 0,
+      oomKilled: false,
+      oomKills: 0,
+      startedAt: now,
+      finishedAt: now,
+      lastLogLine: '',
+      reattached: false,
+      runtime: 'none',
+      ...(usage ? { usage } : {}),
+      carried: { rewards: carried.rewards, ...(carried.from ? { from: carried.from } : {}) },
     };
   }
 
   /** A container of the job's own: a slot of the host's, then the runtime starts it. */
-  private async startFresh(routes: ModelRoutes, restartAfterOutage: boolean): Promise<ContainerState> {
+  private async startFresh(routes: ModelRoutes, restartAfterOutage: boolean, carried: CarriedOver | undefined): Promise<ContainerState> {
     const { ctx, deps, name, cleanup, resultsDir } = this;
     const { job, image } = this.input;
     if (deps.containerSlots) {
@@ -266,8 +305,14 @@ class TaskAttempt {
     mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
     let labels: Record<string, string> = {};
     const started = await this.runtime.start((placement) => {
-      const body = taskContainerBody({ job, image, hostId: deps.hostId, resultsDir, datasetDir: deps.datasetDir, ...placement }, routes.apiKey, routes.access);
+      const remaining = carried ? remainingInstances(job, carried) : undefined;
+      const body = taskContainerBody(
+        { job, image, hostId: deps.hostId, resultsDir, datasetDir: deps.datasetDir, ...(remaining ? { remaining } : {}), ...placement },
+        routes.apiKey,
+        routes.access,
+      );
       if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
+
       labels = body.Labels;
       return body;
     });

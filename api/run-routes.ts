@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { readRecordsFile } from '../activities/records-file.js';
 import { runSpecFromRequest } from '../client/run-request.js';
 import { RunRequestSchema, type RunRequest } from '../runs/run-options.js';
-import { createRetrySpec, listRunsPage, queryProgress, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
+import { retrySpecOf, listRunsPage, queryProgress, runHandle, runSpecOf, submitRun, type RunHandle } from '../client/runs.js';
 import { JOB_FILES, jobFile, jobResultsDir } from '../runs/job-artifacts.js';
 import { summarizeProgress } from '../runs/run-outcome.js';
 import type { JobState, JobStatus, RunProgress, RunResult } from '../runs/run-spec.js';
@@ -168,14 +168,15 @@ async function submitOnce(context: ApiContext, request: FastifyRequest, body: Ru
   const digest = requestDigest(body);
   const spec = runSpecFromRequest(body, { file: 'body', runId });
   try {
-    await submitRun(context.client, context.settings, spec, { once: { requestDigest: digest } });
-    return { runId, created: true, jobs: jobCountOf(spec) };
+    const submitted = await submitRun(context.client, context.settings, spec, { once: { requestDigest: digest } });
+    return { runId, created: true, jobs: jobCountOf(submitted.spec) };
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     const described = await runHandle(context.client, runId).describe();
     if (described.memo?.requestDigest !== digest)
       throw new ApiError(422, `Idempotency-Key "${key}" was used before for a different request body`, 'header.idempotency-key');
-    return { runId, created: false, jobs: jobCountOf(spec) };
+    // The same body plans the same jobs (a command's list of instances aside, which the first submit pinned).
+    return { runId, created: false, jobs: jobCountOf({ ...spec, plan: (await runSpecOf(runHandle(context.client, runId))).plan }) };
   }
 }
 
@@ -200,8 +201,10 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
         return reply.status(submitted.created ? 201 : 200).send({ ...submitted, links: runLinks(request, context.settings, submitted.runId) });
       }
       const spec = runSpecFromRequest(request.body, { file: 'body' });
-      await submitRun(context.client, context.settings, spec);
-      return reply.status(201).send({ runId: spec.runId, created: true, jobs: jobCountOf(spec), links: runLinks(request, context.settings, spec.runId) });
+      const submitted = await submitRun(context.client, context.settings, spec);
+      return reply
+        .status(201)
+        .send({ runId: spec.runId, created: true, jobs: jobCountOf(submitted.spec), links: runLinks(request, context.settings, spec.runId) });
     },
   );
 
@@ -324,13 +327,13 @@ export function registerRunRoutes(app: FastifyInstance, context: ApiContext): vo
     },
     async (request, reply) => {
       const result = await finishedResult(context, request.params.id);
-      const spec = createRetrySpec(await runSpecOf(runHandle(context.client, request.params.id)), result);
-      if (spec.tasks.length === 0) throw new ApiError(409, `run ${request.params.id}: every job succeeded; nothing to retry`);
-      await submitRun(context.client, context.settings, spec);
+      const spec = await retrySpecOf(runHandle(context.client, request.params.id), result);
+      if (jobCountOf(spec) === 0) throw new ApiError(409, `run ${request.params.id}: every job succeeded; nothing to retry`);
+      const submitted = await submitRun(context.client, context.settings, spec);
       return reply.status(201).send({
         runId: spec.runId,
         created: true,
-        jobs: jobCountOf(spec),
+        jobs: jobCountOf(submitted.spec),
         retryOf: request.params.id,
         carried: spec.retryOf?.carried.length ?? 0,
         links: runLinks(request, context.settings, spec.runId),

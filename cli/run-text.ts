@@ -2,7 +2,9 @@
 
 import { rejectedRecordsNote } from '../contract/records.js';
 import { provenanceEntries } from '../runs/provenance.js';
-import type { JobResult, RunProgress, RunResult } from '../runs/run-spec.js';
+import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
+import { instanceCountOf, jobCountOf } from '../runs/job-specs.js';
+import { hasShardedTasks, resultRows, rowOverall, shardsDetail } from '../runs/job-groups.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { RunBudgetFigures } from '../runs/budgets.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
@@ -22,22 +24,44 @@ export function formatMeanStd(mean: number | null | undefined, std: number | nul
   return std === null || std === undefined ? formatScore(mean) : `${formatScore(mean)} ± ${std.toFixed(4)}`;
 }
 
+/** "12 jobs", and for a run that splits tasks into shards "12 jobs (48 instances in shards)": what a submit starts. */
+export function jobsOf(spec: Parameters<typeof jobCountOf>[0] & Pick<RunSpec, 'plan'>): string {
+  const jobs = jobCountOf(spec);
+  const instances = instanceCountOf(spec);
+  const sharded = spec.plan?.some((plan) => plan !== null && plan.selected > plan.shardSize);
+  return `${jobs} job${jobs === 1 ? '' : 's'}${sharded && instances !== undefined ? ` (${instances} instances in shards)` : ''}`;
+}
+
 /** `terminalWidth`: the terminal's columns (stdout's), undefined when it is not a terminal. */
 export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidth?: number): string {
   const repeated = run.jobs.some((j) => (j.repeat ?? 0) > 0);
   const headers = [repeated ? 'TASK #REPEAT' : 'TASK', 'STATUS', 'OVERALL', 'TIME', 'REASON', 'DETAIL'];
-  const cells = run.jobs.map((job) => [
-    repeated ? `${job.task} #${job.repeat ?? 0}` : job.task,
-    job.status,
-    formatScore(job.result?.overall),
-    jobSeconds(job),
-    job.reason ?? '',
-  ]);
+  // A task run in shards is one row: its folded score, its shards' time, their reasons and a summary.
+  const resultRowsOf = resultRows(run);
+  const cells = resultRowsOf.map((row) =>
+    row.kind === 'job'
+      ? [
+          repeated ? `${row.job.task} #${row.job.repeat ?? 0}` : row.job.task,
+          row.job.status,
+          formatScore(row.job.result?.overall),
+          jobSeconds(row.job),
+          row.job.reason ?? '',
+        ]
+      : [
+          repeated ? `${row.task} #${row.repeat}` : row.task,
+          row.status,
+          formatScore(rowOverall(row)),
+          `${row.jobs.reduce((sum, job) => sum + job.timings.containerSeconds, 0).toFixed(1)}s`,
+          [...new Set(row.jobs.flatMap((job) => (job.reason ? [job.reason] : [])))].join(','),
+        ],
+  );
   const width = detailWidth(
     headers.slice(0, -1).map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length))),
     terminalWidth,
   );
-  const rows = run.jobs.map((job, i) => [...cells[i]!, cutTo(failureLine(job), width)]);
+  const rows = resultRowsOf.map((row, i) => [...cells[i]!, cutTo(row.kind === 'job' ? failureLine(row.job) : shardsDetail(row), width)]);
+  const sharded = hasShardedTasks(run);
+  const scoredRows = resultRowsOf.filter((row) => rowOverall(row) !== null).length;
   const succeeded = run.jobs.filter((j) => j.status === 'SUCCEEDED').length;
   const lines = [`Run ${run.runId}  benchmark ${run.benchmark}  model ${run.model}  ${run.status}`, '', textTable(headers, rows), ''];
   if (repeated && run.tasks) {
@@ -55,9 +79,8 @@ export function renderRunResult(run: RunResult, webUiLink?: string, terminalWidt
       '',
     );
   }
-  lines.push(
-    `overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${succeeded} of ${run.jobs.length} jobs that succeeded${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`,
-  );
+  const over = sharded ? `${scoredRows} of ${resultRowsOf.length} tasks with a score` : `${succeeded} of ${run.jobs.length} jobs that succeeded`;
+  lines.push(`overall: ${formatMeanStd(run.overall, run.overallStd)} (mean over ${over}${run.overallStd !== undefined ? '; ± is the std over repeats' : ''})`);
   const rejected = rejectedRecordsLines(run);
   if (rejected.length) lines.push(...rejected, `records: \`br records ${run.runId}\` names every rejected line (docs/benchmark-contract.md has the fields)`);
   if (run.usage) lines.push(usageLine('model', run.usage.model));
@@ -118,14 +141,17 @@ export function budgetLine(b: RunBudgetFigures): string {
   return `budget:  spent ${b.spent.tokens} tokens, $${b.spent.cost.toFixed(4)} of ${of}; ${b.refusedCalls} calls refused${stopped}`;
 }
 
+/** The bar counts instances when the run knows them all (tasks that list them), else jobs. */
 export function progressLine(p: RunProgress, width = 30): string {
   const done = p.succeeded + p.failed + p.timedOut + p.cancelled;
-  const filled = p.total ? Math.round((done / p.total) * width) : 0;
+  const [count, of] = p.instances ? [p.instances.done, p.instances.total] : [done, p.total];
+  const filled = of ? Math.round((count / of) * width) : 0;
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
   const extra = [p.failed && `${p.failed} failed`, p.timedOut && `${p.timedOut} timed out`, p.cancelled && `${p.cancelled} cancelled`]
     .filter(Boolean)
     .join(', ');
-  return `[${bar}] ${done}/${p.total} done, ${p.running} running, ${p.pending} pending${extra ? `, ${extra}` : ''}`;
+  const jobs = `${done}/${p.total} ${p.instances ? 'jobs ' : ''}done, ${p.running} running, ${p.pending} pending${extra ? `, ${extra}` : ''}`;
+  return p.instances ? `[${bar}] ${count}/${of} instances; ${jobs}` : `[${bar}] ${jobs}`;
 }
 
 export function renderSuiteResult(suite: SuiteResult, webUiLink?: string): string {

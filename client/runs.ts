@@ -10,7 +10,10 @@ import type { Benchmark } from '../contract/benchmark.js';
 import { InputError } from '../contract/problems.js';
 import { BUILT_IN_PRICES } from '../gateway/price-table.js';
 import { runOptions, type RunOptionsInput } from '../runs/run-options.js';
-import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
+import type { CarriedInstances, JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
+import { jobSpecsOf, slotKeyOf } from '../runs/job-specs.js';
+import { isFoldedShard } from '../runs/shard-fold.js';
+import type { Reward } from '../runs/rewards.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import { sortableId } from '../runs/sortable-id.js';
 import { parseScoreStats, type ScoreStats } from '../runs/score-interval.js';
@@ -18,6 +21,8 @@ import { benchRouterVersion } from '../config/benchrouter-version.js';
 import { payloadCodecsFromEnv } from './payload-codec.js';
 import { withJobs } from './run-jobs.js';
 import { pinDefinitions, storePages, withTaskDefinitions } from './task-definitions.js';
+import { listInstancesOnWorker, planRun } from './run-plan.js';
+import { jobRewardsOf } from './job-rewards.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
@@ -60,25 +65,43 @@ export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, toke
 
 /**
  * A new run that reruns only the jobs of `original` that did not succeed, carrying the succeeded
- * ones over, on the exact task definitions the original pinned.
+ * ones over, on the exact task definitions (and plan of shards) the original pinned. A task run in shards
+ * reruns only its shards that did not succeed, each skipping the instances it had scored (`scored`: the
+ * rewards of those jobs, by job id: jobRewardsOf).
  */
-export function createRetrySpec(original: RunSpec, result: RunResult): RunSpec {
+export function createRetrySpec(original: RunSpec, result: RunResult, scored: ReadonlyMap<string, Reward[]> = new Map()): RunSpec {
   // A task is carried over only when every one of its repeats succeeded; otherwise all its repeats run again.
-  const failedTasks = new Set(result.jobs.filter((job) => job.status !== 'SUCCEEDED').map((job) => job.task));
+  // A shard of a task whose result folds over its instances stands alone: it is carried when it succeeded.
+  const failedTasks = new Set(result.jobs.filter((job) => job.status !== 'SUCCEEDED' && !isFoldedShard(job)).map((job) => job.task));
   const carried: JobResult[] = result.jobs
-    .filter((job) => !failedTasks.has(job.task))
+    .filter((job) => (isFoldedShard(job) ? job.status === 'SUCCEEDED' : !failedTasks.has(job.task)))
     .map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
-  const succeeded = new Set(carried.map((job) => job.task));
+  const instances: Record<string, CarriedInstances> = {};
+  for (const job of result.jobs) {
+    const rewards = isFoldedShard(job) && job.status !== 'SUCCEEDED' ? scored.get(job.jobId) : undefined;
+    if (rewards?.length) instances[slotKeyOf(job)] = { from: job.jobId, rewards };
+  }
+  // Tasks every job of which is carried over are left out (their plan with them).
+  const spec = { ...original, retryOf: { runId: original.runId, carried } };
+  const running = new Set(jobSpecsOf({ ...spec, tasks: original.tasks }).map((job) => job.task.name));
+  const kept = original.tasks.flatMap((task, i) => (running.has(task.name) ? [i] : []));
   return {
     ...original,
     runId: newRunId(),
-    tasks: original.tasks.filter((task) => !succeeded.has(task.name)),
+    tasks: kept.map((i) => original.tasks[i]!),
+    ...(original.plan ? { plan: kept.map((i) => original.plan![i] ?? null) } : {}),
     // A retry reads the original's cached answers: what was answered once is not paid for again.
     cacheFrom: [...original.cacheFrom, original.runId],
     submittedAt: new Date().toISOString(),
     benchrouter: benchRouterVersion(),
-    retryOf: { runId: original.runId, carried },
+    retryOf: { runId: original.runId, carried, ...(Object.keys(instances).length ? { instances } : {}) },
   };
+}
+
+/** The retry of a finished run: its definition read back, and the instances its unfinished shards had scored. */
+export async function retrySpecOf(handle: RunHandle, result: RunResult): Promise<RunSpec> {
+  const unfinished = result.jobs.filter((job) => isFoldedShard(job) && job.status !== 'SUCCEEDED' && !job.carriedFrom).map((job) => job.jobId);
+  return createRetrySpec(await runSpecOf(handle), result, await jobRewardsOf(handle.client, unfinished));
 }
 
 /** A new run of every task of `original`, on its pinned definitions, reading its cached answers. */
@@ -158,9 +181,16 @@ export interface SubmitOptions {
   once?: { requestDigest: string };
   /** Task definitions in page holders even when they are small enough to travel inline (recording fixtures). */
   definitionsByReference?: boolean;
+  /** Told what submitting waits for besides Temporal: a task's instances listed in its image. */
+  say?: (line: string) => void;
 }
 
-export async function submitRun(client: Client, settings: Settings, spec: RunSpec, submit: SubmitOptions = {}): Promise<RunHandle> {
+/** A started run, with its definition as submitted: its instances resolved and its plan of shards pinned. */
+export type SubmittedRun = RunHandle & { spec: RunSpec };
+
+export async function submitRun(client: Client, settings: Settings, unplanned: RunSpec, submit: SubmitOptions = {}): Promise<SubmittedRun> {
+  // Instances a task lists by a command are listed on a worker first; the run pins the shards they make.
+  const spec = await planRun(unplanned, listInstancesOnWorker(client, settings, unplanned.runId), submit.say);
   // Large definitions go in page holders first, so the run's input holds task names and digests only.
   const { input, pages } = pinDefinitions(spec, submit.definitionsByReference);
   const benchmarkFile = path.join(spec.benchmark.dir, 'benchmark.yaml');
@@ -169,7 +199,7 @@ export async function submitRun(client: Client, settings: Settings, spec: RunSpe
   for (const [index, page] of pages.entries())
     refuseOversizedInput(page, benchmarkFile, `page ${index} of the run's task definitions (${page.map((task) => task.name).join(', ')})`);
   await storePages(client.workflow, settings.sharedQueue, spec.runId, pages);
-  return client.workflow.start<typeof runWorkflow>('runWorkflow', {
+  const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
     workflowId: spec.runId,
     taskQueue: settings.sharedQueue,
     args: [input],
@@ -187,6 +217,7 @@ export async function submitRun(client: Client, settings: Settings, spec: RunSpe
       { key: SEARCH_ATTRIBUTES.status, value: 'RUNNING' },
     ],
   });
+  return Object.assign(handle, { spec });
 }
 
 export function runHandle(client: Client, runId: string): RunHandle {

@@ -20,6 +20,8 @@ export interface Settings {
   buildLogsDir: string;
   /** Tar archives of images preloaded into DinD tasks' own daemons. */
   imageCacheDir: string;
+  /** Instance lists tasks' `instances: {command}` printed, per image and benchmark content (activities/list-task-instances.ts). */
+  instancesCacheDir: string;
   /** Per-task /var/lib/docker directories of running DinD tasks. */
   dindStorageRoot: string;
   /** Prepared inner /var/lib/docker directories, one per preloaded image set, that DinD tasks start from. */
@@ -113,6 +115,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     locksDir: `${home}/locks`,
     buildLogsDir: `${home}/builds`,
     imageCacheDir: env.BENCHROUTER_IMAGE_CACHE || `${home}/image-cache`,
+    instancesCacheDir: `${home}/instances`,
     dindStorageRoot: `${home}/dind`,
     dindStoreDir: `${home}/dind-store`,
     netnsDir: `${home}/netns`,

@@ -89,6 +89,32 @@ const ResultMappingSchema = z
 
 const EnvValue = z.union([z.string(), z.number(), z.boolean()], expecting('a string, number or boolean'));
 
+const taskFileName = z
+  .string(expecting('a file in the task directory, like "episodes.jsonl"'))
+  .min(1, expecting('a file in the task directory, like "episodes.jsonl"'));
+
+/**
+ * Where a task's instances are listed (contract/task-instances.ts): a file in its directory, read when the
+ * benchmark is loaded, or a command run in the task's image (its directory the working directory) whose
+ * output lists them, run when a run is submitted.
+ */
+export const InstancesSchema = z.union(
+  [taskFileName, z.strictObject({ file: taskFileName }), z.strictObject({ command: z.string().min(1) })],
+  expecting('a file in the task directory, {file: <name>} or {command: <shell command>}'),
+);
+
+export const AGGREGATIONS = ['mean', 'sum'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+
+/**
+ * How a task's result combines over its instances, which is what lets a run split it into shards: `mean`
+ * (its overall is the mean over instances), or a mapping of result_mapping names to `mean` or `sum`.
+ */
+export const AggregateSchema = z.union(
+  [z.literal('mean'), z.record(z.string(), z.enum(AGGREGATIONS, expecting('"mean" or "sum"')))],
+  expecting('"mean", or a mapping of result_mapping names to "mean" or "sum" like {overall: mean, correct: sum}'),
+);
+
 export const TaskYamlSchema = z
   .strictObject(
     {
@@ -115,6 +141,14 @@ export const TaskYamlSchema = z
       // ports. host: the worker host's own network, every service it listens on (loopback included:
       // Temporal, databases, the gateway's admin paths) open to the task. Only for a task that needs it.
       network: z.enum(TASK_NETWORK_MODES, expecting('"isolated" or "host"')).default('isolated'),
+      instances: InstancesSchema.optional(),
+      aggregate: AggregateSchema.optional(),
+      // Instances per job when a run splits the task; a run's shardSize option overrides it.
+      shard_size: z
+        .number(expecting('a positive whole number'))
+        .int(expecting('a positive whole number'))
+        .positive(expecting('a positive whole number'))
+        .optional(),
     },
     expecting('a mapping with name and command'),
   )
@@ -126,7 +160,39 @@ export const TaskYamlSchema = z
         path: ['network'],
         message: 'expected "isolated" for a task with docker: true, got "host": its own Docker daemon needs a network of its own',
       });
+    if (task.aggregate !== undefined && task.instances === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['aggregate'],
+        message: 'a result combines over instances only when the task lists them: add `instances` (a file of ids, or a command that prints them)',
+      });
+    if (task.shard_size !== undefined && task.aggregate === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['shard_size'],
+        message: 'a task is split into shards only when its score is a mean over its instances: add `aggregate: mean` (or leave shard_size out)',
+      });
+    if (typeof task.aggregate === 'object') {
+      if (task.aggregate.overall !== 'mean')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['aggregate', 'overall'],
+          message: `expected "mean": a task is split only when its overall is a mean over instances, got ${task.aggregate.overall === undefined ? 'nothing' : `"${task.aggregate.overall}"`}`,
+        });
+      for (const name of Object.keys(task.aggregate))
+        if (!(name in task.result_mapping))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['aggregate', name],
+            message: `expected a name of result_mapping (${Object.keys(task.result_mapping).join(', ')}), got "${name}"`,
+          });
+    }
   });
+
+/** A task's `aggregate` as a mapping: the short form `mean` is `{overall: mean}`. */
+export function aggregateMapping(aggregate: z.infer<typeof AggregateSchema>): Record<string, Aggregation> {
+  return aggregate === 'mean' ? { overall: 'mean' } : aggregate;
+}
 
 export type BenchmarkYaml = z.infer<typeof BenchmarkYamlSchema>;
 export type TaskEntry = z.infer<typeof TaskEntrySchema>;

@@ -26,6 +26,21 @@ export interface TaskDefinition {
   resources: TaskResources;
   /** `isolated` (default): a bridge that reaches the model gateway and the outside only. `host`: the worker host's network. */
   network: 'isolated' | 'host';
+  /**
+   * The task's instance ids in the benchmark's own order (task.yaml `instances`): read from its file when the
+   * benchmark is loaded, or listed by `instancesCommand` in the task's image when a run is submitted. Absent: the
+   * platform does not know them, and the task runs as one job.
+   */
+  instances?: string[];
+  /** task.yaml `instances: {command}`: what prints the ids, run in the task's image at submit (then `instances` is set). */
+  instancesCommand?: string;
+  /**
+   * task.yaml `aggregate`, as a mapping: how the task's result combines over its instances (`overall` is always
+   * `mean`). Absent: the task is never split into shards.
+   */
+  aggregate?: Record<string, 'mean' | 'sum'>;
+  /** task.yaml `shard_size`: instances per job when a run splits the task and names no size of its own. */
+  shardSize?: number;
 }
 
 export interface Benchmark {

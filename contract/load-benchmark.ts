@@ -1,13 +1,23 @@
 // Loads a benchmark directory (docs/benchmark-contract.md) into a Benchmark, collecting every problem at once
 // rather than stopping at the first, so `br validate` can show an author the whole list.
 
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { BenchmarkYamlSchema, DEFAULT_DIND_PIDS, DEFAULT_RESOURCES, PreloadImageEntrySchema, TaskEntrySchema, TaskYamlSchema } from './benchmark-schema.js';
+import {
+  aggregateMapping,
+  BenchmarkYamlSchema,
+  DEFAULT_DIND_PIDS,
+  DEFAULT_RESOURCES,
+  PreloadImageEntrySchema,
+  TaskEntrySchema,
+  TaskYamlSchema,
+  type TaskYaml,
+} from './benchmark-schema.js';
 import type { Benchmark, TaskDefinition } from './benchmark.js';
 import { fieldPath, InputError, type Problem } from './problems.js';
 import { submittedSizeProblems } from './submitted-size.js';
+import { INSTANCE_LIST_CAP_BYTES, parseInstanceList } from './task-instances.js';
 import { readYamlFile } from './yaml-file.js';
 
 export interface LoadOutcome {
@@ -87,6 +97,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       return;
     }
     const builds = Object.fromEntries(taskYaml.docker_images.filter((image) => preloadBuilds.has(image)).map((image) => [image, preloadBuilds.get(image)!]));
+    const instances = declaredInstances(realpathSync(taskDir), taskFile, taskYaml.instances, problems);
     tasks.push({
       name: taskYaml.name,
       environment: entry.environment,
@@ -99,6 +110,9 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
       resources: { ...taskYaml.resources, pids: taskYaml.resources.pids ?? (taskYaml.docker ? DEFAULT_DIND_PIDS : DEFAULT_RESOURCES.pids) },
       network: taskYaml.network,
+      ...instances,
+      ...(taskYaml.aggregate !== undefined ? { aggregate: aggregateMapping(taskYaml.aggregate) } : {}),
+      ...(taskYaml.shard_size !== undefined ? { shardSize: taskYaml.shard_size } : {}),
     });
   });
 
@@ -108,6 +122,47 @@ export function inspectBenchmark(dir: string): LoadOutcome {
     benchmark: { name: benchmarkYaml.name, description: benchmarkYaml.description ?? '', dir: root, tasks },
     problems,
   };
+}
+
+/**
+ * task.yaml's `instances`: a file's ids read now (a file in the task's directory, not a link out of it), or the
+ * command that lists them at submit. Nothing when the task declares none.
+ */
+function declaredInstances(
+  taskDir: string,
+  taskFile: string,
+  declared: TaskYaml['instances'],
+  problems: Problem[],
+): Pick<TaskDefinition, 'instances' | 'instancesCommand'> {
+  if (declared === undefined) return {};
+  if (typeof declared === 'object' && 'command' in declared) return { instancesCommand: declared.command };
+  const name = typeof declared === 'string' ? declared : declared.file;
+  const field = typeof declared === 'string' ? 'instances' : 'instances.file';
+  const file = path.resolve(taskDir, name);
+  const lexical = path.relative(taskDir, file);
+  if (path.isAbsolute(name) || lexical === '' || lexical === '..' || lexical.startsWith(`..${path.sep}`)) {
+    problems.push({ file: taskFile, field, message: `"${name}" leads outside the task directory: expected a file inside it, relative to task.yaml` });
+    return {};
+  }
+  if (!existsSync(file) || !statSync(file).isFile()) {
+    problems.push({ file: taskFile, field, message: `"${name}" not found: expected a file in the task directory listing the task's instances` });
+    return {};
+  }
+  const real = path.relative(taskDir, realpathSync(file));
+  if (real.startsWith('..') || path.isAbsolute(real)) {
+    problems.push({ file: taskFile, field, message: `"${name}" leads outside the task directory: expected a file inside it, not a link out of it` });
+    return {};
+  }
+  if (statSync(file).size > INSTANCE_LIST_CAP_BYTES) {
+    problems.push({ file: taskFile, field, message: `"${name}" is over ${INSTANCE_LIST_CAP_BYTES / 1024 / 1024} MiB: expected a list of instance ids` });
+    return {};
+  }
+  const parsed = parseInstanceList(readFileSync(file, 'utf8'));
+  if (!parsed.ok) {
+    for (const problem of parsed.problems) problems.push({ file: path.join(path.dirname(taskFile), name), field: '', message: problem });
+    return {};
+  }
+  return { instances: parsed.ids };
 }
 
 /**

@@ -14,6 +14,8 @@ export const FAILURE_TYPES = {
   infrastructure: 'InfrastructureError',
   /** An endpoint's `GET /v1/models` answered, but with no model id a schedule can name its run by: no retry. */
   badModelList: 'BadModelList',
+  /** A task's `instances: {command}` failed or printed no valid list: no retry. */
+  instancesProblem: 'InstancesProblem',
   /** The server stopped accepting this attempt (not a cancel): the container stays for the next attempt. */
   attemptAborted: 'AttemptAborted',
   /** Something outside BenchRouter (a stopping daemon) killed the container: the next attempt starts it again, once. */

@@ -20,6 +20,8 @@ export const JOB_FILES = {
   modelUsage: 'usage-model.json',
   /** Every model call of the job, as the gateway saw it (gateway/transcript.ts). */
   transcript: 'transcript.jsonl',
+  /** A resumed shard's instances its container was started without (activities/carried-instances.ts). */
+  carriedOver: 'carried-instances.json',
 } as const;
 
 /** Directories of a run that are not jobs: the gateway's answer cache. */

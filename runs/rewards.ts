@@ -29,6 +29,8 @@ export interface RewardsPage {
   /** True once the job has its result: no reward is to come. */
   final: boolean;
   rewards: Reward[];
+  /** The last records.jsonl line the job has taken (absent in answers of workflows from before it was given). */
+  throughLine?: number;
 }
 
 export const REWARDS_SIGNAL = 'rewards';

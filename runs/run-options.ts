@@ -62,6 +62,12 @@ export const RunOptionFields = z.strictObject({
     .optional()
     .describe('run only these instance ids (BENCHROUTER_INSTANCES); on the command line comma-separated, or @FILE with one id per line')
     .meta(cli('ids', 'list-or-file')),
+  shardSize: positiveInt
+    .optional()
+    .describe(
+      "instances per job for a task that lists its instances and whose score is a mean over them (task.yaml instances, aggregate): its selected instances run in shards of n, each shard a job of its own (BENCHROUTER_INSTANCES), spread over the run's concurrency and hosts; default: the task's shard_size, else one job per task. 1 gives each instance its own container",
+    )
+    .meta(cli('n')),
   hostTimeout: positiveInt.default(120).describe("seconds a job waits for its host's worker before it moves to another host").meta(cli('s')),
   heartbeatTimeout: positiveInt.default(30).describe('seconds without a heartbeat before a running container activity is retried').meta(cli('s')),
   maxHosts: positiveInt.default(3).describe('hosts a job may try before it fails with INFRASTRUCTURE').meta(cli('n')),

@@ -117,11 +117,12 @@ export function mergeRepeatCounts(parts: ReadonlyArray<RepeatCounts | undefined>
 }
 
 /**
- * pass@k for k = 1..n from merged counts: only when all n repeats were read, over the instances
+ * pass@k for k = 1..n from merged counts: only when all n repeats (each `jobsPerRepeat` jobs: a task run in
+ * shards) were read, over the instances
  * present in every one of them (the same rule as passAtKOfRepeats).
  */
-export function passAtKOfCounts(counts: RepeatCounts, repeats: number): Record<string, number> | undefined {
-  if (repeats < 2 || counts.jobsRead !== repeats || counts.jobsUnread > 0) return undefined;
+export function passAtKOfCounts(counts: RepeatCounts, repeats: number, jobsPerRepeat = 1): Record<string, number> | undefined {
+  if (repeats < 2 || counts.jobsRead !== repeats * jobsPerRepeat || counts.jobsUnread > 0) return undefined;
   const shared = Object.values(counts.instances).filter(([present]) => present === repeats);
   if (shared.length === 0) return undefined;
   const out: Record<string, number> = {};

@@ -12,6 +12,8 @@ import type { SideModelRole } from './side-models.js';
 import type { ScoreStats } from './score-interval.js';
 import type { BenchRouterVersion, DatasetDigest, Provenance } from './provenance.js';
 import type { RunBudgetFigures } from './budgets.js';
+import type { JobShard, RunPlan } from './instance-shards.js';
+import type { Reward } from './rewards.js';
 
 export interface RunSpec {
   runId: string;
@@ -32,8 +34,16 @@ export interface RunSpec {
   submittedAt: string;
   /** BenchRouter's version that submitted the run (absent in runs submitted before it was pinned). */
   benchrouter?: BenchRouterVersion;
-  /** Set by `br retry`: the run this one retries, and the succeeded jobs carried over from it. */
-  retryOf?: { runId: string; carried: JobResult[] };
+  /**
+   * Per task, what submitting resolved of its instances: how many the run selected and how many a job holds
+   * (runs/instance-shards.ts); null for a task that lists none. Absent in runs submitted before it was kept.
+   */
+  plan?: RunPlan;
+  /**
+   * Set by `br retry`: the run this one retries, the succeeded jobs carried over from it, and, by slot
+   * (job-specs.ts slotKey), the instances its unfinished jobs had already scored, which their reruns skip.
+   */
+  retryOf?: { runId: string; carried: JobResult[]; instances?: Record<string, CarriedInstances> };
   /** Set only by the run workflow when it continues as new: where the next execution starts. */
   continuation?: RunContinuation;
 }
@@ -65,6 +75,16 @@ export interface JobSpec {
   cacheFrom: string[];
   /** Which repeat of its task this job is, and its seed (when the run passes seeds). */
   repeat: { index: number; seed?: number };
+  /** For a task that lists its instances: this job's slice of them (runs/instance-shards.ts). */
+  shard?: JobShard;
+  /** For a retried job: the instances its original already scored, not evaluated again. */
+  carried?: CarriedInstances;
+}
+
+/** Instances a job does not evaluate again: their rewards as an earlier job scored them, and that job's id. */
+export interface CarriedInstances {
+  from: string;
+  rewards: Reward[];
 }
 
 /** Model usage as the gateway metered it: figures for people, counters for adding up. */
@@ -99,6 +119,23 @@ export interface JobResult {
   /** Which repeat of its task this job was (0 when the run has one repeat). */
   repeat?: number;
   seed?: number;
+  /**
+   * For a task that lists its instances: which of its shards this job was, how many instances it held and how
+   * many of them an earlier attempt or run had already scored (carried, not evaluated again).
+   */
+  shard?: {
+    index: number;
+    count: number;
+    instances: number;
+    carried?: number;
+    /** The task's `aggregate` (contract/benchmark.ts): present when its shards' results fold into one (runs/shard-fold.ts). */
+    aggregate?: Record<string, 'mean' | 'sum'>;
+  };
+  /**
+   * For a job of a task whose result combines over instances: each of its instances' score, in the shard's
+   * order, from its records (null for an instance with none). The task's score is summed from these.
+   */
+  instanceScores?: Array<number | null>;
   /** For a job carried over by `br retry`: the run whose result this is. */
   carriedFrom?: string;
   image?: string;
@@ -132,7 +169,10 @@ export interface RunProgress {
   failed: number;
   timedOut: number;
   cancelled: number;
-  jobs: Array<{ jobId: string; task: string; state: JobState }>;
+  /** For a job of a task that lists its instances: how many it holds. */
+  jobs: Array<{ jobId: string; task: string; state: JobState; instances?: number }>;
+  /** When every task lists its instances: how many the run holds, and how many are in jobs that have ended. */
+  instances?: { total: number; done: number };
 }
 
 /** One task's scores over its repeats. */
@@ -146,6 +186,17 @@ export interface TaskScore {
   std: number | null;
   /** pass@1..pass@n from the repeats' records.jsonl, where every repeat's records could be read. */
   passAtK?: Record<string, number>;
+  /**
+   * For a task run in shards (its result combining over instances): each repeat's result folded from its
+   * shards (runs/shard-fold.ts), with how many of its instances were scored, how many were carried over
+   * from an earlier attempt or run, and how many of its shards succeeded.
+   */
+  results?: Array<{
+    repeat: number;
+    result: NormalizedResult | null;
+    instances: { total: number; scored: number; carried: number };
+    shards: { total: number; succeeded: number };
+  }>;
 }
 
 export interface RunResult {

@@ -45,12 +45,9 @@ export function paginateDefinitions(tasks: readonly TaskDefinition[], limit = PA
   return paginateByBytes(tasks, limit);
 }
 
-/** The pages that hold the tasks of jobs `first`..`first + count - 1` (jobs run repeat-major: job j is task j mod tasks). */
-export function pagesForJobs(definitions: PinnedTaskDefinitions, first: number, count: number): number[] {
-  const tasks = definitions.names.length;
-  const needed = new Set<number>();
-  if (count >= tasks) for (let t = 0; t < tasks; t++) needed.add(t);
-  else for (let j = first; j < first + count; j++) needed.add(j % tasks);
+/** The pages that hold these tasks (by index in the run's tasks). */
+export function pagesForTasks(definitions: PinnedTaskDefinitions, tasks: Iterable<number>): number[] {
+  const needed = new Set(tasks);
   return definitions.pages.flatMap((page, index) => {
     for (let t = page.first; t < page.first + page.count; t++) if (needed.has(t)) return [index];
     return [];

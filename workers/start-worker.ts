@@ -172,6 +172,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         // A job's first attempt: handed by the server to the worker that completed the job's first
         // workflow task (eager dispatch), or to any worker with a slot free. Its host is the job's.
         runJobOnHost: hostActivities.runJobOnHost,
+        // Listing a task's instances at submit: any host with Docker can.
+        listTaskInstances: hostActivities.listTaskInstances,
       },
       // Jobs' first attempts on this queue and later ones on the host's take their containers from one
       // count (ContainerSlots): each worker may run as many, not both together.

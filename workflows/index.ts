@@ -6,3 +6,4 @@ export { fetchArtifactWorkflow } from './fetch-artifact-workflow.js';
 export { taskDefinitionsWorkflow } from './task-definitions-workflow.js';
 export { checkpointWorkflow } from './checkpoint-workflow.js';
 export { runResultsPageWorkflow } from './run-results-page-workflow.js';
+export { taskInstancesWorkflow } from './task-instances-workflow.js';

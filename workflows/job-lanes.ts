@@ -37,7 +37,10 @@ export async function runJobsInLanes(
       budget?.started(job.jobId);
       let result: JobResult;
       try {
-        result = { ...(await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] })), ...repeatFields(job) };
+        // The job's own shard figures (instances it carried over) go over the ones its spec gives.
+        const ran = await executeChild(jobWorkflow, { workflowId: job.jobId, args: [job] });
+        const fields = repeatFields(job);
+        result = { ...ran, ...fields, ...(fields.shard ? { shard: { ...fields.shard, ...ran.shard } } : {}) };
       } catch (error) {
         result = {
           jobId: job.jobId,
@@ -52,6 +55,7 @@ export async function runJobsInLanes(
       results[index] = result;
       budget?.finished(result);
       progress[index]!.state = stateOfStatus(result.status);
+      if (result.shard) progress[index]!.instances = result.shard.instances;
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, jobs.length)) }, lane));

@@ -31,6 +31,8 @@ export function holdRewards(job: JobSpec): { add(batch: RewardBatch): void; clos
   const add = (batch: RewardBatch) => {
     rewards.push(...takeNewRewards(taken, batch));
   };
+  // A retried job's instances its original already scored are its first rewards (activities/carried-instances.ts).
+  if (job.carried) add({ rewards: job.carried.rewards, throughLine: Math.max(0, ...job.carried.rewards.map((r) => r.line)) });
   setHandler(rewardsSignal, add);
   setHandler(rewardsQuery, (from) => ({
     task: job.task.name,
@@ -38,6 +40,7 @@ export function holdRewards(job: JobSpec): { add(batch: RewardBatch): void; clos
     total: rewards.length,
     final,
     rewards: rewards.slice(Math.max(0, from), Math.max(0, from) + REWARDS_PAGE_MAX),
+    throughLine: taken.throughLine,
   }));
   return { add, close: () => (final = true) };
 }

@@ -128,7 +128,10 @@ async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): P
       finishedAt: outcome.finishedAt,
       containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
     };
-    return finish(ran.harvest);
+    const { carried, ...harvest } = ran.harvest;
+    // The run adds the shard's place; what the job knows is how many of its instances it carried over.
+    if (carried && job.shard) partial.shard = { index: job.shard.index, count: job.shard.count, instances: job.shard.instances.length, carried };
+    return finish(harvest);
   };
   /** The host the job is on, once known. */
   const noteHost = (hostId: string) => {

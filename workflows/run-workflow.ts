@@ -30,7 +30,8 @@ import {
   type RunBudgetAnswer,
 } from '../runs/budgets.js';
 import { hostQueueName } from '../runs/host-queues.js';
-import { jobSpecsOf } from '../runs/job-specs.js';
+import { instanceCountOf, jobSlotsOf, jobSpecsOf, type JobSlot } from '../runs/job-specs.js';
+import { shardLength } from '../runs/instance-shards.js';
 import { provenanceHash, provenanceOf } from '../runs/provenance.js';
 import { paginateResults, resultsPageId } from '../runs/result-pages.js';
 import { summarizeProgress } from '../runs/run-outcome.js';
@@ -38,7 +39,7 @@ import type { JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spe
 import { addJobs, addRepeatCounts, addUnstarted, emptyTally, tallyOutcome, type RunTally } from '../runs/run-tally.js';
 import { formatScoreStats } from '../runs/score-interval.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
-import { definitionsPageId, pagesForJobs, tasksByName, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
+import { definitionsPageId, pagesForTasks, tasksByName, type PinnedTaskDefinitions } from '../runs/task-definition-pages.js';
 import { runJobsInLanes } from './job-lanes.js';
 import { runResultsPageWorkflow } from './run-results-page-workflow.js';
 import { releaseDefinitionsSignal } from './task-definitions-workflow.js';
@@ -57,11 +58,11 @@ const repeatCountsOn = (taskQueue: string) =>
 
 const { loadTaskDefinitions } = proxyActivities<SharedActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
 
-/** Every task, those of jobs `first`..`first + count - 1` loaded from their pages, the rest by name only. */
-async function definitionsForBatch(runId: string, pinned: PinnedTaskDefinitions, first: number, count: number): Promise<TaskDefinition[]> {
+/** Every task, those of this batch's jobs loaded from their pages, the rest by name only. */
+async function definitionsForBatch(runId: string, pinned: PinnedTaskDefinitions, batch: readonly JobSlot[]): Promise<TaskDefinition[]> {
   // Tasks outside this execution's batch are known by name only: none of their jobs starts here.
   const tasks = tasksByName(pinned.names);
-  const pages = pagesForJobs(pinned, first, count);
+  const pages = pagesForTasks(pinned, new Set(batch.map((slot) => slot.task)));
   const loaded = await Promise.all(pages.map((page) => loadTaskDefinitions({ runId, page, digest: pinned.pages[page]!.digest })));
   pages.forEach((page, i) => loaded[i]!.forEach((task, k) => (tasks[pinned.pages[page]!.first + k] = task)));
   return tasks;
@@ -114,9 +115,17 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   // later ones as pending. Job ids need task names only, so the query answers from the first workflow
   // task on, before any page of definitions is loaded.
   const earlier = tally;
-  const named = jobSpecsOf({ ...spec, tasks: byReference ? tasksByName(spec.definitions!.names) : spec.tasks });
-  const progress: RunProgress['jobs'] = named.slice(first, first + batchSize).map((job) => ({ jobId: job.jobId, task: job.task.name, state: 'pending' }));
-  const total = named.length;
+  const slots = jobSlotsOf(spec);
+  const batchSlots = slots.slice(first, first + batchSize);
+  const named = jobSpecsOf({ ...spec, tasks: byReference ? tasksByName(spec.definitions!.names) : spec.tasks }, batchSlots);
+  const progress: RunProgress['jobs'] = named.map((job, i) => {
+    const plan = spec.plan?.[batchSlots[i]!.task];
+    return { jobId: job.jobId, task: job.task.name, state: 'pending', ...(plan ? { instances: shardLength(plan, batchSlots[i]!.shard) } : {}) };
+  });
+  const total = slots.length;
+  // Instances of the whole run, when every task lists them; those of ended jobs count as done.
+  const instanceTotal = instanceCountOf(spec);
+  const instancesDoneBefore = earlier.instancesDone ?? 0;
   setHandler(progressQuery, () => {
     const own = summarizeProgress(progress);
     const later = total - first - progress.length;
@@ -128,6 +137,15 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
       failed: own.failed + earlier.statuses.FAILED,
       timedOut: own.timedOut + earlier.statuses.TIMED_OUT,
       cancelled: own.cancelled + earlier.statuses.CANCELLED,
+      ...(instanceTotal !== undefined
+        ? {
+            instances: {
+              total: instanceTotal,
+              done:
+                instancesDoneBefore + progress.reduce((sum, job) => sum + (job.state !== 'pending' && job.state !== 'running' ? (job.instances ?? 0) : 0), 0),
+            },
+          }
+        : {}),
     };
   });
 
@@ -136,10 +154,9 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   setHandler(budgetSpendSignal, (report) => ledger.report(report));
   setHandler(budgetQuery, (jobId) => ledger.answer(jobId));
 
-  // The last batch may be short: no page is loaded for tasks past the run's last job.
-  const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, first, Math.min(batchSize, total - first)) : spec.tasks;
-  const all = jobSpecsOf({ ...spec, tasks });
-  const batch = all.slice(first, first + batchSize);
+  // No page is loaded for tasks of which this batch runs no job.
+  const tasks = byReference ? await definitionsForBatch(spec.runId, spec.definitions!, batchSlots) : spec.tasks;
+  const batch = jobSpecsOf({ ...spec, tasks }, batchSlots);
 
   const cancelled = () => CancellationScope.current().consideredCancelled;
   const results = await runJobsInLanes(batch, spec.options.concurrency, startedAt, progress, ledger.budget ? ledger : undefined);
@@ -165,10 +182,10 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
 
   const nextJob = first + batch.length;
   // The whole run in this execution (its first, every job ran), nothing carried, one page's worth: inline.
-  const inline = first === 0 && carried.length === 0 && ran.length === all.length && paginateResults(ran).length === 1;
+  const inline = first === 0 && carried.length === 0 && ran.length === total && paginateResults(ran).length === 1;
   const resultPages = inline ? [] : [...(spec.continuation?.resultPages ?? []), ...(await writeResultPages(spec.runId, first, ran))];
 
-  if (!cancelled() && nextJob < all.length) {
+  if (!cancelled() && nextJob < total) {
     // Named, not left to the server's defaults: `br list`, the Web UI and the leaderboard filter on them.
     const carryOver = makeContinueAsNewFunc<typeof runWorkflow>({
       typedSearchAttributes: workflowInfo().typedSearchAttributes,
@@ -178,7 +195,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   }
 
   if (byReference) await releaseDefinitions(spec.runId, spec.definitions!);
-  tally = addUnstarted(tally, all.length - first - ran.length);
+  tally = addUnstarted(tally, total - first - ran.length);
   const outcome = tallyOutcome(tally, cancelled(), repeats > 1 && !cancelled());
   const provenance = provenanceOf(spec, tally.provenance);
   const budget = budgetFiguresOf(spec.options, tally, carried);

@@ -4,7 +4,7 @@
 import { jobCountOf } from '../../runs/job-specs.js';
 import type { Command } from 'commander';
 import { withJobs } from '../../client/run-jobs.js';
-import { createRetrySpec, runSpecOf, submitRun } from '../../client/runs.js';
+import { retrySpecOf, submitRun } from '../../client/runs.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { ExitError } from '../exit-error.js';
@@ -25,13 +25,16 @@ export function registerRetryCommand(program: Command, deps: CliDeps): Command {
       const { status } = await original.describe();
       if (status.name !== 'COMPLETED') throw new ExitError(`run ${runId} is ${status.name}: only a finished run can be retried`, EXIT_CODES.BAD_INPUT);
       const result = await withJobs(original.client, await original.result());
-      const spec = createRetrySpec(await runSpecOf(original), result);
-      if (spec.tasks.length === 0) {
+      const spec = await retrySpecOf(original, result);
+      if (jobCountOf(spec) === 0) {
         deps.say(`run ${runId}: every job succeeded; nothing to retry`);
         return;
       }
       const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
-      deps.say(`run ${spec.runId}: retrying ${jobCountOf(spec)} of ${result.jobs.length} jobs of ${runId} (${spec.retryOf!.carried.length} carried over)`);
+      const instances = Object.values(spec.retryOf!.instances ?? {}).reduce((sum, carried) => sum + carried.rewards.length, 0);
+      deps.say(
+        `run ${spec.runId}: retrying ${jobCountOf(spec)} of ${result.jobs.length} jobs of ${runId} (${spec.retryOf!.carried.length} carried over${instances ? `, and ${instances} instances their shards had scored` : ''})`,
+      );
       if (!flags.wait) {
         await deps.stdout(`${spec.runId}\n`);
         return;

@@ -1,7 +1,7 @@
 // `br run`: start a run (or a suite of runs), follow its progress and print the results table; with
 // --output DIR also export the results as CSV and XLSX (into DIR/NAME with --folder-name NAME).
 
-import { jobCountOf } from '../../runs/job-specs.js';
+import { jobsOf } from '../run-text.js';
 import type { Command } from 'commander';
 import path from 'node:path';
 import { submitRun } from '../../client/runs.js';
@@ -55,8 +55,8 @@ export function registerRunCommand(program: Command, deps: CliDeps): Command {
       }
       if (!arg) throw new InputError([{ file: 'br run', field: '', message: 'expected a benchmark (a directory or a built-in name) or --suite <name>' }]);
       const spec = specFromFlags(arg, flags);
-      const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec);
-      deps.say(`run ${spec.runId}: ${jobCountOf(spec)} jobs of ${spec.benchmark.name} against ${spec.options.model}`);
+      const handle = await submitRun(await connectTemporal(deps, true), deps.settings(), spec, { say: deps.say });
+      deps.say(`run ${spec.runId}: ${jobsOf(handle.spec)} of ${spec.benchmark.name} against ${spec.options.model}`);
       deps.say(`Web UI: ${runWebUiLink(deps.settings(), spec.runId)} (Ctrl-C stops waiting; the run keeps going)`);
       await sayDashboardLink(deps, spec.runId);
       const result = await waitWithProgress(deps, handle);

@@ -3,7 +3,12 @@
 
 import { describe, expect, it } from 'vitest';
 import type { TaskDefinition } from '../../contract/benchmark.js';
-import { definitionsPageId, pagesForJobs, paginateDefinitions, type PinnedTaskDefinitions } from '../../runs/task-definition-pages.js';
+import { definitionsPageId, pagesForTasks, paginateDefinitions, type PinnedTaskDefinitions } from '../../runs/task-definition-pages.js';
+import { jobSlotsOf } from '../../runs/job-specs.js';
+import type { RunPlan } from '../../runs/instance-shards.js';
+import { runOptions } from '../../runs/run-options.js';
+
+const names10 = () => Array.from({ length: 10 }, (_, i) => `t${i}`);
 
 /** A definition whose JSON is exactly `bytes` long (the command pads it). */
 function task(name: string, bytes: number): TaskDefinition {
@@ -39,8 +44,8 @@ describe('paginateDefinitions', () => {
   });
 });
 
-describe('pagesForJobs', () => {
-  // 10 tasks on 3 pages: tasks 0-3, 4-7, 8-9. Jobs run repeat-major: job j is task j mod 10.
+describe('pagesForTasks', () => {
+  // 10 tasks on 3 pages: tasks 0-3, 4-7, 8-9.
   const pinned: PinnedTaskDefinitions = {
     digest: 'd',
     names: Array.from({ length: 10 }, (_, i) => `t${i}`),
@@ -50,18 +55,39 @@ describe('pagesForJobs', () => {
       { first: 8, count: 2, digest: 'p2' },
     ],
   };
+  const slotsOf = (first: number, count: number, plan?: RunPlan) =>
+    jobSlotsOf({ tasks: [], definitions: pinned, options: runOptions({ model: 'm', endpoint: 'http://m/v1', repeats: 3 }), ...(plan ? { plan } : {}) }).slice(
+      first,
+      first + count,
+    );
+  const pagesOf = (first: number, count: number, plan?: RunPlan) => pagesForTasks(pinned, new Set(slotsOf(first, count, plan).map((slot) => slot.task)));
 
   it('names the pages holding the tasks of a batch of jobs, across a repeat boundary too', () => {
-    expect(pagesForJobs(pinned, 0, 3)).toEqual([0]);
-    expect(pagesForJobs(pinned, 3, 2)).toEqual([0, 1]);
-    expect(pagesForJobs(pinned, 8, 2)).toEqual([2]);
+    expect(pagesOf(0, 3)).toEqual([0]);
+    expect(pagesOf(3, 2)).toEqual([0, 1]);
+    expect(pagesOf(8, 2)).toEqual([2]);
     // Jobs 18-21: tasks 8, 9 (first repeat's end), then 0, 1 (second repeat).
-    expect(pagesForJobs(pinned, 18, 4)).toEqual([0, 2]);
+    expect(pagesOf(18, 4)).toEqual([0, 2]);
   });
 
   it('names every page when a batch covers every task', () => {
-    expect(pagesForJobs(pinned, 5, 10)).toEqual([0, 1, 2]);
-    expect(pagesForJobs(pinned, 0, 1000)).toEqual([0, 1, 2]);
+    expect(pagesOf(5, 10)).toEqual([0, 1, 2]);
+    expect(pagesOf(0, 1000)).toEqual([0, 1, 2]);
+  });
+
+  it('maps jobs to tasks by the plan when a task runs in shards: t1 in 5 shards covers jobs 1-5', () => {
+    const plan: RunPlan = names10().map((_, i) => (i === 1 ? { selected: 10, shardSize: 2 } : null));
+    expect(slotsOf(0, 7, plan).map((slot) => [slot.task, slot.shard])).toEqual([
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [1, 2],
+      [1, 3],
+      [1, 4],
+      [2, 0],
+    ]);
+    expect(pagesOf(2, 4, plan)).toEqual([0]);
+    expect(pagesOf(6, 4, plan)).toEqual([0, 1]);
   });
 
   it("names each page's holder after its run", () => {

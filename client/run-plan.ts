@@ -1,0 +1,115 @@
+// What a submit resolves before a run starts: the instances of tasks that list them by a command (run in the
+// task's image by any worker, taskInstancesWorkflow), the run's selection checked against every task's list,
+// and the plan of shards pinned in the run (runs/instance-shards.ts). A retry or rerun keeps its original's
+// plan: the same instances in the same shards.
+
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import path from 'node:path';
+import type { TaskDefinition } from '../contract/benchmark.js';
+import { InputError, type Problem } from '../contract/problems.js';
+import { FAILURE_TYPES } from '../runs/failure-types.js';
+import { planTask, shardCount, type RunPlan } from '../runs/instance-shards.js';
+import type { RunSpec } from '../runs/run-spec.js';
+import type { Settings } from '../config/settings.js';
+import type { ListInstancesInput } from '../activities/list-task-instances.js';
+// Types only: the workflow module brings the workflow SDK, which no client process needs to load.
+import type { taskInstancesWorkflow } from '../workflows/task-instances-workflow.js';
+
+/**
+ * BENCHROUTER_INSTANCES of one job stays well under Linux's 128 KiB for one variable; a shard bigger than
+ * this is refused at submit, naming the size that fits.
+ */
+export const SHARD_LIST_MAX_BYTES = 96 * 1024;
+
+/** Lists a task's instances with its command; a worker does it (listInstancesOnWorker), a test may hand its own. */
+export type InstanceLister = (input: ListInstancesInput) => Promise<string[]>;
+
+/**
+ * `spec` with every task's instances known and its plan pinned. Throws an InputError for a selection that
+ * names instances no task lists, for a shard too big to pass, and for a command that lists none.
+ */
+export async function planRun(spec: RunSpec, list: InstanceLister, say?: (line: string) => void): Promise<RunSpec> {
+  // Pinned by the run it retries or reruns: the same shards, whatever the benchmark lists now.
+  if (spec.plan || spec.definitions) return spec;
+  const tasks = await Promise.all(
+    spec.tasks.map(async (task) => {
+      if (!task.instancesCommand || task.instances) return task;
+      say?.(`listing the instances of task ${task.name} in its image (the image is built first if this host has none)`);
+      return { ...task, instances: await list({ benchmark: spec.benchmark, task }) };
+    }),
+  );
+  const problems = selectionProblems(spec, tasks);
+  if (problems.length) throw new InputError(problems);
+  const plan: RunPlan = tasks.map((task) => planTask(task, spec.options));
+  const noneSelected = plan.every((p) => p !== null && p.selected === 0);
+  if (noneSelected) throw new InputError([{ file: taskFile(spec, tasks[0]!), field: 'instances', message: 'the run selects no instance of any task' }]);
+  const oversized = tasks.flatMap((task, i) => shardListProblems(spec, task, plan[i] ?? null));
+  if (oversized.length) throw new InputError(oversized);
+  return { ...spec, tasks, plan };
+}
+
+function taskFile(spec: RunSpec, task: TaskDefinition): string {
+  return path.join(spec.benchmark.dir, 'tasks', task.name, 'task.yaml');
+}
+
+/** Ids of the run's `instances` that no task lists, when every task lists its own (otherwise a task that does not may have them). */
+function selectionProblems(spec: RunSpec, tasks: TaskDefinition[]): Problem[] {
+  const wanted = spec.options.instances;
+  if (!wanted || tasks.some((task) => !task.instances)) return [];
+  const listed = new Set(tasks.flatMap((task) => task.instances!));
+  const unknown = wanted.filter((id) => !listed.has(id));
+  if (!unknown.length) return [];
+  const examples = tasks.map((task) => `${task.name}: ${task.instances!.slice(0, 3).join(', ')}${task.instances!.length > 3 ? ', ...' : ''}`).join('; ');
+  return [
+    {
+      file: tasks.length === 1 ? taskFile(spec, tasks[0]!) : path.join(spec.benchmark.dir, 'benchmark.yaml'),
+      field: 'instances',
+      message: `the run's instances name ${unknown.length === 1 ? 'an id' : 'ids'} no task lists: ${unknown
+        .slice(0, 5)
+        .map((id) => `"${id}"`)
+        .join(', ')}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''} (${examples})`,
+    },
+  ];
+}
+
+function shardListProblems(spec: RunSpec, task: TaskDefinition, plan: RunPlan[number]): Problem[] {
+  if (!plan || !task.instances) return [];
+  const longest = Math.max(...task.instances.map((id) => Buffer.byteLength(id) + 1));
+  if (plan.shardSize * longest <= SHARD_LIST_MAX_BYTES || shardCount(plan) <= 1) return [];
+  const fits = Math.max(1, Math.floor(SHARD_LIST_MAX_BYTES / longest));
+  return [
+    {
+      file: taskFile(spec, task),
+      field: 'shard_size',
+      message: `shards of ${plan.shardSize} instances of up to ${longest - 1} bytes each make a BENCHROUTER_INSTANCES over ${SHARD_LIST_MAX_BYTES / 1024} KiB: expected a shard size of at most ${fits}`,
+    },
+  ];
+}
+
+/** Lists a task's instances on whichever worker takes it, waiting for the answer; its failure becomes an InputError naming the task. */
+export function listInstancesOnWorker(client: Client, settings: Settings, runId: string): InstanceLister {
+  return async (input) => {
+    const workflowId = `${runId}.instances-${input.task.name}`;
+    try {
+      return await client.workflow.execute<typeof taskInstancesWorkflow>('taskInstancesWorkflow', {
+        workflowId,
+        taskQueue: settings.sharedQueue,
+        args: [input],
+      });
+    } catch (error) {
+      const cause = error instanceof WorkflowFailedError ? deepestCause(error) : undefined;
+      if (cause instanceof ApplicationFailure && (cause.type === FAILURE_TYPES.instancesProblem || cause.type === FAILURE_TYPES.imageProblem))
+        throw new InputError([
+          { file: path.join(input.benchmark.dir, 'tasks', input.task.name, 'task.yaml'), field: 'instances.command', message: cause.message },
+        ]);
+      throw error;
+    }
+  };
+}
+
+function deepestCause(error: Error): Error {
+  let at: Error = error;
+  while (at.cause instanceof Error) at = at.cause;
+  return at;
+}
