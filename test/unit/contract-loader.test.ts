@@ -342,3 +342,73 @@ describe('definitions too big to submit', () => {
     expect(inspectBenchmark(dir).problems).toEqual([]);
   });
 });
+
+describe("a task's instances (task.yaml instances, aggregate, shard_size)", () => {
+  const withInstances = (yaml: string, files: Record<string, string> = {}) =>
+    tinyBenchmark({
+      'tasks/a/task.yaml': `name: a\ncommand: "true"\n${yaml}`,
+      ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`tasks/a/${k}`, v])),
+    });
+
+  it('reads ids from a file of one id per line (comments and blank lines skipped) or from JSON Lines with an index', () => {
+    const plain = inspectBenchmark(withInstances('instances: ids.txt\n', { 'ids.txt': '# the ids\nboil/1\n\nfreeze/2\n' }));
+    expect(plain.problems).toEqual([]);
+    expect(plain.benchmark!.tasks[0]).toMatchObject({ instances: ['boil/1', 'freeze/2'] });
+    const jsonl = inspectBenchmark(
+      withInstances('instances: {file: data.jsonl}\naggregate: mean\nshard_size: 4\n', { 'data.jsonl': '{"index": 0, "q": 1}\n{"index": "x-1"}\n' }),
+    );
+    expect(jsonl.problems).toEqual([]);
+    expect(jsonl.benchmark!.tasks[0]).toMatchObject({ instances: ['0', 'x-1'], aggregate: { overall: 'mean' }, shardSize: 4 });
+  });
+
+  it('keeps a command that lists them, to run in the image when a run is submitted', () => {
+    const outcome = inspectBenchmark(
+      withInstances('instances: {command: "python3 list.py"}\naggregate: {overall: mean, total: sum}\nresult_mapping: {overall: acc, total: n}\n'),
+    );
+    expect(outcome.problems).toEqual([]);
+    expect(outcome.benchmark!.tasks[0]).toMatchObject({ instancesCommand: 'python3 list.py', aggregate: { overall: 'mean', total: 'sum' } });
+    expect(outcome.benchmark!.tasks[0]!.instances).toBeUndefined();
+  });
+
+  it('names the file and line of every bad id: a duplicate, a comma, spaces, an object without an index', () => {
+    const dir = withInstances('instances: ids.txt\n', { 'ids.txt': 'a\nb,c\na\n x\n' });
+    expect(problemsOf(dir)).toEqual([
+      `${dir}/tasks/a/ids.txt: line 2: "b,c" holds a comma (BENCHROUTER_INSTANCES is comma-separated)`,
+      `${dir}/tasks/a/ids.txt: line 3: duplicate id "a" (also on line 1)`,
+      `${dir}/tasks/a/ids.txt: line 4: " x" has spaces around it`,
+    ]);
+    const jsonl = withInstances('instances: d.jsonl\n', { 'd.jsonl': '{"index": 1}\n{"id": 2}\nnot json\n' });
+    expect(problemsOf(jsonl)).toEqual([
+      `${jsonl}/tasks/a/d.jsonl: line 2: expected an object with an "index" (a number or a non-empty string), got {"id":2}`,
+      `${jsonl}/tasks/a/d.jsonl: line 3: not valid JSON`,
+    ]);
+  });
+
+  it('reports a file that is missing, empty, or outside the task directory', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\ninstances: nowhere.txt\n')).toEqual([
+      'task.yaml: instances: "nowhere.txt" not found: expected a file in the task directory listing the task\'s instances',
+    ]);
+    expect(taskYamlProblems('name: a\ncommand: "true"\ninstances: ../../benchmark.yaml\n')).toEqual([
+      'task.yaml: instances: "../../benchmark.yaml" leads outside the task directory: expected a file inside it, relative to task.yaml',
+    ]);
+    const empty = withInstances('instances: ids.txt\n', { 'ids.txt': '\n# nothing\n' });
+    expect(problemsOf(empty)).toEqual([`${empty}/tasks/a/ids.txt: no instance listed: expected one id per line, or JSON Lines with an "index" on each`]);
+  });
+
+  it('splits a task only when its score is said to be a mean over the instances it lists', () => {
+    expect(taskYamlProblems('name: a\ncommand: "true"\naggregate: mean\n')).toEqual([
+      'task.yaml: aggregate: a result combines over instances only when the task lists them: add `instances` (a file of ids, or a command that prints them)',
+    ]);
+    expect(taskYamlProblems('name: a\ncommand: "true"\ninstances: {command: ls}\nshard_size: 3\n')).toEqual([
+      'task.yaml: shard_size: a task is split into shards only when its score is a mean over its instances: add `aggregate: mean` (or leave shard_size out)',
+    ]);
+    expect(taskYamlProblems('name: a\ncommand: "true"\ninstances: {command: ls}\naggregate: {overall: sum, n: sum}\nshard_size: 0\n')).toEqual([
+      'task.yaml: shard_size: expected a positive whole number, got 0',
+      'task.yaml: aggregate.overall: expected "mean": a task is split only when its overall is a mean over instances, got "sum"',
+      'task.yaml: aggregate.n: expected a name of result_mapping (overall), got "n"',
+    ]);
+    expect(taskYamlProblems('name: a\ncommand: "true"\ninstances: {script: ls}\n')).toEqual([
+      'task.yaml: instances: expected a file in the task directory, {file: <name>} or {command: <shell command>}, got {"script":"ls"}',
+    ]);
+  });
+});
