@@ -5,6 +5,8 @@
 
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import { InputError, type Problem } from '../contract/problems.js';
@@ -87,16 +89,55 @@ function shardListProblems(spec: RunSpec, task: TaskDefinition, plan: RunPlan[nu
   ];
 }
 
-/** Lists a task's instances on whichever worker takes it, waiting for the answer; its failure becomes an InputError naming the task. */
+/**
+ * Where this machine keeps what a task's command listed, by the benchmark's content, the task and the command:
+ * a second submit asks no worker, and `br benchmarks` can count the task.
+ */
+function listedFile(
+  settings: Pick<Settings, 'instancesCacheDir'>,
+  benchmark: { digest: string },
+  task: Pick<TaskDefinition, 'name' | 'instancesCommand'>,
+): string {
+  const key = createHash('sha256')
+    .update(JSON.stringify([benchmark.digest, task.name, task.instancesCommand]))
+    .digest('hex');
+  return path.join(settings.instancesCacheDir, 'listed', `${key}.json`);
+}
+
+/** The instances a task's command listed on this machine before, if it has. */
+export function listedBefore(
+  settings: Pick<Settings, 'instancesCacheDir'>,
+  benchmark: { digest: string },
+  task: Pick<TaskDefinition, 'name' | 'instancesCommand'>,
+): string[] | undefined {
+  try {
+    const ids = JSON.parse(readFileSync(listedFile(settings, benchmark, task), 'utf8')) as unknown;
+    return Array.isArray(ids) && ids.every((id) => typeof id === 'string') ? ids : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lists a task's instances on whichever worker takes it (or reads what this machine listed before), waiting for
+ * the answer; its failure becomes an InputError naming the task.
+ */
 export function listInstancesOnWorker(client: Client, settings: Settings, runId: string): InstanceLister {
   return async (input) => {
+    const known = listedBefore(settings, input.benchmark, input.task);
+    if (known) return known;
     const workflowId = `${runId}.instances-${input.task.name}`;
     try {
-      return await client.workflow.execute<typeof taskInstancesWorkflow>('taskInstancesWorkflow', {
+      const ids = await client.workflow.execute<typeof taskInstancesWorkflow>('taskInstancesWorkflow', {
         workflowId,
         taskQueue: settings.sharedQueue,
         args: [input],
       });
+      const file = listedFile(settings, input.benchmark, input.task);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify(ids));
+      renameSync(`${file}.${process.pid}.tmp`, file);
+      return ids;
     } catch (error) {
       const cause = error instanceof WorkflowFailedError ? deepestCause(error) : undefined;
       if (cause instanceof ApplicationFailure && (cause.type === FAILURE_TYPES.instancesProblem || cause.type === FAILURE_TYPES.imageProblem))

@@ -43,7 +43,7 @@ describe('agentdojo', () => {
     const direct = await inspectDirect(
       benchmarkImage('agentdojo', 'inspect'),
       'inspect_evals/agentdojo',
-      ['-T', 'with_sandbox_tasks=no', '--sample-id', INSTANCES.join(',')],
+      ['-T', 'with_sandbox_tasks="no"', '--sample-id', INSTANCES.join(',')],
       replay.url,
     );
     expect(direct.scores.utility!.accuracy).toBe(0.5);
@@ -59,10 +59,9 @@ describe('agentdojo', () => {
     expect(records.map((r) => r.gateway?.calls)).toEqual([1, 1]);
   });
 
-  it('fails naming an instance id the task does not have, rather than run the others', { timeout: 10 * 60_000 }, async () => {
-    const run = await h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: ['banking-u1-i0', 'banking-u99-i0'] });
-    const job = run.jobs[0]!;
-    expect(job.status).toBe('FAILED');
-    expect(job.message).toContain("BENCHROUTER_INSTANCES: no sample ['banking-u99-i0'] in inspect_evals/agentdojo");
+  it('refuses at submit an instance id the task does not list, naming it, and starts nothing', { timeout: 10 * 60_000 }, async () => {
+    await expect(h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: ['banking-u1-i0', 'banking-u99-i0'] })).rejects.toThrow(
+      `instances: the run's instances name an id no task lists: "banking-u99-i0"`,
+    );
   });
 });

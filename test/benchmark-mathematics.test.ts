@@ -78,11 +78,10 @@ describe('mathematics', () => {
     expect(job.result).toEqual({ overall: 0.5, raw_metrics: { correct: 1, total: 2 } });
   });
 
-  it('fails the job naming an instance id the generator does not draw', async () => {
-    const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, instances: ['algebra__linear_1d/3', 'algebra__linear_1d/10'] });
-    const job = run.jobs[0]!;
-    expect(job.status).toBe('FAILED');
-    expect(job.message).toContain("BENCHROUTER_INSTANCES: no question ['algebra__linear_1d/10'] in interpolate");
+  it('refuses at submit an instance id the task does not list, naming it, and starts nothing', async () => {
+    await expect(h.run(builtinDir('mathematics'), { endpoint: replay.url, instances: ['algebra__linear_1d/3', 'algebra__linear_1d/10'] })).rejects.toThrow(
+      `instances: the run's instances name an id no task lists: "algebra__linear_1d/10"`,
+    );
   });
 
   it('fails the job with the bridge error naming the request when the model cannot be reached', async () => {

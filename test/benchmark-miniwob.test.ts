@@ -87,10 +87,9 @@ describe('miniwob', () => {
     expect(replay.counts).toEqual({ answered: 12, unknown: 0 });
   });
 
-  it('names an episode it does not have under --instances instead of running another', async () => {
-    const run = await h.run(builtinDir('miniwob'), { endpoint: replay.url, instances: ['click-test/99'] });
-    const job = run.jobs[0]!;
-    expect(job.status).toBe('FAILED');
-    expect(job.message).toContain("BENCHROUTER_INSTANCES: no episode ['click-test/99']");
+  it('refuses at submit an instance id the task does not list, naming it, and starts nothing', async () => {
+    await expect(h.run(builtinDir('miniwob'), { endpoint: replay.url, instances: ['click-test/99'] })).rejects.toThrow(
+      `instances: the run's instances name an id no task lists: "click-test/99"`,
+    );
   });
 });

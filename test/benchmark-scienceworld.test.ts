@@ -104,10 +104,9 @@ describe('scienceworld', () => {
     },
   );
 
-  it('fails the job naming the episode when --instances names one that is not a test episode', async () => {
-    const run = await h.run(builtinDir('scienceworld'), { endpoint: replay.url, instances: ['boil/0'] });
-    const job = run.jobs[0]!;
-    expect(job.status).toBe('FAILED');
-    expect(job.message).toContain("agent.py: BENCHROUTER_INSTANCES: no test episode ['boil/0']");
+  it('refuses at submit an instance id the task does not list, naming it, and starts nothing', async () => {
+    await expect(h.run(builtinDir('scienceworld'), { endpoint: replay.url, instances: ['boil/0'] })).rejects.toThrow(
+      `instances: the run's instances name an id no task lists: "boil/0"`,
+    );
   });
 });

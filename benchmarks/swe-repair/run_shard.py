@@ -4,8 +4,10 @@ image from the task repo, mini-swe-agent (as it ships, its SWE-bench config) wor
 writes a patch, and the harness grades the patches (FAIL_TO_PASS / PASS_TO_PASS). This file only runs the two
 upstream CLIs and reads their outputs into result.json and records.jsonl.
 
-    python3 run_shard.py --instances semver-453,tabulate-171
+    python3 run_shard.py                                   # the task's instances (instances.txt), as selected
+    python3 run_shard.py --instances semver-453,tabulate-82   # these ones
 
+BENCHROUTER_INSTANCES and BENCHROUTER_LIMIT select among them: a job of a run gets its shard's instances that way.
 Also runs with no BenchRouter (the fidelity test): the same 4 BENCHROUTER_* variables, a Docker daemon.
 """
 import argparse, json, os, shutil, subprocess, sys, time
@@ -40,6 +42,9 @@ def selected(shard):
     ids = shard
     if os.environ.get("BENCHROUTER_INSTANCES"):
         wanted = os.environ["BENCHROUTER_INSTANCES"].split(",")
+        unknown = sorted(set(wanted) - set(shard))
+        if unknown:
+            fail(f"BENCHROUTER_INSTANCES: no instance {unknown} among {','.join(shard)}")
         ids = [i for i in shard if i in wanted]
     if os.environ.get("BENCHROUTER_LIMIT"):
         ids = ids[: int(os.environ["BENCHROUTER_LIMIT"])]
@@ -81,13 +86,13 @@ def trajectory_figures(traj_path):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--instances", required=True, help="this shard's instance ids, comma-separated")
+    parser.add_argument("--instances", help="instance ids, comma-separated (default: the task's instances.txt)")
     args = parser.parse_args()
     for name in ("BENCHROUTER_MODEL_ENDPOINT", "BENCHROUTER_MODEL_NAME", "BENCHROUTER_API_KEY", "BENCHROUTER_OUTPUT_DIR"):
         if not os.environ.get(name):
             fail(f"{name} is not set")
     started = time.monotonic()
-    shard = [i for i in args.instances.split(",") if i]
+    shard = [i for i in args.instances.split(",") if i] if args.instances else [i.strip() for i in open("instances.txt") if i.strip()]
     ids = selected(shard)
     out = Path(os.environ["BENCHROUTER_OUTPUT_DIR"])
     work = Path(os.environ.get("SWE_REPAIR_WORK_DIR", "/tmp/swe-repair"))

@@ -1,12 +1,15 @@
 // `br benchmarks`: the built-in catalogue, one row per benchmark under benchmarks/, with its domain,
-// tasks, instance count, mode (simple or DinD) and upstream package, from benchmarks/catalogue.yaml
-// joined with each benchmark's own files.
+// tasks, instance count (from the tasks' own lists), default shard size, mode (simple or DinD) and upstream
+// package, from benchmarks/catalogue.yaml joined with each benchmark's own files.
 
 import type { Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { loadBenchmark } from '../../contract/load-benchmark.js';
+import { directoryDigest } from '../../contract/benchmark-digest.js';
+import { listedBefore } from '../../client/run-plan.js';
+import type { Settings } from '../../config/settings.js';
 import { fieldPath, InputError } from '../../contract/problems.js';
 import { readYamlFile } from '../../contract/yaml-file.js';
 import type { CliDeps } from '../cli-deps.js';
@@ -19,7 +22,6 @@ const CatalogueSchema = z.strictObject({
     z.string(),
     z.strictObject({
       domain: z.string().min(1),
-      instances: z.record(z.string(), z.number().int().nonnegative()),
       upstream: z.strictObject({ package: z.string().min(1), version: z.string().min(1), registry: z.string().min(1) }).optional(),
     }),
   ),
@@ -29,12 +31,17 @@ export interface CatalogueRow {
   name: string;
   domain: string | null;
   tasks: string[];
+  /** From the tasks' own lists (task.yaml `instances`); null when some task lists none, or lists them by a command not yet run here. */
   instances: number | null;
+  /** Why `instances` is null, for the table. */
+  instancesNote?: string;
+  /** The tasks a run splits into shards by default, with their shard size. */
+  shards?: Record<string, number>;
   mode: 'simple' | 'dind';
   upstream: string | null;
 }
 
-export function readCatalogue(benchmarksDir: string): CatalogueRow[] {
+export function readCatalogue(benchmarksDir: string, settings: Pick<Settings, 'instancesCacheDir'>): CatalogueRow[] {
   const file = path.join(benchmarksDir, 'catalogue.yaml');
   const read = readYamlFile(file);
   if (!read.ok) throw new InputError([read.problem]);
@@ -47,13 +54,18 @@ export function readCatalogue(benchmarksDir: string): CatalogueRow[] {
   return names.map((name) => {
     const benchmark = loadBenchmark(path.join(benchmarksDir, name));
     const entry = parsed.data.benchmarks[benchmark.name];
-    const counts = benchmark.tasks.map((task) => entry?.instances[task.name]);
+    const digest = { digest: directoryDigest(benchmark.dir) };
+    const counts = benchmark.tasks.map((task) => (task.instances ?? (task.instancesCommand ? listedBefore(settings, digest, task) : undefined))?.length);
+    const byCommand = benchmark.tasks.some((task) => task.instancesCommand && !listedBefore(settings, digest, task));
+    const shards = Object.fromEntries(benchmark.tasks.filter((task) => task.shardSize !== undefined).map((task) => [task.name, task.shardSize!]));
     return {
       name: benchmark.name,
       domain: entry?.domain ?? null,
       tasks: benchmark.tasks.map((task) => task.name),
-      // Unknown when any task's count is missing: a partial sum would read as the whole.
+      // Unknown when any task's count is: a partial sum would read as the whole.
       instances: counts.every((n) => n !== undefined) ? counts.reduce((a, b) => a + b, 0) : null,
+      ...(counts.some((n) => n === undefined) ? { instancesNote: byCommand ? 'listed in its image when first run' : 'not listed (selected by count)' } : {}),
+      ...(Object.keys(shards).length ? { shards } : {}),
       mode: benchmark.tasks.some((task) => task.docker) ? 'dind' : 'simple',
       upstream: entry?.upstream ? `${entry.upstream.package} ${entry.upstream.version} (${entry.upstream.registry})` : null,
     };
@@ -63,8 +75,20 @@ export function readCatalogue(benchmarksDir: string): CatalogueRow[] {
 export function catalogueView(rows: CatalogueRow[]): TableView {
   return {
     name: 'benchmarks',
-    columns: ['benchmark', 'domain', 'tasks', 'instances', 'mode', 'upstream'],
-    rows: rows.map((r) => [r.name, r.domain, r.tasks.join(', '), r.instances, r.mode, r.upstream ?? '-']),
+    columns: ['benchmark', 'domain', 'tasks', 'instances', 'shards of', 'mode', 'upstream'],
+    rows: rows.map((r) => [
+      r.name,
+      r.domain,
+      r.tasks.join(', '),
+      r.instances ?? r.instancesNote ?? null,
+      r.shards
+        ? Object.entries(r.shards)
+            .map(([task, size]) => (r.tasks.length > 1 ? `${task}: ${size}` : String(size)))
+            .join(', ')
+        : '-',
+      r.mode,
+      r.upstream ?? '-',
+    ]),
   };
 }
 
@@ -75,7 +99,7 @@ export function registerBenchmarksCommand(program: Command, deps: CliDeps & { be
   )
     .addHelpText('after', example('$ br benchmarks', '$ br benchmarks --json'))
     .action(async (flags: OutputFlags) => {
-      const rows = readCatalogue(deps.benchmarksDir);
+      const rows = readCatalogue(deps.benchmarksDir, deps.settings());
       await emitOutput({ tables: [catalogueView(rows)], json: rows }, flags, 'benchmarks', deps);
     });
 }
