@@ -8,7 +8,7 @@ import type { Context } from '@temporalio/activity';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { JOB_FILES } from '../runs/job-artifacts.js';
-import { REWARDS_QUERY, type Reward, type RewardsPage } from '../runs/rewards.js';
+import { carriedBatch, REWARDS_QUERY, type Reward, type RewardsPage } from '../runs/rewards.js';
 import type { JobSpec } from '../runs/run-spec.js';
 
 export interface CarriedOver {
@@ -31,8 +31,7 @@ export async function carriedInstances(ctx: Context, job: JobSpec, firstAttempt:
   let throughLine: number;
   if (firstAttempt) {
     if (!job.carried) return undefined;
-    rewards = job.carried.rewards;
-    throughLine = Math.max(0, ...rewards.map((r) => r.line));
+    ({ rewards, throughLine } = carriedBatch(job.carried.rewards));
   } else {
     const held = await heldRewards(ctx);
     if (!held) return undefined;

@@ -149,11 +149,20 @@ function usageCells(usage: UsageSummary | undefined): Array<string | number> {
   return [`${usage.promptTokens} / ${usage.completionTokens}`, usage.latencyMs ? `${Math.round(usage.latencyMs.p50)} ms` : '–', `$${usage.cost.toFixed(6)}`];
 }
 
+/** "2 of 8 · 4 instances" (and how many were carried over) for a job of a task that lists its instances. */
+function shardCell(job: JobResult): string {
+  if (!job.shard) return '–';
+  const of = job.shard.count > 1 ? `${job.shard.index + 1} of ${job.shard.count} · ` : '';
+  return `${of}${job.shard.instances} instance${job.shard.instances === 1 ? '' : 's'}${job.shard.carried ? ` (${job.shard.carried} carried over)` : ''}`;
+}
+
 function jobRow(runId: string, job: JobResult): Array<SafeHtml | string | number | null> {
   const logRun = job.carriedFrom ?? runId;
   return [
     job.task,
+    html`<span class="shard">${shardCell(job)}</span>`,
     job.repeat ?? 0,
+    job.hostsTried && job.hostsTried.length > 1 ? `${job.host ?? '–'} (after ${job.hostsTried.slice(0, -1).join(', ')})` : (job.host ?? '–'),
     status(job.status),
     html`<span class="score" data-task="${job.task}">${score(job.result?.overall)}</span>`,
     job.reason ? `${job.reason}${job.message ? `: ${job.message}` : ''}` : '',
@@ -170,6 +179,8 @@ export function runPage(
   /** `complete` false: drawn from the jobs' timings alone, the calls still on the hosts that ran the jobs. */
   timeline?: { svg: string; complete: boolean },
   window: ListWindow = { offset: 0, limit: JOBS_PER_PAGE },
+  /** A running run's running jobs and the host each is on. */
+  hosts?: ReadonlyMap<string, string>,
 ): string {
   const running = run.status === 'RUNNING';
   const href = runPageHref(run.runId, window);
@@ -191,8 +202,14 @@ export function runPage(
     }`;
   if (!result) {
     const jobs = pagedRows(run.progress?.jobs ?? [], window, href);
-    const rows = jobs.shown.map((j) => [j.task, j.jobId, html`<span class="job-state" data-job="${j.jobId}">${j.state}</span>`]);
-    return page(`Run ${run.runId}`, html`${head}${jobs.pager}${table(['Task', 'Job', 'State'], rows, 'jobs')}`);
+    const rows = jobs.shown.map((j) => [
+      j.task,
+      j.jobId,
+      j.instances ?? '–',
+      hosts?.get(j.jobId) ?? '–',
+      html`<span class="job-state" data-job="${j.jobId}">${j.state}</span>`,
+    ]);
+    return page(`Run ${run.runId}`, html`${head}${jobs.pager}${table(['Task', 'Job', 'Instances', 'Host', 'State'], rows, 'jobs')}`);
   }
   const u = result.usage?.model;
   const jobs = pagedRows(result.jobs, window, href);
@@ -211,14 +228,34 @@ export function runPage(
       ${rejectedRecords(result)}
       ${result.provenance ? provenanceList(result.provenance) : ''}
       ${u ? html`<p>Usage: ${u.requests} requests, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, latency p50 ${u.latencyMs ? Math.round(u.latencyMs.p50) : '–'} ms, cost $${u.cost.toFixed(6)}</p>` : ''}
+      ${shardedTasks(result)}
       ${jobs.pager}
       ${table(
-        ['Task', 'Repeat', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Files'],
+        ['Task', 'Shard', 'Repeat', 'Host', 'Status', 'Score', 'Failure', 'Tokens (in / out)', 'Latency p50', 'Cost', 'Files'],
         jobs.shown.map((j) => jobRow(result.runId, j)),
         'jobs',
       )}
       ${timeline ? timelineFigure(run.runId, timeline) : ''}`,
   );
+}
+
+/** The tasks run in shards: each repeat's score folded from its shards, its instances scored and carried over. */
+function shardedTasks(result: RunResult): SafeHtml | string {
+  const rows = (result.tasks ?? []).flatMap((task) =>
+    (task.results ?? [])
+      .filter((r) => r.shards.total > 1 || r.instances.carried > 0)
+      .map((r) => [
+        task.task,
+        r.repeat,
+        html`<span class="score">${score(r.result?.overall)}</span>`,
+        `${r.instances.scored} of ${r.instances.total}`,
+        r.instances.carried,
+        `${r.shards.succeeded} of ${r.shards.total}`,
+      ]),
+  );
+  if (!rows.length) return '';
+  return html`<h2>Tasks run in shards</h2>
+    ${table(['Task', 'Repeat', 'Score', 'Instances scored', 'Carried over', 'Shards succeeded'], rows, 'sharded-tasks')}`;
 }
 
 /** The run over time; when its calls are still to be read from other hosts, dashboard.js draws it again with them. */

@@ -9,6 +9,9 @@ import { z } from 'zod';
 import { finishedRuns } from '../client/leaderboard.js';
 import { listRuns, queryProgress } from '../client/runs.js';
 import { runWebUiLink } from '../config/settings.js';
+import type { RunProgress } from '../runs/run-spec.js';
+// Types only: the job's `state` query is asked by name, so the API loads no workflow code.
+import type { JobProgress } from '../workflows/job-workflow.js';
 import { routingReportTables } from '../analysis/routing-report-tables.js';
 import { buildLeaderboard, compareView } from '../runs/leaderboard.js';
 import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
@@ -117,7 +120,9 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     const calls = result ? await callsAtHand(context, result) : undefined;
     const svg = result ? timelineSvg(result.jobs, calls ?? []) : undefined;
     const timeline = svg ? { svg, complete: calls !== undefined } : undefined;
-    return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline, request.query));
+    // A running run's jobs on their hosts: each running job says where it is (its `state` query), a few at most.
+    const hosts = result || !progress ? undefined : await runningJobHosts(context, progress);
+    return reply.type('text/html; charset=utf-8').send(runPage(run, result, timeline, request.query, hosts));
   });
 
   api.get('/ui/runs/:id/instances', { schema: { ...hidden, params: z.object({ id: z.string() }), querystring: InstanceQuery } }, async (request, reply) => {
@@ -238,4 +243,22 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
   });
 
   api.get('/ui/submit', { schema: hidden }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(submitPage(builtInBenchmarks())));
+}
+
+/** Running jobs asked at most, for a running run's page: each is a query a worker answers. */
+const HOSTS_ASKED = 32;
+
+/** The host of each running job (its JobWorkflow's `state` query); a job that cannot answer now is left out. */
+async function runningJobHosts(context: ApiContext, progress: RunProgress): Promise<Map<string, string>> {
+  const running = progress.jobs.filter((job) => job.state === 'running').slice(0, HOSTS_ASKED);
+  const answers = await Promise.all(
+    running.map(async (job) => {
+      const state = await context.client.workflow
+        .getHandle(job.jobId)
+        .query<JobProgress>('state')
+        .catch(() => undefined);
+      return [job.jobId, state?.host] as const;
+    }),
+  );
+  return new Map(answers.filter((entry): entry is readonly [string, string] => entry[1] !== undefined));
 }

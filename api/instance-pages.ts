@@ -54,6 +54,9 @@ export function instancesPage(
     row.cost === null ? '–' : `$${row.cost.toFixed(6)}`,
     row.calls ?? '–',
     row.latencyMs === null ? '–' : `${Math.round(row.latencyMs)} ms`,
+    html`<span class="shard">${row.shard ?? '–'}</span>`,
+    row.host ?? '–',
+    html`<span class="evaluated">${row.carriedFrom ? `carried over from ${row.carriedFrom}` : 'here'}</span>`,
     html`<a class="transcript" href="${transcriptLink(runId, row.jobId, row.id)}">calls</a>`,
   ]);
   return page(
@@ -64,13 +67,18 @@ export function instancesPage(
           >Job
           <select name="job">
             <option value="">all</option>
-            ${jobs.map((j) => html`<option value="${j.jobId}" ${j.jobId === query.job ? ' selected' : ''}>${j.task}${j.repeat ? ` #${j.repeat}` : ''}</option>`)}
+            ${jobs.map(
+              (j) =>
+                html`<option value="${j.jobId}" ${j.jobId === query.job ? ' selected' : ''}>
+                  ${j.task}${j.shard && j.shard.count > 1 ? ` shard ${j.shard.index + 1}/${j.shard.count}` : ''}${j.repeat ? ` #${j.repeat}` : ''}
+                </option>`,
+            )}
           </select></label
         ><label><input type="checkbox" name="failed" value="true" ${query.failed ? ' checked' : ''} /> only failures (score &lt; 1)</label
         ><label>Search <input name="q" value="${query.q ?? ''}" placeholder="id or text" /></label><button type="submit">Show</button>
       </form>
       ${pager(query, result.rows.length, result.total, result.nextOffset, (offset) => instancesHref(runId, query, offset))}
-      ${table(['Instance', 'Task', 'Score', 'Tokens (in / out)', 'Cost', 'Calls', 'Latency', 'Transcript'], rows, 'instances')}`,
+      ${table(['Instance', 'Task', 'Score', 'Tokens (in / out)', 'Cost', 'Calls', 'Latency', 'Shard', 'Host', 'Evaluated', 'Transcript'], rows, 'instances')}`,
   );
 }
 
@@ -122,6 +130,7 @@ export function transcriptPage(runId: string, job: JobResult, instance: string |
         >
       </p>
       <p class="run-id">${job.jobId}</p>
+      ${jobPlace(job)}
       ${
         lines === undefined
           ? html`<p>This job has no transcript: transcripts were off, or the run is from before them.</p>`
@@ -129,4 +138,14 @@ export function transcriptPage(runId: string, job: JobResult, instance: string |
               <div class="chat">${lines.map(callHtml)}</div>`
       }`,
   );
+}
+
+/** Where a job ran, for its transcript page: its shard of the task, its host and the hosts it left, what it carried over. */
+function jobPlace(job: JobResult): SafeHtml | string {
+  const parts: string[] = [];
+  if (job.shard && job.shard.count > 1) parts.push(`shard ${job.shard.index + 1} of ${job.shard.count} of task ${job.task} (${job.shard.instances} instances)`);
+  if (job.host) parts.push(`on ${job.host}${job.hostsTried && job.hostsTried.length > 1 ? ` (after ${job.hostsTried.slice(0, -1).join(', ')})` : ''}`);
+  if (job.shard?.carried)
+    parts.push(`${job.shard.carried} of its instances carried over from an earlier attempt or run, not evaluated again (their calls are in that one's transcript)`);
+  return parts.length ? html`<p class="job-place">${parts.join('; ')}</p>` : '';
 }

@@ -37,6 +37,12 @@ const InstanceRowSchema = z.object({
   cost: z.number().nullable(),
   calls: z.number().nullable().describe("the gateway's calls tagged with this instance"),
   latencyMs: z.number().nullable().describe('their latency, summed'),
+  shard: z.string().nullable().describe("for a task run in shards, its job's shard: `2 of 8`"),
+  host: z.string().nullable().describe('the host that ran its job'),
+  carriedFrom: z
+    .string()
+    .nullable()
+    .describe('when it was carried over rather than evaluated by its job: the job that scored it, or "an earlier attempt" of this one'),
 });
 const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema };
 

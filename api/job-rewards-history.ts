@@ -10,7 +10,8 @@ import type { temporal } from '@temporalio/proto';
 import type { JobOnHostOutput } from '../activities/run-job-on-host.js';
 import type { ContainerOutcome } from '../activities/run-task-container.js';
 import { fromStoredPayload } from '../client/runs.js';
-import { REWARDS_SIGNAL, takeNewRewards, type Reward, type RewardBatch, type RewardsTaken } from '../runs/rewards.js';
+import { carriedBatch, REWARDS_SIGNAL, takeNewRewards, type Reward, type RewardBatch, type RewardsTaken } from '../runs/rewards.js';
+import type { JobSpec } from '../runs/run-spec.js';
 
 /** The activities whose result holds a container outcome: runJobOnHost's (`outcome`) and, in jobs before it, runTaskContainer's. */
 const CONTAINER_ACTIVITIES = new Set(['runJobOnHost', 'runTaskContainer']);
@@ -56,6 +57,12 @@ export class JobRewardsHistory {
     }
     const rewards: Reward[] = [];
     for (const event of response.history?.events ?? []) {
+      // A retried job's first rewards are the instances its original scored, in its input (workflows/job-rewards.ts).
+      const started = event.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+      if (started) {
+        const job = await fromStoredPayload<JobSpec>(started);
+        if (job.carried) rewards.push(...takeNewRewards(this.taken, carriedBatch(job.carried.rewards)));
+      }
       const signal = event.workflowExecutionSignaledEventAttributes;
       if (signal?.signalName === REWARDS_SIGNAL) {
         const payload = signal.input?.payloads?.[0];

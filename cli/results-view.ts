@@ -6,6 +6,7 @@ import type { JobResult, RunResult } from '../runs/run-spec.js';
 import type { UsageSummary } from '../runs/usage.js';
 import type { SuiteResult } from '../workflows/suite-workflow.js';
 import type { TableCell, TableView } from '../runs/table-view.js';
+import { resultRows, rowOverall, type ShardedTaskRow } from '../runs/job-groups.js';
 
 export const RESULT_COLUMNS = [
   'benchmark',
@@ -28,9 +29,15 @@ type JobWithRecords = JobResult & { records?: RecordsSummary; repeat?: number };
 const SAMPLE_COUNT_METRICS = ['total', 'samples', 'n'];
 
 export function runResultView(run: RunResult, name?: string): TableView {
-  const jobs = run.jobs as JobWithRecords[];
-  const repeated = new Set(jobs.map((j) => j.task).filter((task, i, all) => all.indexOf(task) !== i));
-  const jobRows = jobs.map((job) => jobRow(run.benchmark, job, repeated.has(job.task)));
+  const rows = resultRows(run);
+  // A task is repeated when it has more than one row (a task run in shards is one row a repeat).
+  const rowTasks = rows.map((row) => (row.kind === 'job' ? row.job.task : row.task));
+  const repeated = new Set(rowTasks.filter((task, i, all) => all.indexOf(task) !== i));
+  const jobRows = rows.map((row) =>
+    row.kind === 'job'
+      ? jobRow(run.benchmark, row.job as JobWithRecords, repeated.has(row.job.task))
+      : shardedRow(run.benchmark, row, repeated.has(row.task)),
+  );
   const model = run.usage?.model;
   // Repeated: the score cells read "mean ± std" (over a task's repeats, and over repeats for the run).
   const meanStd = (mean: number | null, std: number | null | undefined): TableCell =>
@@ -55,6 +62,15 @@ export function runResultView(run: RunResult, name?: string): TableView {
     run.status,
   ];
   return { name: name ?? run.runId, columns: [...RESULT_COLUMNS], rows: [...jobRows, ...taskRows, runRow] };
+}
+
+/**
+ * A task run in shards as one row: its score folded from the shards, the columns after it summed over its shard
+ * jobs (latency, TTFT and tok/s are not additive: left empty), and its status as one (PARTIAL when some failed).
+ */
+function shardedRow(benchmark: string, row: ShardedTaskRow, repeated: boolean): TableCell[] {
+  const shardRows = row.jobs.map((job) => jobRow(benchmark, job as JobWithRecords, false));
+  return [`${benchmark}/${row.task}${repeated ? ` (repeat ${row.repeat})` : ''}`, rowOverall(row), ...shardRows.reduce(sumRows, emptyRest()), row.status];
 }
 
 /** The columns between score and status (samples .. cost), summed over a task's repeat rows. */

@@ -17,6 +17,15 @@ export interface InstanceRow {
   /** The gateway's figures for the instance, when the harness tagged its calls. */
   calls: number | null;
   latencyMs: number | null;
+  /** For a task run in shards: its job's shard, `2 of 8`. */
+  shard: string | null;
+  /** The host that ran its job (the last, when the job moved). */
+  host: string | null;
+  /**
+   * When it was not evaluated by this job but carried over: the job that scored it (`carried_from`), or
+   * `an earlier attempt` of this one (a host lost, a container killed by an outage).
+   */
+  carriedFrom: string | null;
 }
 
 export interface InstanceFilter {
@@ -29,8 +38,12 @@ export interface InstanceFilter {
 /** How much of each searched field is looked at: a search is for finding, not for reading whole documents. */
 const SEARCH_FIELD_CHARS = 4096;
 
-export function instanceRow(job: { jobId: string; task: string; repeat?: number }, record: InstanceRecord): InstanceRow {
+export function instanceRow(
+  job: { jobId: string; task: string; repeat?: number; host?: string; shard?: { index: number; count: number } },
+  record: InstanceRecord,
+): InstanceRow {
   const gateway = record.gateway as { calls?: number; latency_ms?: number } | undefined;
+  const carriedFrom = record.carried === true ? (typeof record.carried_from === 'string' ? record.carried_from : 'an earlier attempt') : null;
   return {
     jobId: job.jobId,
     task: job.task,
@@ -42,6 +55,9 @@ export function instanceRow(job: { jobId: string; task: string; repeat?: number 
     cost: record.cost,
     calls: gateway?.calls ?? null,
     latencyMs: gateway?.latency_ms ?? null,
+    shard: job.shard && job.shard.count > 1 ? `${job.shard.index + 1} of ${job.shard.count}` : null,
+    host: job.host ?? null,
+    carriedFrom,
   };
 }
 

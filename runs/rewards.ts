@@ -63,3 +63,11 @@ export function takeNewRewards(taken: RewardsTaken, batch: RewardBatch): Reward[
   taken.throughLine = Math.max(taken.throughLine, batch.throughLine);
   return fresh;
 }
+
+/**
+ * The rewards a retried job starts with (the instances its original scored, JobSpec.carried) as the batch the job
+ * workflow and the API's reader of its history both take first, so both count them the same.
+ */
+export function carriedBatch(rewards: readonly Reward[]): RewardBatch {
+  return { rewards: [...rewards], throughLine: rewards.reduce((max, reward) => Math.max(max, reward.line), 0) };
+}

@@ -6,6 +6,7 @@
 
 import { defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
 import {
+  carriedBatch,
   REWARDS_PAGE_MAX,
   REWARDS_QUERY,
   REWARDS_SIGNAL,
@@ -32,7 +33,7 @@ export function holdRewards(job: JobSpec): { add(batch: RewardBatch): void; clos
     rewards.push(...takeNewRewards(taken, batch));
   };
   // A retried job's instances its original already scored are its first rewards (activities/carried-instances.ts).
-  if (job.carried) add({ rewards: job.carried.rewards, throughLine: Math.max(0, ...job.carried.rewards.map((r) => r.line)) });
+  if (job.carried) add(carriedBatch(job.carried.rewards));
   setHandler(rewardsSignal, add);
   setHandler(rewardsQuery, (from) => ({
     task: job.task.name,

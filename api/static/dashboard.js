@@ -4,10 +4,13 @@
 /* global document, window, EventSource, FormData, fetch, CSS, setTimeout -- browser globals: this file runs in the page */
 
 function showProgress(element, progress) {
-  const done = progress.total - progress.pending - progress.running;
-  const percent = progress.total ? Math.round((100 * done) / progress.total) : 0;
+  // Instances when the run knows them all (tasks that list them, run in shards), else jobs.
+  const instances = progress.instances;
+  const done = instances ? instances.done : progress.total - progress.pending - progress.running;
+  const total = instances ? instances.total : progress.total;
+  const percent = total ? Math.round((100 * done) / total) : 0;
   element.querySelector('.bar').style.width = percent + '%';
-  element.querySelector('.label').textContent = percent + '% (' + done + '/' + progress.total + ')';
+  element.querySelector('.label').textContent = percent + '% (' + done + '/' + total + (instances ? ' instances' : '') + ')';
   element.dataset.percent = String(percent);
   for (const job of progress.jobs) {
     const state = document.querySelector('.job-state[data-job="' + CSS.escape(job.jobId) + '"]');

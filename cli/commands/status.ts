@@ -20,14 +20,22 @@ export function registerStatusCommand(program: Command, deps: CliDeps): Command 
       const progress = await queryProgress(handle).catch(() => undefined);
       const result = workflowStatus === 'COMPLETED' ? await handle.result() : undefined;
       const status = result?.status ?? workflowStatus;
-      const jobs = progress?.jobs.map((j) => [j.task, j.state]) ?? [];
-      const text = `${runId}: ${status}\n${progress ? `${progressLine(progress)}\n${textTable(['JOB', 'STATE'], jobs)}\n` : ''}`;
+      // A job of a task run in shards says which shard it is (its id's .sNNN) and how many instances it holds.
+      const sharded = progress?.jobs.some((j) => j.instances !== undefined) ?? false;
+      const jobs = progress?.jobs.map((j) => (sharded ? [j.task, shardOfJobId(j.jobId), j.instances ?? null, j.state] : [j.task, j.state])) ?? [];
+      const columns = sharded ? ['job', 'shard', 'instances', 'state'] : ['job', 'state'];
+      const text = `${runId}: ${status}\n${progress ? `${progressLine(progress)}\n${textTable(columns.map((c) => c.toUpperCase()), jobs.map((row) => row.map((cell) => (cell === null ? '-' : String(cell)))))}\n` : ''}`;
       await emitOutput(
-        { tables: [{ name: 'jobs', columns: ['job', 'state'], rows: jobs }], json: { runId, workflowStatus, status, progress }, text },
+        { tables: [{ name: 'jobs', columns, rows: jobs }], json: { runId, workflowStatus, status, progress }, text },
         flags,
         `${runId}-status`,
         deps,
       );
       if (result) deps.setExitCode(exitCodeOf(result.status));
     });
+}
+
+/** `s003` of a job id `<run>.000-task.s003[.r1]`; `-` for a job of a task not split. */
+function shardOfJobId(jobId: string): string {
+  return /\.(s\d+)(?:\.r\d+)?$/.exec(jobId)?.[1] ?? '-';
 }

@@ -49,7 +49,28 @@ describe('instance list', () => {
       { jobId: 'j', task: 't', repeat: 2 },
       record(7, 0, { prompt_tokens: 12, completion_tokens: 3, cost: 0.5, gateway: { calls: 3, latency_ms: 140, errors: 0 } }),
     );
-    expect(row).toEqual({ jobId: 'j', task: 't', repeat: 2, id: '7', score: 0, promptTokens: 12, completionTokens: 3, cost: 0.5, calls: 3, latencyMs: 140 });
+    expect(row).toEqual({
+      jobId: 'j',
+      task: 't',
+      repeat: 2,
+      id: '7',
+      score: 0,
+      promptTokens: 12,
+      completionTokens: 3,
+      cost: 0.5,
+      calls: 3,
+      latencyMs: 140,
+      shard: null,
+      host: null,
+      carriedFrom: null,
+    });
+  });
+
+  it("names a shard's place, its host, and where a carried instance was evaluated", () => {
+    const job = { jobId: 'j.s001', task: 't', host: 'h2', shard: { index: 1, count: 4 } };
+    expect(instanceRow(job, record(3, 1))).toMatchObject({ shard: '2 of 4', host: 'h2', carriedFrom: null });
+    expect(instanceRow(job, record(3, 1, { carried: true, carried_from: 'br-1.000-t.s001' })).carriedFrom).toBe('br-1.000-t.s001');
+    expect(instanceRow(job, record(3, 1, { carried: true })).carriedFrom).toBe('an earlier attempt');
   });
 });
 
