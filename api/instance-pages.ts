@@ -146,6 +146,8 @@ function jobPlace(job: JobResult): SafeHtml | string {
   if (job.shard && job.shard.count > 1) parts.push(`shard ${job.shard.index + 1} of ${job.shard.count} of task ${job.task} (${job.shard.instances} instances)`);
   if (job.host) parts.push(`on ${job.host}${job.hostsTried && job.hostsTried.length > 1 ? ` (after ${job.hostsTried.slice(0, -1).join(', ')})` : ''}`);
   if (job.shard?.carried)
-    parts.push(`${job.shard.carried} of its instances carried over from an earlier attempt or run, not evaluated again (their calls are in that one's transcript)`);
+    parts.push(
+      `${job.shard.carried} of its instances carried over from an earlier attempt or run, not evaluated again (their calls are in that one's transcript)`,
+    );
   return parts.length ? html`<p class="job-place">${parts.join('; ')}</p>` : '';
 }

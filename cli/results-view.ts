@@ -34,9 +34,7 @@ export function runResultView(run: RunResult, name?: string): TableView {
   const rowTasks = rows.map((row) => (row.kind === 'job' ? row.job.task : row.task));
   const repeated = new Set(rowTasks.filter((task, i, all) => all.indexOf(task) !== i));
   const jobRows = rows.map((row) =>
-    row.kind === 'job'
-      ? jobRow(run.benchmark, row.job as JobWithRecords, repeated.has(row.job.task))
-      : shardedRow(run.benchmark, row, repeated.has(row.task)),
+    row.kind === 'job' ? jobRow(run.benchmark, row.job as JobWithRecords, repeated.has(row.job.task)) : shardedRow(run.benchmark, row, repeated.has(row.task)),
   );
   const model = run.usage?.model;
   // Repeated: the score cells read "mean ± std" (over a task's repeats, and over repeats for the run).

@@ -87,6 +87,8 @@ const ResultMappingSchema = z
     }
   });
 
+const positiveWhole = z.number(expecting('a positive whole number')).int(expecting('a positive whole number')).positive(expecting('a positive whole number'));
+
 const EnvValue = z.union([z.string(), z.number(), z.boolean()], expecting('a string, number or boolean'));
 
 const taskFileName = z
@@ -144,11 +146,9 @@ export const TaskYamlSchema = z
       instances: InstancesSchema.optional(),
       aggregate: AggregateSchema.optional(),
       // Instances per job when a run splits the task; a run's shardSize option overrides it.
-      shard_size: z
-        .number(expecting('a positive whole number'))
-        .int(expecting('a positive whole number'))
-        .positive(expecting('a positive whole number'))
-        .optional(),
+      shard_size: positiveWhole.optional(),
+      // The fewest instances the task's harness can score in one job (BFCL's summary needs two).
+      min_shard_size: positiveWhole.optional(),
     },
     expecting('a mapping with name and command'),
   )
@@ -166,12 +166,13 @@ export const TaskYamlSchema = z
         path: ['aggregate'],
         message: 'a result combines over instances only when the task lists them: add `instances` (a file of ids, or a command that prints them)',
       });
-    if (task.shard_size !== undefined && task.aggregate === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['shard_size'],
-        message: 'a task is split into shards only when its score is a mean over its instances: add `aggregate: mean` (or leave shard_size out)',
-      });
+    for (const field of ['shard_size', 'min_shard_size'] as const)
+      if (task[field] !== undefined && task.aggregate === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `a task is split into shards only when its score is a mean over its instances: add \`aggregate: mean\` (or leave ${field} out)`,
+        });
     if (typeof task.aggregate === 'object') {
       if (task.aggregate.overall !== 'mean')
         ctx.addIssue({

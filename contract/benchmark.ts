@@ -41,6 +41,8 @@ export interface TaskDefinition {
   aggregate?: Record<string, 'mean' | 'sum'>;
   /** task.yaml `shard_size`: instances per job when a run splits the task and names no size of its own. */
   shardSize?: number;
+  /** task.yaml `min_shard_size`: the fewest instances the task's harness can score in one job. */
+  minShardSize?: number;
 }
 
 export interface Benchmark {

@@ -113,6 +113,7 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       ...instances,
       ...(taskYaml.aggregate !== undefined ? { aggregate: aggregateMapping(taskYaml.aggregate) } : {}),
       ...(taskYaml.shard_size !== undefined ? { shardSize: taskYaml.shard_size } : {}),
+      ...(taskYaml.min_shard_size !== undefined ? { minShardSize: taskYaml.min_shard_size } : {}),
     });
   });
 

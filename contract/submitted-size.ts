@@ -14,6 +14,9 @@ const YAML_FIELDS: Record<string, string> = {
   resultMapping: 'result_mapping',
   dockerImages: 'docker_images',
   extraEnv: 'extra_env',
+  instancesCommand: 'instances.command',
+  shardSize: 'shard_size',
+  minShardSize: 'min_shard_size',
 };
 
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');

@@ -11,6 +11,8 @@ import type { RunOptions } from './run-options.js';
 export interface TaskPlan {
   selected: number;
   shardSize: number;
+  /** The fewest instances a shard of the task may hold (task.yaml `min_shard_size`): a smaller remainder joins the shard before it. */
+  minShard?: number;
 }
 
 /** Per task of the run, in order: its plan, or null for a task that lists no instances (one job). */
@@ -45,26 +47,38 @@ export function selectedInstances(task: Pick<TaskDefinition, 'instances'>, optio
 
 /** The plan of one task with its instances known (resolved at submit): null for a task that lists none. */
 export function planTask(
-  task: Pick<TaskDefinition, 'instances' | 'aggregate' | 'shardSize'>,
+  task: Pick<TaskDefinition, 'instances' | 'aggregate' | 'shardSize' | 'minShardSize'>,
   options: Pick<RunOptions, 'instances' | 'limit' | 'shardSize'>,
 ): TaskPlan | null {
   const selected = selectedInstances(task, options);
   if (!selected) return null;
   const whole = Math.max(1, selected.length);
-  // Never split a task that does not say its score is a mean over instances.
-  const shardSize = task.aggregate ? Math.min(options.shardSize ?? task.shardSize ?? whole, whole) : whole;
-  return { selected: selected.length, shardSize };
+  // Never split a task that does not say its score is a mean over instances, nor below the shard it can run.
+  const min = task.minShardSize ?? 1;
+  const shardSize = task.aggregate ? Math.min(Math.max(options.shardSize ?? task.shardSize ?? whole, min), whole) : whole;
+  return { selected: selected.length, shardSize, ...(task.aggregate && min > 1 ? { minShard: min } : {}) };
 }
 
 /** How many jobs one repeat of a task makes: 1 for a task that lists no instances, 0 for one the run selected none of. */
 export function shardCount(plan: TaskPlan | null | undefined): number {
   if (!plan) return 1;
-  return Math.ceil(plan.selected / plan.shardSize);
+  const count = Math.ceil(plan.selected / plan.shardSize);
+  const remainder = plan.selected % plan.shardSize;
+  // A remainder too small to run alone joins the shard before it.
+  return count > 1 && remainder > 0 && remainder < (plan.minShard ?? 1) ? count - 1 : count;
+}
+
+/** Where shard `index` of a plan starts and ends in the task's selection. */
+function shardBounds(plan: TaskPlan, index: number): [number, number] {
+  const start = index * plan.shardSize;
+  const last = index === shardCount(plan) - 1;
+  return [start, last ? plan.selected : Math.min(plan.selected, start + plan.shardSize)];
 }
 
 /** Instances in shard `index` of a plan. */
 export function shardLength(plan: TaskPlan, index: number): number {
-  return Math.max(0, Math.min(plan.shardSize, plan.selected - index * plan.shardSize));
+  const [start, end] = shardBounds(plan, index);
+  return Math.max(0, end - start);
 }
 
 /**
@@ -73,7 +87,7 @@ export function shardLength(plan: TaskPlan, index: number): number {
  */
 export function shardOf(task: Pick<TaskDefinition, 'instances' | 'aggregate'>, plan: TaskPlan, index: number, selected: string[] | undefined): JobShard {
   const count = shardCount(plan);
-  const instances = selected ? selected.slice(index * plan.shardSize, (index + 1) * plan.shardSize) : [];
+  const instances = selected ? selected.slice(...shardBounds(plan, index)) : [];
   return {
     index,
     count,

@@ -6,6 +6,8 @@ import { startReplayModel, type ReplayModelServer } from '../reference-model/rep
 import { benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import { inspectDirect } from './support/inspect-direct.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // The image is tau2's environment, byte for byte: on a machine that built tau2's, Docker's layer cache
 // builds it at once; cold, about a minute on an idle 2-core machine (15 minutes once on 2 loaded cores). The
@@ -21,6 +23,8 @@ const PER_SAMPLE = [
 ];
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 
 describe('agentdojo', () => {
@@ -35,6 +39,7 @@ describe('agentdojo', () => {
 
   it('scores two banking samples exactly as inspect eval run directly: utility 1/2, targeted ASR 0', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: INSTANCES });
+    unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.5, raw_metrics: { targeted_asr: 0, samples: 2 } });
@@ -63,5 +68,9 @@ describe('agentdojo', () => {
     await expect(h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: ['banking-u1-i0', 'banking-u99-i0'] })).rejects.toThrow(
       `instances: the run's instances name an id no task lists: "banking-u99-i0"`,
     );
+  });
+
+  it('split into shards of 1 scores each task and instance as it does unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('agentdojo'), { endpoint: replay.url, instances: INSTANCES }, unsplit, [1]);
   });
 });

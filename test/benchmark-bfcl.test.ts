@@ -5,11 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // On a new machine the first run builds the image (about 7 minutes on 2 loaded cores).
 const COLD_BUILD_MS = 20 * 60_000;
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let multiTurn: ReplayModelServer;
 beforeAll(async () => {
@@ -44,6 +48,7 @@ async function bfclDirect(
 describe('bfcl', () => {
   it('scores simple_python under --limit 5 exactly as bfcl generate + evaluate run directly: 3/5', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], limit: 5 });
+    unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.6, raw_metrics: { correct: 3, total: 5 } });
@@ -75,5 +80,9 @@ describe('bfcl', () => {
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toContain('1 of 6 requests to the model failed, first: simple_python_5');
+  });
+
+  it('split into shards of 1 (raised to its min_shard_size, 2, BFCL scoring no single entry) and of 3 scores as unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], limit: 5 }, unsplit, [1, 3]);
   });
 });

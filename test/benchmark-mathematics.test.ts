@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 const ANSWERS = replayAnswers('mathematics-interpolate.jsonl');
 const INSTRUCTION = 'Answer this math question. Reply with the final answer only, with no words or working.\n\n';
@@ -24,6 +26,8 @@ const GENERATE_TO_FILE = [
 ].join('\n');
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let scratch: string;
 beforeAll(async () => {
@@ -43,6 +47,7 @@ describe('mathematics', () => {
     { timeout: COLD_BUILD_MS },
     async () => {
       const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, limit: 20 });
+      unsplit = run;
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
       expect(job.result).toEqual({ overall: 0.75, raw_metrics: { correct: 15, total: 20 } });
@@ -89,5 +94,9 @@ describe('mathematics', () => {
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toMatch(/bridge\.py: POST \S+\/chat\/completions failed/);
+  });
+
+  it('split into shards of 1 and of 3 scores each task and instance as it does unsplit, to the last digit', { timeout: 5 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('mathematics'), { endpoint: replay.url, limit: 20 }, unsplit, [1, 3]);
   });
 });

@@ -5,11 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // On a new machine the first run builds the image (about 2.5 minutes on 2 loaded cores).
 const COLD_BUILD_MS = 10 * 60_000;
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 beforeAll(async () => {
   h = await startHarness('mcp');
@@ -23,6 +27,7 @@ afterAll(async () => {
 describe('mcp', () => {
   it('scores the end state the canned tool calls leave: 4 of 5, the edit that drops a final newline fails its check', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('mcp'), { endpoint: replay.url });
+    unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.8, raw_metrics: { passed: 4, total: 5 } });
@@ -45,5 +50,9 @@ describe('mcp', () => {
   it('runs only the named instances under --instances', async () => {
     const run = await h.run(builtinDir('mcp'), { endpoint: replay.url, instances: ['fs-3', 'fs-5'] });
     expect(run.jobs[0]!.result).toEqual({ overall: 0.5, raw_metrics: { passed: 1, total: 2 } });
+  });
+
+  it('split into shards of 1 and of 2 scores each task and instance as it does unsplit, to the last digit', { timeout: 5 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('mcp'), { endpoint: replay.url }, unsplit, [1, 2]);
   });
 });

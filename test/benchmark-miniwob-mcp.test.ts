@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // miniwob's fidelity episodes: solved in 1 call, a wrong button, solved in 2 calls, and a call of a tool the
 // model is not offered (browser_evaluate, which could write the reward) before the right click.
@@ -25,6 +27,8 @@ interface EpisodeRecord {
 }
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let scratch: string;
 beforeAll(async () => {
@@ -51,6 +55,7 @@ describe('miniwob-mcp', () => {
 
   it('scores the canned tool calls of 4 episodes from the page as its agent does directly: 3 of 4 solved', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('miniwob-mcp'), { endpoint: replay.url, instances: EPISODES });
+    unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.75, raw_metrics: { solved: 3, total: 4 } });
@@ -88,5 +93,9 @@ describe('miniwob-mcp', () => {
     expect(records.map(episodeOf)).toEqual(harnessed.map(episodeOf));
     // Both runs saw exactly the recorded tool results: every request hashed as when recorded.
     expect(replay.counts).toEqual({ answered: 12, unknown: 0 });
+  });
+
+  it('split into shards of 1 and of 3 scores each task and instance as it does unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('miniwob-mcp'), { endpoint: replay.url, instances: EPISODES }, unsplit, [1, 3]);
   });
 });

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // Solved in 1 step, a wrong button (MiniWoB ends the episode unsolved), solved in 2 steps, and a reply with no
 // action that BrowserGym reports as an error, followed by a right one.
@@ -25,6 +27,8 @@ interface EpisodeRecord {
 }
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let scratch: string;
 beforeAll(async () => {
@@ -44,6 +48,7 @@ const episodeOf = (r: EpisodeRecord) => ({ index: r.index, score: r.score, steps
 describe('miniwob', () => {
   it('scores the canned actions of 4 episodes as BrowserGym does when the agent drives it directly: 3 of 4 solved', { timeout: COLD_BUILD_MS }, async () => {
     const run = await h.run(builtinDir('miniwob'), { endpoint: replay.url, instances: EPISODES });
+    unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
     expect(job.result).toEqual({ overall: 0.75, raw_metrics: { solved: 3, total: 4 } });
@@ -91,5 +96,9 @@ describe('miniwob', () => {
     await expect(h.run(builtinDir('miniwob'), { endpoint: replay.url, instances: ['click-test/99'] })).rejects.toThrow(
       `instances: the run's instances name an id no task lists: "click-test/99"`,
     );
+  });
+
+  it('split into shards of 1 and of 3 scores each task and instance as it does unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('miniwob'), { endpoint: replay.url, instances: EPISODES }, unsplit, [1, 3]);
   });
 });

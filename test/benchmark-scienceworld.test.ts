@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // Written by test/support/scienceworld-answers.py from the simulator's gold action sequences.
 const ANSWERS = replayAnswers('scienceworld-test.jsonl');
@@ -29,6 +31,8 @@ interface EpisodeRecord {
 }
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let scratch: string;
 beforeAll(async () => {
@@ -56,6 +60,7 @@ describe('scienceworld', () => {
     { timeout: COLD_BUILD_MS },
     async () => {
       const run = await h.run(builtinDir('scienceworld'), { endpoint: replay.url, instances: EPISODES });
+      unsplit = run;
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
       expect(job.result).toEqual({ overall: 0.6, raw_metrics: { score_by_task_type: 0.6, solved: 2, episodes: 4, steps: 17 } });
@@ -108,5 +113,9 @@ describe('scienceworld', () => {
     await expect(h.run(builtinDir('scienceworld'), { endpoint: replay.url, instances: ['boil/0'] })).rejects.toThrow(
       `instances: the run's instances name an id no task lists: "boil/0"`,
     );
+  });
+
+  it('split into shards of 1 and of 3 scores each task and instance as it does unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('scienceworld'), { endpoint: replay.url, instances: EPISODES }, unsplit, [1, 3]);
   });
 });

@@ -6,12 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // On a new machine the first job builds the database image the benchmark declares (about 2.5 minutes),
 // and each run loads its 704 MB archive into the task's own daemon (about a minute on 2 loaded cores).
 const COLD_BUILD_MS = 10 * 60_000;
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 beforeAll(async () => {
   // The task's own daemon reaches the model through the bridge, not the host's loopback.
@@ -42,7 +46,12 @@ describe('sql', () => {
 
   it('runs only the first N questions under --limit', { timeout: 5 * 60_000 }, async () => {
     const run = await h.run(builtinDir('sql'), { endpoint: replay.url, limit: 3 });
+    unsplit = run;
     // bookstore-3 asks for names and gets names and cities: wrong.
     expect(run.jobs[0]!.result).toEqual({ overall: 2 / 3, raw_metrics: { correct: 2, total: 3 } });
+  });
+
+  it('split into shards of 1 and of 2 scores each task and instance as it does unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
+    await expectShardsAgree(h, builtinDir('sql'), { endpoint: replay.url, limit: 3 }, unsplit, [1, 2]);
   });
 });

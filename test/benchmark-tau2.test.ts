@@ -8,6 +8,8 @@ import { startReplayModel, type ReplayModelServer } from '../reference-model/rep
 import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import { inspectDirect } from './support/inspect-direct.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 const ANSWERS = replayAnswers('tau2-airline.jsonl');
 // On a new machine the first run builds the image (about a minute on an idle 2-core machine, 15 to 19 minutes
@@ -29,6 +31,8 @@ const LIMIT = PER_SAMPLE.length;
 const SCORE = PER_SAMPLE.filter((s) => s.score_value === 'C').length / LIMIT;
 
 let h: Harness;
+/** The file's first run, one job a task: what its runs in shards must score. */
+let unsplit: RunResult;
 let replay: ReplayModelServer;
 let customer: ReplayModelServer;
 
@@ -63,6 +67,7 @@ describe('tau2', () => {
     async () => {
       const before = replay.counts.answered;
       const run = await h.run(builtinDir('tau2'), { endpoint: replay.url, tasks: ['airline'], limit: LIMIT });
+      unsplit = run;
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
       expect(job.result).toEqual({ overall: SCORE, raw_metrics: { stderr: expect.any(Number) as number, samples: LIMIT } });
@@ -112,5 +117,9 @@ describe('tau2', () => {
     expect(records.map(({ index, score_value, messages }) => ({ index, score_value, messages }))).toEqual(PER_SAMPLE);
     // Only the agent's calls are the model's, per sample.
     expect(records.map((r) => r.gateway?.calls)).toEqual(PER_SAMPLE.map(() => 2));
+  });
+
+  it('split into shards of 1 (and of 2 with 3 samples) scores each task and instance as it does unsplit, to the last digit', { timeout: RUN_MS }, async () => {
+    await expectShardsAgree(h, builtinDir('tau2'), { endpoint: replay.url, tasks: ['airline'], limit: LIMIT }, unsplit, LIMIT > 2 ? [1, 2] : [1]);
   });
 });

@@ -24,7 +24,14 @@ export function registerStatusCommand(program: Command, deps: CliDeps): Command 
       const sharded = progress?.jobs.some((j) => j.instances !== undefined) ?? false;
       const jobs = progress?.jobs.map((j) => (sharded ? [j.task, shardOfJobId(j.jobId), j.instances ?? null, j.state] : [j.task, j.state])) ?? [];
       const columns = sharded ? ['job', 'shard', 'instances', 'state'] : ['job', 'state'];
-      const text = `${runId}: ${status}\n${progress ? `${progressLine(progress)}\n${textTable(columns.map((c) => c.toUpperCase()), jobs.map((row) => row.map((cell) => (cell === null ? '-' : String(cell)))))}\n` : ''}`;
+      const text = `${runId}: ${status}\n${
+        progress
+          ? `${progressLine(progress)}\n${textTable(
+              columns.map((c) => c.toUpperCase()),
+              jobs.map((row) => row.map((cell) => (cell === null ? '-' : String(cell)))),
+            )}\n`
+          : ''
+      }`;
       await emitOutput(
         { tables: [{ name: 'jobs', columns, rows: jobs }], json: { runId, workflowStatus, status, progress }, text },
         flags,

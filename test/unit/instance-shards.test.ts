@@ -45,6 +45,17 @@ describe('planning a task', () => {
     expect(planTask(opaque, options({ shardSize: 1 }))).toBeNull();
   });
 
+  it("never makes a shard smaller than the task's min_shard_size: the size is raised, and a remainder below it joins the shard before", () => {
+    const bfcl = task('bfcl', { instances: IDS.slice(0, 5), aggregate: { overall: 'mean' }, minShardSize: 2 });
+    const plan = planTask(bfcl, options({ shardSize: 1 }))!;
+    expect(plan).toEqual({ selected: 5, shardSize: 2, minShard: 2 });
+    expect([0, 1].map((i) => shardOf(bfcl, plan, i, IDS.slice(0, 5)).instances)).toEqual([IDS.slice(0, 2), IDS.slice(2, 5)]);
+    expect(shardOf(bfcl, plan, 0, IDS.slice(0, 5)).count).toBe(2);
+    // A remainder the task can run stays a shard of its own.
+    const threes = planTask(bfcl, options({ shardSize: 3 }))!;
+    expect([0, 1].map((i) => shardOf(bfcl, threes, i, IDS.slice(0, 5)).instances)).toEqual([IDS.slice(0, 3), IDS.slice(3, 5)]);
+  });
+
   it('tells each container its slice: nothing for the whole list, a limit for its start, the ids otherwise, and what is left after carried ones', () => {
     const plan: TaskPlan = { selected: 10, shardSize: 4 };
     const shards = [0, 1, 2].map((i) => shardOf(split, plan, i, IDS));
