@@ -6,6 +6,7 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type Schedu
 import { InputError } from '../contract/problems.js';
 import type { Settings } from '../config/settings.js';
 import type { RunSpec } from '../runs/run-spec.js';
+import { listInstancesOnWorker, planRun } from './run-plan.js';
 import {
   CHECKPOINT_PLACEHOLDER,
   SCHEDULE_NAME,
@@ -92,9 +93,17 @@ function targetLabel(target: ScheduleTarget): string {
   return target.kind === 'run' ? target.run.benchmark.name : `suite:${target.suite.suite}`;
 }
 
-export async function createSchedule(client: Client, settings: Settings, definition: ScheduleDefinition): Promise<ScheduleView> {
+export async function createSchedule(client: Client, settings: Settings, unplanned: ScheduleDefinition): Promise<ScheduleView> {
+  checkScheduleName(unplanned.spec.name, 'name');
+  // Its runs' instances resolved and their shards planned now: each firing runs the same plan.
+  const plan = (run: RunSpec) => planRun(run, listInstancesOnWorker(client, settings, `${scheduleIdOf(unplanned.spec.name)}.${run.runId}`));
+  const target = unplanned.spec.target;
+  const planned: ScheduleTarget =
+    target.kind === 'run'
+      ? { kind: 'run', run: await plan(target.run) }
+      : { kind: 'suite', suite: { ...target.suite, runs: await Promise.all(target.suite.runs.map(plan)) } };
+  const definition = { ...unplanned, spec: { ...unplanned.spec, target: planned } };
   const { spec } = definition;
-  checkScheduleName(spec.name, 'name');
   refuseOversizedInput(spec, `schedule ${spec.name}`, "the schedule's definition");
   const scheduleId = scheduleIdOf(spec.name);
   try {

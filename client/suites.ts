@@ -9,6 +9,7 @@ import { SEARCH_ATTRIBUTES } from '../runs/search-attributes.js';
 import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../workflows/suite-workflow.js';
 import { newWorkflowId, queryProgress, refuseOversizedInput, runHandle, whilePolling } from './runs.js';
 import { pinDefinitions, storePages } from './task-definitions.js';
+import { listInstancesOnWorker, planRun } from './run-plan.js';
 
 export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
 
@@ -16,7 +17,9 @@ export function newSuiteId(suite: string, now = new Date()): string {
   return newWorkflowId(`br-suite-${suite}`, now);
 }
 
-export async function submitSuite(client: Client, settings: Settings, spec: SuiteSpec): Promise<SuiteHandle> {
+export async function submitSuite(client: Client, settings: Settings, unplanned: SuiteSpec): Promise<SuiteHandle> {
+  // Each run's instances resolved and its shards planned, as a lone run's are (client/run-plan.ts).
+  const spec = { ...unplanned, runs: await Promise.all(unplanned.runs.map((run) => planRun(run, listInstancesOnWorker(client, settings, run.runId)))) };
   // Each run's definitions travel as a lone run's do: large ones in page holders, the suite's input holding names and digests.
   const byReference = spec.runs.map((run) => pinDefinitions(run));
   const input: SuiteSpec = { ...spec, runs: byReference.map((run) => run.input) };

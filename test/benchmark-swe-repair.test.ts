@@ -22,6 +22,7 @@ import { detectDindMode } from '../activities/task-runtimes/dind-mode.js';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, containersOfRun, dockerLines, startHarness, type Harness } from './support/harness.js';
+import { expectShardsAgree } from './support/shard-fidelity.js';
 
 // Written by test/support/swe-repair-answers.py: the agent's turns, recorded against mini-swe-agent as it runs.
 const ANSWERS = replayAnswers('swe-repair.jsonl');
@@ -260,6 +261,18 @@ describe('swe-repair', () => {
       const direct = (await Promise.all(SELECTED.map((id, i) => runShardDirectly(`shard-${i}`, [id], preload)))).flat();
       expect(resolvedOf(direct)).toEqual(resolvedOf(records));
       expect(replay.counts.unknown).toBe(0);
+    },
+  );
+
+  it.runIf(SLOW_TESTS)(
+    'split into shards of 1 and of 3 (a remainder of 1) resolves and scores as one shard of all four does, to the last digit',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      const whole = await h.run(builtinDir('swe-repair'), { endpoint: replay.url, instances: SELECTED, shardSize: SELECTED.length });
+      expect(whole.jobs).toHaveLength(1);
+      expect(whole.jobs[0]!.result).toMatchObject({ overall: 0.5, raw_metrics: { resolved: 2, instances: 4 } });
+      // Shards of 1 ran in the first test; shards of 3 here, both compared with the one shard of all.
+      await expectShardsAgree(h, builtinDir('swe-repair'), { endpoint: replay.url, instances: SELECTED, concurrency: 2 }, whole, [1, 3]);
     },
   );
 
