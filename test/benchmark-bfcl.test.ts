@@ -82,7 +82,11 @@ describe('bfcl', () => {
     expect(job.message).toContain('1 of 6 requests to the model failed, first: simple_python_5');
   });
 
-  it('split into shards of 1 (raised to its min_shard_size, 2, BFCL scoring no single entry) and of 3 scores as unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
-    await expectShardsAgree(h, builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], limit: 5 }, unsplit, [1, 3]);
-  });
+  it(
+    'split into shards of 1 (raised to its min_shard_size, 2, BFCL scoring no single entry) and of 3 scores as unsplit, to the last digit',
+    { timeout: 10 * 60_000 },
+    async () => {
+      await expectShardsAgree(h, builtinDir('bfcl'), { endpoint: replay.url, tasks: ['simple-python'], limit: 5 }, unsplit, [1, 3]);
+    },
+  );
 });

@@ -201,22 +201,28 @@ describe.runIf(CLUSTER_TESTS)('worker hosts that share no Docker engine', () => 
   });
 
   describe('one task split into shards', () => {
-    it('spreads its shards over the three hosts and scores what it scores unsplit, each instance once', async () => {
-      const steps = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'steps'));
-      // Each answer 1.5 s late: the shards overlap, and six at once need three hosts of two slots each.
-      const options = { model: 'reference-acc60-delay1500', endpoint: model.url, heartbeatTimeout: 30, hostTimeout: 30 };
-      const split = await followRun(await submitRun(submitter.client, submitter.settings, createRunSpec(steps, { ...options, shardSize: 1, concurrency: 6 })));
-      expect(split.status).toBe('COMPLETED');
-      expect(split.jobs).toHaveLength(10);
-      expect(new Set(split.jobs.map((job) => job.host))).toEqual(new Set(HOSTS));
-      const whole = await followRun(await submitRun(submitter.client, submitter.settings, createRunSpec(steps, options)));
-      expect(whole.jobs).toHaveLength(1);
-      expect(split.overall).toBe(whole.overall);
-      expect(split.tasks![0]!.results![0]).toMatchObject({ result: { overall: whole.jobs[0]!.result!.overall }, instances: { total: 10, scored: 10 } });
-      // Every instance asked of the model once in each run.
-      const asks = model.requests.filter((r) => r.path.endsWith('/chat/completions') && (r.body as { model?: string }).model === options.model);
-      expect(asks).toHaveLength(20);
-    }, 20 * 60_000);
+    it(
+      'spreads its shards over the three hosts and scores what it scores unsplit, each instance once',
+      async () => {
+        const steps = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'steps'));
+        // Each answer 1.5 s late: the shards overlap, and six at once need three hosts of two slots each.
+        const options = { model: 'reference-acc60-delay1500', endpoint: model.url, heartbeatTimeout: 30, hostTimeout: 30 };
+        const split = await followRun(
+          await submitRun(submitter.client, submitter.settings, createRunSpec(steps, { ...options, shardSize: 1, concurrency: 6 })),
+        );
+        expect(split.status).toBe('COMPLETED');
+        expect(split.jobs).toHaveLength(10);
+        expect(new Set(split.jobs.map((job) => job.host))).toEqual(new Set(HOSTS));
+        const whole = await followRun(await submitRun(submitter.client, submitter.settings, createRunSpec(steps, options)));
+        expect(whole.jobs).toHaveLength(1);
+        expect(split.overall).toBe(whole.overall);
+        expect(split.tasks![0]!.results![0]).toMatchObject({ result: { overall: whole.jobs[0]!.result!.overall }, instances: { total: 10, scored: 10 } });
+        // Every instance asked of the model once in each run.
+        const asks = model.requests.filter((r) => r.path.endsWith('/chat/completions') && (r.body as { model?: string }).model === options.model);
+        expect(asks).toHaveLength(20);
+      },
+      20 * 60_000,
+    );
   });
 
   describe('a run spread over the three hosts, one lost for good mid-run', () => {
