@@ -11,6 +11,7 @@ import { runJobOnHost, type JobOnHostInput } from './run-job-on-host.js';
 import { listTaskInstances, type ListInstancesInput } from './list-task-instances.js';
 import { repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
 import { servedCheckpoint, type ServedCheckpointInput } from './served-checkpoint.js';
+import { checkEndpoint, type EndpointCheck, type EndpointVerdict } from './endpoint-preflight.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
 export interface HostActivityDeps {
@@ -95,6 +96,8 @@ export function createSharedActivities(host: ClaimedHost, loadDefinitionsPage?: 
     },
     // A schedule's checkpoint is read by whichever worker answers: every host reaches the endpoint.
     servedCheckpoint: (input: ServedCheckpointInput) => servedCheckpoint(input, host.hostId),
+    // A run's endpoints checked before it starts, from a host its calls will come from, with the key's variable there.
+    checkEndpoints: (checks: EndpointCheck[]): Promise<EndpointVerdict[]> => Promise.all(checks.map((check) => checkEndpoint(check, host.hostId))),
   };
 }
 

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { InputError } from '../contract/problems.js';
+import { PreflightError } from '../client/endpoint-preflight.js';
 
 export const ErrorBodySchema = z.object({
   error: z.object({
@@ -59,6 +60,8 @@ export function handleApiError(error: FastifyError | Error, request: FastifyRequ
     const message = error.validation.map((v) => `${where}${v.instancePath.replace(/\//g, '.')}: ${v.message}`).join('; ');
     return reply.status(400).send(errorBody(400, message, field));
   }
+  // An endpoint the run's preflight found unable to serve it: the request's fault, a 400 naming the field.
+  if (error instanceof PreflightError) return reply.status(400).send(errorBody(400, error.message, `body.${error.option}`));
   if (error instanceof InputError) {
     const first = error.problems[0];
     return reply.status(422).send(errorBody(422, error.message, first?.field ? `body.${first.field}` : undefined));

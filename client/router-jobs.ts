@@ -27,6 +27,8 @@ export interface RouterJobsOptions {
   apiKeyEnv?: string;
   seed: number;
   concurrency?: number;
+  /** Check the endpoint before the routers run (client/endpoint-preflight.ts); off for a placeholder no router calls. */
+  preflight?: boolean;
 }
 
 export interface RouterJobOutcome {
@@ -81,6 +83,8 @@ export async function runRouterJobs(
     gateway: true,
     // Identical embedding requests (the same texts in the same batches) are answered from the run's cache.
     cache: true,
+    // Routers that need no embeddings are given a placeholder endpoint, which nothing serves.
+    preflight: options.preflight ?? true,
   });
   const handle = await submitRun(client, settings, spec);
   onSubmitted(spec.runId);

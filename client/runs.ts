@@ -23,6 +23,7 @@ import { withJobs } from './run-jobs.js';
 import { pinDefinitions, storePages, withTaskDefinitions } from './task-definitions.js';
 import { listInstancesOnWorker, planRun } from './run-plan.js';
 import { jobRewardsOf } from './job-rewards.js';
+import { preflightEndpoints } from './endpoint-preflight.js';
 import type { Settings } from '../config/settings.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
@@ -189,6 +190,8 @@ export interface SubmitOptions {
 export type SubmittedRun = RunHandle & { spec: RunSpec };
 
 export async function submitRun(client: Client, settings: Settings, unplanned: RunSpec, submit: SubmitOptions = {}): Promise<SubmittedRun> {
+  // An endpoint that cannot serve is an error now, not a run whose every job fails (client/endpoint-preflight.ts).
+  for (const note of await preflightEndpoints(client, settings, unplanned.runId, unplanned.options)) submit.say?.(note);
   // Instances a task lists by a command are listed on a worker first; the run pins the shards they make.
   const spec = await planRun(unplanned, listInstancesOnWorker(client, settings, unplanned.runId), submit.say);
   // Large definitions go in page holders first, so the run's input holds task names and digests only.

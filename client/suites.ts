@@ -10,6 +10,7 @@ import type { SuiteProgress, SuiteResult, SuiteSpec, suiteWorkflow } from '../wo
 import { newWorkflowId, queryProgress, refuseOversizedInput, runHandle, whilePolling } from './runs.js';
 import { pinDefinitions, storePages } from './task-definitions.js';
 import { listInstancesOnWorker, planRun } from './run-plan.js';
+import { preflightEndpoints } from './endpoint-preflight.js';
 
 export type SuiteHandle = WorkflowHandle<typeof suiteWorkflow>;
 
@@ -18,6 +19,8 @@ export function newSuiteId(suite: string, now = new Date()): string {
 }
 
 export async function submitSuite(client: Client, settings: Settings, unplanned: SuiteSpec): Promise<SuiteHandle> {
+  // Every run's endpoints checked first (each endpoint asked once: a passed one is not asked again).
+  for (const run of unplanned.runs) await preflightEndpoints(client, settings, run.runId, run.options);
   // Each run's instances resolved and its shards planned, as a lone run's are (client/run-plan.ts).
   const spec = { ...unplanned, runs: await Promise.all(unplanned.runs.map((run) => planRun(run, listInstancesOnWorker(client, settings, run.runId)))) };
   // Each run's definitions travel as a lone run's do: large ones in page holders, the suite's input holding names and digests.

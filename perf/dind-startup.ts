@@ -71,7 +71,11 @@ interface RunJson {
 
 /** One `br run`: each job's seconds from job start to its command running, with the preload path it took. */
 async function timedRun(stack: PerfStack, dir: string, args: string[]): Promise<Array<{ task: string; seconds: number; preload?: string }>> {
-  const result = await run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--json', ...args], stack.env);
+  const result = await run(
+    path.join(repoRoot, 'br'),
+    ['run', dir, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--no-preflight', '--json', ...args],
+    stack.env,
+  );
   const parsed = JSON.parse(result.stdout) as RunJson;
   if (parsed.status !== 'COMPLETED') throw new Error(`run ended ${parsed.status}: ${result.stdout}`);
   return parsed.jobs.map((job) => ({

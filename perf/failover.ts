@@ -74,7 +74,9 @@ async function main(): Promise<void> {
   const want = (name: 'worker' | 'host' | 'server') => only.size === 0 || only.has(name);
   try {
     // Warm-up: the image exists before anything is timed.
-    await (await submitRun(client, settings, createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options, tasks: ['s1'] }))).result();
+    await (
+      await submitRun(client, settings, createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, ...options, tasks: ['s1'] }))
+    ).result();
     // The host whose worker is alive when the server case starts: host-b once the jobs failed over to it.
     const liveHost = want('host') ? 'perf-failover-b' : 'perf-failover';
 
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
       // 1. Same host: kill -9, restart at once; "running again" = every job's host activity has an attempt
       //    started after the kill, by the new worker (it reattaches, so no container starts).
       // Sleepers that outlast the kill, the restart and the reattach, released once they are measured.
-      const first = await submitRun(client, settings, createRunSpec(long, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
+      const first = await submitRun(client, settings, createRunSpec(long, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, ...options }));
       await until(() => containersOn(first.workflowId, 'perf-failover').length === 4);
       const killedAt = Date.now();
       const t0 = await kill9(stack.workers[0]!);
@@ -108,7 +110,11 @@ async function main(): Promise<void> {
     if (want('host')) {
       // 2. Another host: kill -9 the worker and its containers (the machine is gone); "running again" =
       //    4 new containers running on the other host.
-      const second = await submitRun(client, settings, createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
+      const second = await submitRun(
+        client,
+        settings,
+        createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, ...options }),
+      );
       await until(() => containersOn(second.workflowId, 'perf-failover').length === 4);
       stack.workers.push(await startWorkerProcess(stack.env, 'perf-failover-b'));
       const startsOnB = new Set<string>();
@@ -149,7 +155,7 @@ async function main(): Promise<void> {
     if (want('server')) {
       // 3. The Temporal server: kill -9, down past the heartbeat timeout, restarted on the same database;
       //    "running again" = the restarted server has recorded a heartbeat from every job's container activity.
-      const third = await submitRun(client, settings, createRunSpec(long, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...options }));
+      const third = await submitRun(client, settings, createRunSpec(long, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, ...options }));
       const startsOfThird = watchStarts(third.workflowId);
       await until(() => containersOn(third.workflowId, liveHost).length === 4);
       await sleep(300); // let `docker events` subscribe before anything happens

@@ -84,7 +84,8 @@ try {
   const alone = writeBenchmark(scratch, 'steady-alone', { steady });
   const hostile = { ...(only !== 'records' ? { printer } : {}), ...(only !== 'printer' ? { 'records-writer': recordsWriter } : {}) };
   const crowded = writeBenchmark(scratch, 'steady-crowded', { steady, ...hostile });
-  const br = (dir: string) => run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'none', '--endpoint', 'http://127.0.0.1:9/v1', '--json'], stack.env);
+  const br = (dir: string) =>
+    run(path.join(repoRoot, 'br'), ['run', dir, '--model', 'none', '--endpoint', 'http://127.0.0.1:9/v1', '--no-preflight', '--json'], stack.env);
   await br(alone); // builds the image; not measured
   const baseline = JSON.parse((await br(alone)).stdout) as Parameters<typeof jobSeconds>[0];
   const workerPid = stack.workers[0]!.pid!;

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     const madeStart = performance.now();
     await pool(N, 32, async (i) => {
       const benchmark = benchmarks[BENCHMARKS[i % BENCHMARKS.length]!]!;
-      const spec = createRunSpec(benchmark, { model: `model-${i % MODELS}`, endpoint: 'http://127.0.0.1:9/v1', tasks: [] });
+      const spec = createRunSpec(benchmark, { model: `model-${i % MODELS}`, endpoint: 'http://127.0.0.1:9/v1', preflight: false, tasks: [] });
       const carried: JobResult[] = benchmark.tasks.map((task, t) => ({
         jobId: `${spec.runId}.${t}`,
         task: task.name,

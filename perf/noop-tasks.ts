@@ -41,6 +41,8 @@ export async function brRunNoop(
       'noop',
       '--endpoint',
       'http://127.0.0.1:9/v1',
+      // The no-op tasks call no model: nothing listens there.
+      '--no-preflight',
       '--concurrency',
       String(concurrency),
       ...(tasks ? ['--tasks', tasks] : []),

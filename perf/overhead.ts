@@ -131,7 +131,7 @@ async function singleJobLatency(stack: PerfStack, benchmarkDir: string, count: n
   const toResult: number[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      const spec = createRunSpec(benchmark, { model: 'noop', endpoint: 'http://127.0.0.1:9/v1', tasks: ['noop-000'] });
+      const spec = createRunSpec(benchmark, { model: 'noop', endpoint: 'http://127.0.0.1:9/v1', preflight: false, tasks: ['noop-000'] });
       const submitted = Date.now();
       const result = await followRun(await submitRun(client, settings, spec));
       const readable = Date.now();

@@ -114,6 +114,7 @@ async function main(): Promise<void> {
     const spec = createRunSpec(loadBenchmark(dir), {
       model: 'noop',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       concurrency: CONCURRENCY,
       repeats: Math.ceil(JOBS / TASKS),
       ...(JOBS_PER_EXECUTION ? { jobsPerExecution: JOBS_PER_EXECUTION } : {}),

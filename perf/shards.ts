@@ -87,7 +87,7 @@ async function overhead(count: number): Promise<void> {
   const dir = path.join(scratch, 'perf-noop');
   makeNoopInstances(dir, count);
   const stack = await startStack('shards-overhead');
-  const flags = ['--model', 'noop', '--endpoint', 'http://127.0.0.1:9/v1', '--concurrency', String(CONCURRENCY), '--shard-size', '1'];
+  const flags = ['--model', 'noop', '--endpoint', 'http://127.0.0.1:9/v1', '--no-preflight', '--concurrency', String(CONCURRENCY), '--shard-size', '1'];
   try {
     // Warm-up at the measured concurrency: the image, the worker's code, its pool of network namespaces.
     await brRun(stack.env, dir, [...flags, '--limit', String(4 * CONCURRENCY)]);

@@ -106,6 +106,18 @@ export async function startReferenceModel(opts: ReferenceModelOptions = {}): Pro
       sendJson(res, 200, modelList);
       return;
     }
+    // OpenAI's retrieve-model route: the reference model answers any name whose accuracy it can read.
+    if (path.startsWith('/v1/models/') && method === 'GET') {
+      req.resume();
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      try {
+        parseAccuracy(id);
+      } catch (error) {
+        throw new HttpError(404, (error as Error).message, 'invalid_request_error', 'model_not_found');
+      }
+      sendJson(res, 200, { id, object: 'model', created: 0, owned_by: 'benchrouter' });
+      return;
+    }
     const respond = POST_ROUTES[path];
     if (respond === undefined) {
       req.resume();

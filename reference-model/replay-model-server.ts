@@ -67,6 +67,11 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
       sendJson(res, 200, { object: 'list', data: [{ id: 'replay', object: 'model', created: 0, owned_by: 'benchrouter' }] });
       return;
     }
+    // OpenAI's retrieve-model route: canned answers are keyed by request, whatever model is named.
+    if (req.method === 'GET' && path.startsWith('/v1/models/')) {
+      sendJson(res, 200, { id: decodeURIComponent(path.slice('/v1/models/'.length)), object: 'model', created: 0, owned_by: 'benchrouter' });
+      return;
+    }
     if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/v1/completions')) {
       throw new HttpError(
         404,

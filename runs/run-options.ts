@@ -79,6 +79,12 @@ export const RunOptionFields = z.strictObject({
     .optional()
     .describe('jobs one execution of the run workflow starts before it continues as new (default 1000; small values are for tests)')
     .meta(cli('n')),
+  preflight: z
+    .boolean(expecting('true or false'))
+    .default(true)
+    .describe(
+      'before the run starts, check once from a worker that each model endpoint (model, judge, user simulator) answers, lists the model (where it lists models) and accepts the key; off for an endpoint that comes up later',
+    ),
   gateway: z
     .boolean(expecting('true or false'))
     .default(true)

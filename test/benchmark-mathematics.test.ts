@@ -90,7 +90,7 @@ describe('mathematics', () => {
   });
 
   it('fails the job with the bridge error naming the request when the model cannot be reached', async () => {
-    const run = await h.run(builtinDir('mathematics'), { endpoint: 'http://127.0.0.1:9/v1', limit: 1 });
+    const run = await h.run(builtinDir('mathematics'), { endpoint: 'http://127.0.0.1:9/v1', preflight: false, limit: 1 });
     const job = run.jobs[0]!;
     expect(job.status).toBe('FAILED');
     expect(job.message).toMatch(/bridge\.py: POST \S+\/chat\/completions failed/);

@@ -165,7 +165,7 @@ describe('a run on two worker hosts of the cluster', () => {
       const hostEnv = (host: string) => ({ ...submitter.env, BENCHROUTER_HOME: path.join(scratch, host), ...clientTlsEnv(host) });
       const a = await spawnWorker(hostEnv('host-a'), 'host-a');
       workers.push(a);
-      const spec = createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', heartbeatTimeout: 5, hostTimeout: 5 });
+      const spec = createRunSpec(sleepers, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, heartbeatTimeout: 5, hostTimeout: 5 });
       const handle = await submitRun(submitter.client, submitter.settings, spec);
       twoHostRun = handle.workflowId;
       const starts = watchContainerStarts(handle.workflowId);

@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe('a container of the job created but never started, found on its host', () => {
   it('is replaced by a started one, and the job scores as if it had not been there', async () => {
-    const spec = runSpecOfBenchmark(sleepersOf(scratch, 1), runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', concurrency: 8 }));
+    const spec = runSpecOfBenchmark(sleepersOf(scratch, 1), runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, concurrency: 8 }));
     const [first] = jobSpecsOf(spec);
     const name = containerNameFor(first!.jobId, h.worker.hostId);
     // What a start that failed under a departing daemon leaves: the job's container, created, never started.
@@ -61,7 +61,7 @@ describe('a container whose benchmark got itself killed', () => {
     const { dir } = sleepersOf(path.join(scratch, 'self-killed'), 1);
     // The script's own child is killed, and the script exits with the child's status: 128 + SIGKILL.
     writeFileSync(path.join(dir, 'sleep-then-score.sh'), "#!/bin/sh\nsh -c 'kill -KILL $$'\nexit $?\n");
-    const spec = runSpecOfBenchmark(loadBenchmark(dir), runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', concurrency: 8 }));
+    const spec = runSpecOfBenchmark(loadBenchmark(dir), runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, concurrency: 8 }));
     const run = await followRun(await submitRun(h.client, h.settings, spec));
     expect(run.jobs.map((j) => [j.task, j.status, j.exitCode])).toEqual([
       ['s1', 'FAILED', 137],

@@ -112,6 +112,7 @@ async function outageRun(name: string, liveRestore: boolean, startsInAll: number
     const spec = createRunSpec(sleepersOf(path.join(scratch, `${name}-benchmark`), SLEEP_S, TASK_TIMEOUT_S), {
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       heartbeatTimeout: 5,
       hostTimeout: 60,
     });

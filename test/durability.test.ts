@@ -56,7 +56,7 @@ async function worker(s: Stack, hostId: string, extraEnv: Record<string, string>
   return w;
 }
 
-function submit(s: Stack, options: Partial<RunOptionsInput>, model = { model: 'm', endpoint: 'http://127.0.0.1:9/v1' }) {
+function submit(s: Stack, options: Partial<RunOptionsInput>, model = { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false }) {
   return submitRun(s.client, s.settings, createRunSpec(sleepers, { ...model, ...options }));
 }
 
@@ -162,6 +162,7 @@ describe('the Temporal server killed with kill -9 for longer than the heartbeat 
     const spec = createRunSpec(sleepersOf(path.join(scratch, 'server-kill-benchmark'), 45), {
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       heartbeatTimeout,
       // The pinned retries wait this long for their host: after the server's restart a worker's pollers
       // reconnect with backoff, which on a loaded machine has taken over 10 s and moved a job needlessly.
@@ -210,7 +211,9 @@ describe('br retry', () => {
     const s = await stack('retry');
     await worker(s, 'host-retry');
     const outcomes = loadBenchmark(path.join(fixturesDir, 'benchmarks', 'outcomes'));
-    const original = await followRun(await submitRun(s.client, s.settings, createRunSpec(outcomes, { model: 'm', endpoint: 'http://127.0.0.1:9/v1' })));
+    const original = await followRun(
+      await submitRun(s.client, s.settings, createRunSpec(outcomes, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false })),
+    );
     expect(original.status).toBe('PARTIAL');
 
     const retried = await br(['retry', original.runId, '--json'], s.env);
@@ -304,6 +307,7 @@ describe('the orphan sweep when the Temporal server does not answer', () => {
     const spec = createRunSpec(sleepersOf(path.join(scratch, 'boot-benchmark'), 40), {
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       heartbeatTimeout: 5,
       hostTimeout: 60,
       tasks: ['s1', 's2'],
@@ -376,7 +380,12 @@ describe('a lost host that comes back after its jobs moved to another host', () 
     const a = await worker(s, 'host-mv-a', homeA);
     // host-a's containers must still run when host-a comes back, however long the move to host-b takes on a loaded
     // machine (with 30 s they exited first in CI, and the checks below had nothing left to find).
-    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 90), { model: 'm', endpoint: 'http://127.0.0.1:9/v1', ...FAST_FAILURE });
+    const spec = createRunSpec(sleepersOf(path.join(scratch, 'moved-benchmark'), 90), {
+      model: 'm',
+      endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
+      ...FAST_FAILURE,
+    });
     let client: Client | undefined;
     try {
       const handle = await submitRun(s.client, s.settings, spec);

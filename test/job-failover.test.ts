@@ -128,6 +128,7 @@ function runJob(options: { hosts: ClaimedHost[]; maxHosts: number; imageFails?: 
     options: runOptions({
       model: 'm',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       hostTimeout: 1,
       heartbeatTimeout: options.heartbeatTimeout ?? 30,
       maxHosts: options.maxHosts,

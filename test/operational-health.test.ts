@@ -75,7 +75,7 @@ describe('operational health of an embedded setup', () => {
     const identity = workerIdentity(hostId, pid);
 
     process.kill(pid, 'SIGSTOP'); // wedged: alive, its polls open, answering nothing (not even SIGTERM)
-    const run = br(env, ['run', path.join(fixturesDir, 'benchmarks', 'outcomes'), '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1']);
+    const run = br(env, ['run', path.join(fixturesDir, 'benchmarks', 'outcomes'), '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--no-preflight']);
     await waitFor('br run to print its run id', () => run.stderr().includes('Web UI:'), 60_000);
     const waitingSince = Date.now();
     await waitFor('a health warning from br run', () => run.stderr().includes('health: '), 30_000);

@@ -82,7 +82,9 @@ beforeAll(async () => {
 
   // Host a alone: `anywhere` succeeds there, `needs-marker` fails there.
   await startHost('a');
-  first = await followRun(await submitRun(submitter.client, submitter.settings, createRunSpec(benchmark, { model: 'm', endpoint: 'http://127.0.0.1:9/v1' })));
+  first = await followRun(
+    await submitRun(submitter.client, submitter.settings, createRunSpec(benchmark, { model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false })),
+  );
   // Host b alone: the retry reruns `needs-marker` there and carries `anywhere` over from host a.
   await stopHost('a');
   await startHost('b');

@@ -73,6 +73,7 @@ describe('a run of 80 jobs in batches of 20', () => {
     const spec = createRunSpec(loadBenchmark(benchmarkDir), {
       model: 'noop',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       concurrency: 16,
       tasks: BATCHED_TASKS,
       repeats: 2,
@@ -139,7 +140,14 @@ describe('a run of 80 jobs in batches of 20', () => {
 describe('a small run in one execution', () => {
   it('returns its jobs in its own result and writes no result page (a cancelled run, below, still writes its pages)', async () => {
     const tasks = ['noop-000', 'noop-001', 'noop-002'];
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { model: 'noop', endpoint: 'http://127.0.0.1:9/v1', concurrency: 3, tasks: tasks, gateway: false });
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), {
+      model: 'noop',
+      endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
+      concurrency: 3,
+      tasks: tasks,
+      gateway: false,
+    });
     const handle = await submitRun(h.client, h.settings, spec);
     const run = await followRun(handle);
     expect(run.status).toBe('COMPLETED');
@@ -161,6 +169,7 @@ describe('a batched run cancelled after its first boundary', () => {
     const spec = createRunSpec(loadBenchmark(benchmarkDir), {
       model: 'noop',
       endpoint: 'http://127.0.0.1:9/v1',
+      preflight: false,
       concurrency: 4,
       jobsPerExecution: 30,
       gateway: false,
@@ -260,7 +269,14 @@ describe("a run's task definitions", () => {
 
 /** Runs every task of `benchmark` at 40 jobs per execution (three executions), and expects it COMPLETED with 1. */
 async function runInBatchesOf40(benchmark: ReturnType<typeof loadBenchmark>): Promise<RunSpec> {
-  const spec = createRunSpec(benchmark, { model: 'noop', endpoint: 'http://127.0.0.1:9/v1', concurrency: 16, jobsPerExecution: 40, gateway: false });
+  const spec = createRunSpec(benchmark, {
+    model: 'noop',
+    endpoint: 'http://127.0.0.1:9/v1',
+    preflight: false,
+    concurrency: 16,
+    jobsPerExecution: 40,
+    gateway: false,
+  });
   const run = await followRun(await submitRun(h.client, h.settings, spec));
   expect([run.status, run.overall, run.jobs.length]).toEqual(['COMPLETED', 1, TASKS]);
   return spec;

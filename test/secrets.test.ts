@@ -103,7 +103,21 @@ describe('an API key named by --api-key-env', () => {
     const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-direct');
     workers.push(worker);
     const ran = await br(
-      ['run', sleepers, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--tasks', 's1', '--no-gateway', '--json'],
+      [
+        'run',
+        sleepers,
+        '--model',
+        'm',
+        '--endpoint',
+        'http://127.0.0.1:9/v1',
+        '--no-preflight',
+        '--api-key-env',
+        'BR_TEST_SECRET',
+        '--tasks',
+        's1',
+        '--no-gateway',
+        '--json',
+      ],
       env,
     );
     expect(ran.code).toBe(0);
@@ -124,7 +138,7 @@ describe('a task that prints the key it was given (--no-gateway)', () => {
     const worker = await spawnWorker({ ...env, BR_TEST_SECRET: secret }, 'host-prints');
     workers.push(worker);
     const ran = await br(
-      ['run', printsKey, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--api-key-env', 'BR_TEST_SECRET', '--no-gateway', '--json'],
+      ['run', printsKey, '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--no-preflight', '--api-key-env', 'BR_TEST_SECRET', '--no-gateway', '--json'],
       env,
     );
     const run = JSON.parse(ran.stdout);
@@ -165,7 +179,7 @@ describe('with BENCHROUTER_PAYLOAD_KEY set', () => {
     workers.push(await spawnWorker(env, 'host-codec'));
     const marker = `codec-marker-${randomBytes(4).toString('hex')}`;
 
-    const ran = await br(['run', sleepers, '--model', 'm', '--endpoint', `http://127.0.0.1:9/${marker}/v1`, '--tasks', 's1', '--json'], env);
+    const ran = await br(['run', sleepers, '--model', 'm', '--endpoint', `http://127.0.0.1:9/${marker}/v1`, '--no-preflight', '--tasks', 's1', '--json'], env);
     expect(ran.code).toBe(0);
     const run = JSON.parse(ran.stdout);
     expect(run.status).toBe('COMPLETED');

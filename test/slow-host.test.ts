@@ -109,6 +109,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const options = (heartbeatTimeout: number, hostTimeout: number): RunOptionsInput => ({
   model: 'm',
   endpoint: 'http://127.0.0.1:9/v1',
+  preflight: false,
   heartbeatTimeout,
   hostTimeout,
 });

@@ -7,3 +7,4 @@ export { taskDefinitionsWorkflow } from './task-definitions-workflow.js';
 export { checkpointWorkflow } from './checkpoint-workflow.js';
 export { runResultsPageWorkflow } from './run-results-page-workflow.js';
 export { taskInstancesWorkflow } from './task-instances-workflow.js';
+export { preflightWorkflow } from './preflight-workflow.js';

@@ -372,6 +372,7 @@ async function runRouterContainers(
     {
       // A router that needs no embeddings still gets an endpoint: the run contract asks for one.
       endpoint: flags.embeddingsEndpoint ?? 'http://127.0.0.1:9/v1',
+      preflight: flags.embeddingsEndpoint !== undefined,
       model: flags.embeddingsModel,
       ...(flags.embeddingsApiKeyEnv ? { apiKeyEnv: flags.embeddingsApiKeyEnv } : {}),
       seed: options.seed,
