@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { JOB_FILES } from '../runs/job-artifacts.js';
 import { carriedBatch, REWARDS_QUERY, type Reward, type RewardsPage } from '../runs/rewards.js';
+import { SHARD_LIST_MAX_BYTES } from '../runs/instance-shards.js';
 import type { JobSpec } from '../runs/run-spec.js';
 
 export interface CarriedOver {
@@ -26,7 +27,7 @@ export interface CarriedOver {
  * a later one asks its job workflow for the rewards it holds.
  */
 export async function carriedInstances(ctx: Context, job: JobSpec, firstAttempt: boolean): Promise<CarriedOver | undefined> {
-  if (!job.shard?.resumable) return undefined;
+  if (!job.shard?.aggregate) return undefined;
   let rewards: Reward[];
   let throughLine: number;
   if (firstAttempt) {
@@ -45,8 +46,17 @@ export async function carriedInstances(ctx: Context, job: JobSpec, firstAttempt:
     seen.add(id);
     return true;
   });
-  if (carried.length === 0) return undefined;
-  return { rewards: carried, throughLine, ...(job.carried ? { from: job.carried.from } : {}) };
+  const resume = { rewards: carried, throughLine, ...(job.carried ? { from: job.carried.from } : {}) };
+  if (carried.length === 0) return { rewards: [], throughLine };
+  // The rest must fit one variable: a task too big for that evaluates all its instances again instead.
+  const rest = remainingInstances(job, resume);
+  if (rest.reduce((bytes, id) => bytes + Buffer.byteLength(id) + 1, 0) > SHARD_LIST_MAX_BYTES) {
+    ctx.log.warn(
+      `job ${job.jobId}: its ${rest.length} instances still to run do not fit BENCHROUTER_INSTANCES (${SHARD_LIST_MAX_BYTES / 1024} KiB): the ${carried.length} scored before are evaluated again`,
+    );
+    return { rewards: [], throughLine };
+  }
+  return resume;
 }
 
 /** The shard's instances a fresh container still has to evaluate, in the shard's order. */

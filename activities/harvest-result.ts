@@ -39,6 +39,8 @@ export interface HarvestOutput {
   instanceScores?: Array<number | null>;
   /** Instances carried over from an earlier attempt or run, not evaluated again. */
   carried?: number;
+  /** With carried instances that could not join the score (withCarriedInstances): the instances the score is over. */
+  scored?: number;
 }
 
 /**
@@ -48,10 +50,10 @@ export interface HarvestOutput {
  */
 export async function harvestResult(artifactsRoot: string, input: HarvestInput, secrets: readonly string[] = []): Promise<HarvestOutput> {
   const resultsDir = jobResultsDir(artifactsRoot, input.job);
-  const shard = input.job.shard?.resumable ? input.job.shard : undefined;
+  const shard = input.job.shard?.aggregate ? input.job.shard : undefined;
   const carried = input.outcome.carried;
   // A resumed shard's records: the carried instances' first, then its container's (carried-instances.ts).
-  if (carried) await mergeCarriedRecords(resultsDir, carried);
+  const mergeNote = carried ? await mergeCarriedRecords(resultsDir, carried) : undefined;
   // With every instance carried no container ran: the result is what the carried records say.
   const own =
     carried && input.outcome.runtime === 'none'
@@ -60,7 +62,8 @@ export async function harvestResult(artifactsRoot: string, input: HarvestInput, 
   // A job whose calls the gateway refused for a spent budget fails with BUDGET, whatever its harness did.
   let outcome = withBudgetVerdict(withOomReport(own, input), input.outcome.usage);
   const records = await summarizeRecordsFile(resultsDir, shard?.instances);
-  if (shard && carried) outcome = withCarriedInstances(outcome, carried.rewards, records?.scores, shard.instances.length);
+  if (shard && carried) outcome = withCarriedInstances(outcome, shard, carried.rewards, records?.scores);
+  if (mergeNote) outcome = { ...outcome, message: outcome.message ? `${outcome.message}; ${mergeNote}` : mergeNote };
   const shardFields = shard ? { ...(records?.scores ? { instanceScores: records.scores } : {}), ...(carried ? { carried: carried.rewards.length } : {}) } : {};
   if (!records) return redactDeep({ ...outcome, ...shardFields }, secrets);
   const note = records.refused ? `${records.refused}; not read` : undefined;
@@ -70,52 +73,79 @@ export async function harvestResult(artifactsRoot: string, input: HarvestInput, 
   );
 }
 
+/** A shard's overall "is" the mean of its records' scores when they agree this closely (a harness's own rounding aside). */
+const AGREEMENT = 1e-9;
+
 /**
- * A resumed shard's result over all its instances: the mean of their scores in the shard's order when every
- * one has a record, else the carried ones' scores with the container's own overall weighted by the instances
- * it ran. Its other metrics stay the container's, which ran only the rest.
+ * A resumed shard's result over all its instances: when the container's overall is the mean of the scores of the
+ * instances it ran (its records), the mean over every instance's score, carried ones included, summed in the
+ * shard's order. Otherwise (the overall on another scale, records missing) the carried instances cannot join its
+ * score: it stays the container's, over the instances it ran (`scored`), and the message says so. The metrics
+ * the task aggregates are left out either way: the container counted only what it ran.
  */
 export function withCarriedInstances(
   harvested: HarvestOutput,
-  carried: ReadonlyArray<{ score: number }>,
+  shard: { instances: string[]; aggregate?: Record<string, string> },
+  carried: ReadonlyArray<{ instance: string | number }>,
   scores: ReadonlyArray<number | null> | undefined,
-  instances: number,
 ): HarvestOutput {
-  if (harvested.status !== 'SUCCEEDED' || !harvested.result || instances === 0) return harvested;
-  let overall: number;
-  if (scores && scores.length === instances && scores.every((score) => score !== null)) {
+  if (harvested.status !== 'SUCCEEDED' || !harvested.result || shard.instances.length === 0) return harvested;
+  const raw_metrics = Object.fromEntries(Object.entries(harvested.result.raw_metrics).filter(([name]) => !(name in (shard.aggregate ?? {}))));
+  const carriedIds = new Set(carried.map((reward) => String(reward.instance)));
+  const own = (scores ?? []).filter((_, i) => !carriedIds.has(shard.instances[i]!));
+  const complete = scores !== undefined && scores.length === shard.instances.length && scores.every((score) => score !== null);
+  const ownMean = own.length ? (own as number[]).reduce((a, b) => a + b, 0) / own.length : undefined;
+  // With every instance carried no container ran: its records are all there is of its score.
+  const agrees = ownMean === undefined ? carriedIds.size === shard.instances.length : Math.abs(ownMean - harvested.result.overall) <= AGREEMENT;
+  if (complete && agrees) {
     let sum = 0;
     for (const score of scores as number[]) sum += score;
-    overall = sum / instances;
-  } else {
-    const carriedSum = carried.reduce((sum, reward) => sum + reward.score, 0);
-    overall = (carriedSum + harvested.result.overall * (instances - carried.length)) / instances;
+    return { ...harvested, result: { overall: sum / shard.instances.length, raw_metrics } };
   }
-  return { ...harvested, result: { ...harvested.result, overall } };
+  const note = `the ${carriedIds.size} instances carried over are not in its score: its overall ${harvested.result.overall} is not the mean of its records' scores${ownMean === undefined ? '' : ` (${ownMean})`}, which task.yaml's aggregate: mean needs`;
+  return {
+    ...harvested,
+    result: { overall: harvested.result.overall, raw_metrics },
+    scored: shard.instances.length - carriedIds.size,
+    message: harvested.message ? `${harvested.message}; ${note}` : note,
+  };
 }
 
 /**
  * Writes the shard's records.jsonl as the carried instances' lines followed by its container's, whose lines
  * for a carried instance are dropped (so that merging again, after a harvest that was retried, changes nothing).
  * The container may have left anything in its results directory: the file is read safely and the new one
- * made under a fresh name, never through a link.
+ * made under a fresh name, never through a link; what the container left where records.jsonl belongs that is no
+ * file is moved aside. Returns what could not be kept, for the job's message.
  */
-export async function mergeCarriedRecords(resultsDir: string, carried: NonNullable<ContainerOutcome['carried']>): Promise<void> {
+export async function mergeCarriedRecords(resultsDir: string, carried: NonNullable<ContainerOutcome['carried']>): Promise<string | undefined> {
   const ids = new Set(carried.rewards.map((reward) => String(reward.instance)));
   const kept: string[] = carried.rewards.map((reward) => carriedRecordLine(reward, carried.from));
+  const file = path.join(resultsDir, JOB_FILES.records);
   const opened = openTaskOutputFile(resultsDir, JOB_FILES.records);
+  let lost: string | undefined;
   if (opened.kind === 'opened') {
+    let long = 0;
     for await (const { text } of linesOfTaskOutput(opened.fd, RECORD_LINE_CAP_BYTES, RECORDS_SIZE_CAP_BYTES)) {
+      if (text === undefined) long += 1;
       if (text === undefined || !text.trim()) continue;
       const parsed = parseRecordLine(text, 0);
       if (parsed && 'record' in parsed && ids.has(String(parsed.record.index))) continue;
       kept.push(text);
     }
+    const cut = opened.size > RECORDS_SIZE_CAP_BYTES ? `the bytes past ${RECORDS_SIZE_CAP_BYTES}` : '';
+    const parts = [long ? `${long} lines over ${RECORD_LINE_CAP_BYTES} bytes` : '', cut].filter(Boolean);
+    if (parts.length) lost = `${JOB_FILES.records}: ${parts.join(' and ')} not kept when the carried instances were merged in`;
+  } else if (opened.kind === 'refused') {
+    // Not a file the worker reads (a directory, a link, a FIFO): set aside under a name of its own, not followed.
+    renameSync(file, path.join(resultsDir, `.records-refused-${randomBytes(4).toString('hex')}`));
+    lost = `${opened.problem}; set aside, and the carried instances' records written in its place`;
   }
   const temporary = path.join(resultsDir, `.records-${randomBytes(6).toString('hex')}.tmp`);
   // `wx`: created here, never opened through something the task left under that name.
   await writeFile(temporary, kept.map((line) => `${line}\n`).join(''), { flag: 'wx', mode: 0o644 });
-  renameSync(temporary, path.join(resultsDir, JOB_FILES.records));
+  renameSync(temporary, file);
+  return lost;
 }
 
 function harvestOutcome(artifactsRoot: string, { job, outcome }: HarvestInput): HarvestOutput {

@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskDefinition } from '../contract/benchmark.js';
@@ -65,6 +65,7 @@ async function runListing(
   command: string,
 ): Promise<string[]> {
   mkdirSync(deps.instancesCacheDir, { recursive: true });
+  removeStaleListings(deps.instancesCacheDir);
   const scratch = mkdtempSync(path.join(deps.instancesCacheDir, 'listing-'));
   // Whatever user the image runs as writes its output here.
   chmodSync(scratch, 0o777);
@@ -74,7 +75,8 @@ async function runListing(
     // The command's own output, not the log: a long list is never cut by a log driver's rotation.
     const started = await deps.docker.createAndStart(name, {
       Image: image,
-      Entrypoint: ['/bin/sh', '-c', 'exec >/app/results/instances.out 2>/app/results/instances.err; exec /bin/sh -c "$0"', command],
+      // Files of at most 32 MiB (ulimit -f counts 512-byte blocks): a command that prints more is killed, not let fill the disk.
+      Entrypoint: ['/bin/sh', '-c', 'ulimit -f 65536; exec >/app/results/instances.out 2>/app/results/instances.err; exec /bin/sh -c "$0"', command],
       Cmd: [],
       Env: Object.entries({ TZ: 'UTC', PYTHONHASHSEED: '0', ...task.extraEnv }).map(([k, v]) => `${k}=${v}`),
       // Managed and on this host, with no job: a worker that starts after one died mid-listing removes it.
@@ -108,5 +110,19 @@ async function runListing(
   } finally {
     await deps.docker.remove(name).catch(() => undefined);
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Scratch directories of listings a worker died in (older than any listing may run) are removed. */
+function removeStaleListings(dir: string): void {
+  const before = Date.now() - 2 * LIST_TIMEOUT_MS;
+  for (const entry of readdirSync(dir)) {
+    if (!entry.startsWith('listing-')) continue;
+    const at = path.join(dir, entry);
+    try {
+      if (statSync(at).mtimeMs < before) rmSync(at, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
+    }
   }
 }

@@ -145,7 +145,7 @@ export function budgetLine(b: RunBudgetFigures): string {
 export function progressLine(p: RunProgress, width = 30): string {
   const done = p.succeeded + p.failed + p.timedOut + p.cancelled;
   const [count, of] = p.instances ? [p.instances.done, p.instances.total] : [done, p.total];
-  const filled = of ? Math.round((count / of) * width) : 0;
+  const filled = of ? Math.min(width, Math.max(0, Math.round((count / of) * width))) : 0;
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
   const extra = [p.failed && `${p.failed} failed`, p.timedOut && `${p.timedOut} timed out`, p.cancelled && `${p.cancelled} cancelled`]
     .filter(Boolean)

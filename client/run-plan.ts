@@ -11,18 +11,12 @@ import path from 'node:path';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import { InputError, type Problem } from '../contract/problems.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
-import { planTask, shardCount, type RunPlan } from '../runs/instance-shards.js';
+import { planTask, SHARD_LIST_MAX_BYTES, shardCount, type RunPlan } from '../runs/instance-shards.js';
 import type { RunSpec } from '../runs/run-spec.js';
 import type { Settings } from '../config/settings.js';
 import type { ListInstancesInput } from '../activities/list-task-instances.js';
 // Types only: the workflow module brings the workflow SDK, which no client process needs to load.
 import type { taskInstancesWorkflow } from '../workflows/task-instances-workflow.js';
-
-/**
- * BENCHROUTER_INSTANCES of one job stays well under Linux's 128 KiB for one variable; a shard bigger than
- * this is refused at submit, naming the size that fits.
- */
-export const SHARD_LIST_MAX_BYTES = 96 * 1024;
 
 /** Lists a task's instances with its command; a worker does it (listInstancesOnWorker), a test may hand its own. */
 export type InstanceLister = (input: ListInstancesInput) => Promise<string[]>;
@@ -45,7 +39,7 @@ export async function planRun(spec: RunSpec, list: InstanceLister, say?: (line: 
   if (problems.length) throw new InputError(problems);
   const plan: RunPlan = tasks.map((task) => planTask(task, spec.options));
   const noneSelected = plan.every((p) => p !== null && p.selected === 0);
-  if (noneSelected) throw new InputError([{ file: taskFile(spec, tasks[0]!), field: 'instances', message: 'the run selects no instance of any task' }]);
+  if (noneSelected) throw new InputError([{ file: 'instances', field: '', message: "the run's instances and limit select no instance of any task" }]);
   const oversized = tasks.flatMap((task, i) => shardListProblems(spec, task, plan[i] ?? null));
   if (oversized.length) throw new InputError(oversized);
   return { ...spec, tasks, plan };
@@ -63,10 +57,11 @@ function selectionProblems(spec: RunSpec, tasks: TaskDefinition[]): Problem[] {
   const unknown = wanted.filter((id) => !listed.has(id));
   if (!unknown.length) return [];
   const examples = tasks.map((task) => `${task.name}: ${task.instances!.slice(0, 3).join(', ')}${task.instances!.length > 3 ? ', ...' : ''}`).join('; ');
+  // The run's option is the bad input (the flag, or the API body's field of that name), not the task's list.
   return [
     {
-      file: tasks.length === 1 ? taskFile(spec, tasks[0]!) : path.join(spec.benchmark.dir, 'benchmark.yaml'),
-      field: 'instances',
+      file: 'instances',
+      field: '',
       message: `the run's instances name ${unknown.length === 1 ? 'an id' : 'ids'} no task lists: ${unknown
         .slice(0, 5)
         .map((id) => `"${id}"`)
@@ -80,10 +75,12 @@ function shardListProblems(spec: RunSpec, task: TaskDefinition, plan: RunPlan[nu
   const longest = Math.max(...task.instances.map((id) => Buffer.byteLength(id) + 1));
   if (plan.shardSize * longest <= SHARD_LIST_MAX_BYTES || shardCount(plan) <= 1) return [];
   const fits = Math.max(1, Math.floor(SHARD_LIST_MAX_BYTES / longest));
+  // The size came from the run (--shard-size), or from the task's own shard_size.
+  const byRun = spec.options.shardSize !== undefined;
   return [
     {
-      file: taskFile(spec, task),
-      field: 'shard_size',
+      file: byRun ? 'shardSize' : taskFile(spec, task),
+      field: byRun ? '' : 'shard_size',
       message: `shards of ${plan.shardSize} instances of up to ${longest - 1} bytes each make a BENCHROUTER_INSTANCES over ${SHARD_LIST_MAX_BYTES / 1024} KiB: expected a shard size of at most ${fits}`,
     },
   ];

@@ -71,16 +71,22 @@ export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, toke
  * rewards of those jobs, by job id: jobRewardsOf).
  */
 export function createRetrySpec(original: RunSpec, result: RunResult, scored: ReadonlyMap<string, Reward[]> = new Map()): RunSpec {
-  // A task is carried over only when every one of its repeats succeeded; otherwise all its repeats run again.
-  // A shard of a task whose result folds over its instances stands alone: it is carried when it succeeded.
+  // A task is carried over only when every one of its repeats succeeded; otherwise all its repeats run again. A
+  // job of a task whose result folds over its instances (a shard, or a repeat of one) stands alone: it is carried
+  // when it succeeded.
   const failedTasks = new Set(result.jobs.filter((job) => job.status !== 'SUCCEEDED' && !isFoldedShard(job)).map((job) => job.task));
   const carried: JobResult[] = result.jobs
     .filter((job) => (isFoldedShard(job) ? job.status === 'SUCCEEDED' : !failedTasks.has(job.task)))
     .map((job) => ({ ...job, carriedFrom: job.carriedFrom ?? original.runId }));
   const instances: Record<string, CarriedInstances> = {};
+  // What the retry carries in its own input stays well under Temporal's limits: past it, shards rerun whole.
+  let bytes = 0;
   for (const job of result.jobs) {
     const rewards = isFoldedShard(job) && job.status !== 'SUCCEEDED' ? scored.get(job.jobId) : undefined;
-    if (rewards?.length) instances[slotKeyOf(job)] = { from: job.jobId, rewards };
+    if (!rewards?.length) continue;
+    bytes += Buffer.byteLength(JSON.stringify(rewards));
+    if (bytes > RETRY_CARRIED_MAX_BYTES) break;
+    instances[slotKeyOf(job)] = { from: job.jobId, rewards };
   }
   // Tasks every job of which is carried over are left out (their plan with them).
   const spec = { ...original, retryOf: { runId: original.runId, carried } };
@@ -99,9 +105,20 @@ export function createRetrySpec(original: RunSpec, result: RunResult, scored: Re
   };
 }
 
-/** The retry of a finished run: its definition read back, and the instances its unfinished shards had scored. */
+/**
+ * The instances a retry may carry in its input, in all (about 150 bytes each): a run's input goes to every
+ * execution of it, and Temporal refuses a payload over 2 MB.
+ */
+export const RETRY_CARRIED_MAX_BYTES = 512 * 1024;
+
+/**
+ * The retry of a finished run: its definition read back, and the instances its unfinished shards had scored. A
+ * shard stopped by a budget carries nothing: what it scored after the gateway refused its calls is no score.
+ */
 export async function retrySpecOf(handle: RunHandle, result: RunResult): Promise<RunSpec> {
-  const unfinished = result.jobs.filter((job) => isFoldedShard(job) && job.status !== 'SUCCEEDED' && !job.carriedFrom).map((job) => job.jobId);
+  const unfinished = result.jobs
+    .filter((job) => isFoldedShard(job) && job.status !== 'SUCCEEDED' && job.reason !== 'BUDGET' && !job.carriedFrom)
+    .map((job) => job.jobId);
   return createRetrySpec(await runSpecOf(handle), result, await jobRewardsOf(handle.client, unfinished));
 }
 

@@ -150,7 +150,7 @@ function declaredInstances(
     return {};
   }
   const real = path.relative(taskDir, realpathSync(file));
-  if (real.startsWith('..') || path.isAbsolute(real)) {
+  if (real === '..' || real.startsWith(`..${path.sep}`) || path.isAbsolute(real)) {
     problems.push({ file: taskFile, field, message: `"${name}" leads outside the task directory: expected a file inside it, not a link out of it` });
     return {};
   }

@@ -7,12 +7,23 @@
 import type { TaskDefinition } from '../contract/benchmark.js';
 import type { RunOptions } from './run-options.js';
 
+/**
+ * The most a job's BENCHROUTER_INSTANCES may hold: well under Linux's 128 KiB for one variable. A shard bigger is
+ * refused at submit; a resumed shard whose remaining instances would not fit evaluates them all again instead.
+ */
+export const SHARD_LIST_MAX_BYTES = 96 * 1024;
+
 /** What a submit resolved for one task that lists its instances: how many it selected, and how many a shard holds. */
 export interface TaskPlan {
   selected: number;
   shardSize: number;
   /** The fewest instances a shard of the task may hold (task.yaml `min_shard_size`): a smaller remainder joins the shard before it. */
   minShard?: number;
+  /**
+   * The task's `aggregate`: present for a task whose result folds over its instances, so that its jobs are folded
+   * (and resume by instance) wherever the plan is read, its definition at hand or not.
+   */
+  aggregate?: Record<string, 'mean' | 'sum'>;
 }
 
 /** Per task of the run, in order: its plan, or null for a task that lists no instances (one job). */
@@ -33,8 +44,10 @@ export interface JobShard {
   /** The instance ids, in the task's order; empty where only the job's id was needed (tasks known by name). */
   instances: string[];
   selection: InstanceSelection;
-  /** Set for a task whose result combines over instances (`aggregate`): the job may resume instance by instance. */
-  resumable?: true;
+  /** The task's `aggregate`, for a task whose result combines over instances: its jobs fold, and resume instance by instance. */
+  aggregate?: Record<string, 'mean' | 'sum'>;
+  /** How many instances the run selected of the task, over all its shards. */
+  of: number;
 }
 
 /** The task's instances the run's `instances` and `limit` select, in the task's own order; undefined when it lists none. */
@@ -56,7 +69,12 @@ export function planTask(
   // Never split a task that does not say its score is a mean over instances, nor below the shard it can run.
   const min = task.minShardSize ?? 1;
   const shardSize = task.aggregate ? Math.min(Math.max(options.shardSize ?? task.shardSize ?? whole, min), whole) : whole;
-  return { selected: selected.length, shardSize, ...(task.aggregate && min > 1 ? { minShard: min } : {}) };
+  return {
+    selected: selected.length,
+    shardSize,
+    ...(task.aggregate && min > 1 ? { minShard: min } : {}),
+    ...(task.aggregate ? { aggregate: task.aggregate } : {}),
+  };
 }
 
 /** How many jobs one repeat of a task makes: 1 for a task that lists no instances, 0 for one the run selected none of. */
@@ -93,7 +111,8 @@ export function shardOf(task: Pick<TaskDefinition, 'instances' | 'aggregate'>, p
     count,
     instances,
     selection: selectionOf(task.instances ?? [], instances, index === 0),
-    ...(task.aggregate ? { resumable: true as const } : {}),
+    of: plan.selected,
+    ...(plan.aggregate ? { aggregate: plan.aggregate } : {}),
   };
 }
 

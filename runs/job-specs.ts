@@ -22,7 +22,8 @@ export function repeatFields(job: JobSpec): Pick<JobResult, 'repeat' | 'seed' | 
             index: job.shard.index,
             count: job.shard.count,
             instances: job.shard.instances.length,
-            ...(job.shard.resumable && job.task.aggregate ? { aggregate: job.task.aggregate } : {}),
+            of: job.shard.of,
+            ...(job.shard.aggregate ? { aggregate: job.shard.aggregate } : {}),
           },
         }
       : {}),

@@ -127,7 +127,14 @@ export interface JobResult {
     index: number;
     count: number;
     instances: number;
+    /** How many instances the run selected of the task, over all its shards (absent in results from before it was kept). */
+    of?: number;
     carried?: number;
+    /**
+     * For a shard resumed after instances were carried over whose own overall is not the mean of its records'
+     * scores: the instances its score is over (the ones its container ran); the carried ones are not in it.
+     */
+    scored?: number;
     /** The task's `aggregate` (contract/benchmark.ts): present when its shards' results fold into one (runs/shard-fold.ts). */
     aggregate?: Record<string, 'mean' | 'sum'>;
   };

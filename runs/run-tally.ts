@@ -115,7 +115,7 @@ function addShard(tally: RunTally, task: RunTally['tasks'][number], job: JobResu
   const repeat = job.repeat ?? 0;
   const key = `${job.task}#${repeat}`;
   const folds = (tally.folds ??= {});
-  const fold = (folds[key] ??= newFold(shard.count, shard.aggregate!));
+  const fold = (folds[key] ??= newFold(shard.count, shard.aggregate!, shard.of));
   task.shards = shard.count;
   if (!foldShard(fold, shard.index, partOf(job))) return;
   delete folds[key];

@@ -34,12 +34,16 @@ export interface ShardFold {
   /** Per aggregated metric: its sum, or for a mean its sum of value × instances; null once a shard lacked it. */
   metrics: Record<string, number | null>;
   aggregate: Record<string, 'mean' | 'sum'>;
+  /** How many instances the run selected of the task (absent from jobs before it was kept): the repeat's total. */
+  of?: number;
 }
 
 /** What folding needs of one shard's job result. */
 export interface ShardPart {
   succeeded: boolean;
   instances: number;
+  /** The instances its overall is over, when fewer than it holds (a resumed shard whose records could not stand for its score). */
+  scored?: number;
   carried: number;
   overall?: number;
   scores?: Array<number | null>;
@@ -61,13 +65,15 @@ export function isFoldedShard(job: Pick<JobResult, 'shard'>): boolean {
   return job.shard?.aggregate !== undefined;
 }
 
-export function newFold(shards: number, aggregate: Record<string, 'mean' | 'sum'>): ShardFold {
+export function newFold(shards: number, aggregate: Record<string, 'mean' | 'sum'>, of?: number): ShardFold {
   const metrics = Object.fromEntries(
     Object.keys(aggregate)
       .filter((name) => name !== 'overall')
       .map((name) => [name, 0]),
   );
-  return { shards, next: 0, held: {}, total: 0, scored: 0, carried: 0, succeeded: 0, sum: 0, exact: true, weighted: 0, metrics, aggregate };
+  const fold: ShardFold = { shards, next: 0, held: {}, total: 0, scored: 0, carried: 0, succeeded: 0, sum: 0, exact: true, weighted: 0, metrics, aggregate };
+  if (of !== undefined) fold.of = of;
+  return fold;
 }
 
 export function partOf(job: JobResult): ShardPart {
@@ -75,6 +81,7 @@ export function partOf(job: JobResult): ShardPart {
   return {
     succeeded,
     instances: job.shard?.instances ?? 0,
+    ...(job.shard?.scored !== undefined ? { scored: job.shard.scored } : {}),
     carried: job.shard?.carried ?? 0,
     ...(succeeded ? { overall: job.result!.overall, metrics: job.result!.raw_metrics } : {}),
     ...(succeeded && job.instanceScores ? { scores: job.instanceScores } : {}),
@@ -96,12 +103,14 @@ function addPart(fold: ShardFold, part: ShardPart): void {
   fold.total += part.instances;
   fold.carried += part.carried;
   if (!part.succeeded || part.overall === undefined) return;
+  const scored = part.scored ?? part.instances;
   fold.succeeded += 1;
-  fold.scored += part.instances;
-  fold.weighted += part.overall * part.instances;
+  fold.scored += scored;
+  fold.weighted += part.overall * scored;
   fold.own = fold.succeeded === 1 && part.carried === 0 ? part.overall : undefined;
   const scores = part.scores;
-  if (fold.exact && scores && scores.length === part.instances && scores.every((s) => s !== null) && part.instances > 0) {
+  const whole = scored === part.instances && part.instances > 0;
+  if (fold.exact && whole && scores && scores.length === part.instances && scores.every((s) => s !== null)) {
     let sum = 0;
     for (const score of scores as number[]) sum += score;
     // The shard's own overall must be the mean of its records for them to stand for it.
@@ -121,7 +130,8 @@ function addPart(fold: ShardFold, part: ShardPart): void {
  * count as failed. With one shard that carried nothing, its own result's overall, as an unsplit run reports it.
  */
 export function foldedResult(fold: ShardFold): FoldedResult {
-  const base = { total: fold.total, scored: fold.scored, carried: fold.carried, shards: fold.shards, succeeded: fold.succeeded };
+  // The repeat's instances: all the run selected, where its jobs say it, not only those of the shards that came.
+  const base = { total: Math.max(fold.of ?? 0, fold.total), scored: fold.scored, carried: fold.carried, shards: fold.shards, succeeded: fold.succeeded };
   if (fold.succeeded === 0 || fold.scored === 0) return { ...base, result: null };
   const wholeInOne = fold.shards === 1 && fold.own !== undefined;
   const overall = wholeInOne ? fold.own! : fold.exact ? fold.sum / fold.scored : fold.weighted / fold.scored;

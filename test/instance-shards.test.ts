@@ -91,6 +91,6 @@ describe('arith split into shards', () => {
   it('refuses at submit, naming the file and field, an instance no task lists', async () => {
     const out = await br(['submit', arithDir, '--model', 'reference-acc80', '--endpoint', h.model.url, '--instances', '3,99'], h.env);
     expect(out.code).toBe(2);
-    expect(out.stderr).toContain(`${path.join(arithDir, 'benchmark.yaml')}: instances: the run's instances name an id no task lists: "99"`);
+    expect(out.stderr).toContain(`instances: the run's instances name an id no task lists: "99" (addition: 0, 1, 2, ...; multiplication: 0, 1, 2, ...)`);
   });
 });

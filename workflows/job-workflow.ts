@@ -128,9 +128,16 @@ async function runJob(job: JobSpec, addRewards: (batch: RewardBatch) => void): P
       finishedAt: outcome.finishedAt,
       containerSeconds: (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000,
     };
-    const { carried, ...harvest } = ran.harvest;
+    const { carried, scored, ...harvest } = ran.harvest;
     // The run adds the shard's place; what the job knows is how many of its instances it carried over.
-    if (carried && job.shard) partial.shard = { index: job.shard.index, count: job.shard.count, instances: job.shard.instances.length, carried };
+    if (carried && job.shard)
+      partial.shard = {
+        index: job.shard.index,
+        count: job.shard.count,
+        instances: job.shard.instances.length,
+        carried,
+        ...(scored !== undefined ? { scored } : {}),
+      };
     return finish(harvest);
   };
   /** The host the job is on, once known. */

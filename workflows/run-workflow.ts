@@ -124,7 +124,11 @@ export async function runWorkflow(spec: RunSpec): Promise<RunResult> {
   });
   const total = slots.length;
   // Instances of the whole run, when every task lists them; those of ended jobs count as done.
-  const instanceTotal = instanceCountOf(spec);
+  // A retry counts the instances of the tasks it left out, every job of which it carried over, as done and in the total.
+  const runTasks = new Set(byReference ? spec.definitions!.names : spec.tasks.map((t) => t.name));
+  const carriedElsewhere = carried.reduce((sum, job) => sum + (job.shard && !runTasks.has(job.task) ? job.shard.instances : 0), 0);
+  const ownInstances = instanceCountOf(spec);
+  const instanceTotal = ownInstances === undefined ? undefined : ownInstances + carriedElsewhere;
   const instancesDoneBefore = earlier.instancesDone ?? 0;
   setHandler(progressQuery, () => {
     const own = summarizeProgress(progress);

@@ -8,7 +8,7 @@ function showProgress(element, progress) {
   const instances = progress.instances;
   const done = instances ? instances.done : progress.total - progress.pending - progress.running;
   const total = instances ? instances.total : progress.total;
-  const percent = total ? Math.round((100 * done) / total) : 0;
+  const percent = total ? Math.min(100, Math.round((100 * done) / total)) : 0;
   element.querySelector('.bar').style.width = percent + '%';
   element.querySelector('.label').textContent = percent + '% (' + done + '/' + total + (instances ? ' instances' : '') + ')';
   element.dataset.percent = String(percent);

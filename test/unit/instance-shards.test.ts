@@ -2,7 +2,11 @@
 // shard-fold.ts, run-tally.ts): selection, shard sizes, ids, the variables a container gets, the task's score
 // summed in instance order whatever order its shards end in, and a retry that reruns only unfinished shards.
 
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mergeCarriedRecords, withCarriedInstances } from '../../activities/harvest-result.js';
 import { createRetrySpec } from '../../client/runs.js';
 import type { TaskDefinition } from '../../contract/benchmark.js';
 import { planTask, selectedInstances, shardEnvironment, shardOf, type TaskPlan } from '../../runs/instance-shards.js';
@@ -38,9 +42,10 @@ describe('planning a task', () => {
   });
 
   it("splits into the run's shard size, else the task's, and never a task that does not say its score is a mean", () => {
-    expect(planTask(split, options())).toEqual({ selected: 10, shardSize: 4 });
-    expect(planTask(split, options({ shardSize: 3, limit: 7 }))).toEqual({ selected: 7, shardSize: 3 });
-    expect(planTask(split, options({ shardSize: 50 }))).toEqual({ selected: 10, shardSize: 10 });
+    const aggregate = { overall: 'mean', correct: 'sum' };
+    expect(planTask(split, options())).toEqual({ selected: 10, shardSize: 4, aggregate });
+    expect(planTask(split, options({ shardSize: 3, limit: 7 }))).toEqual({ selected: 7, shardSize: 3, aggregate });
+    expect(planTask(split, options({ shardSize: 50 }))).toEqual({ selected: 10, shardSize: 10, aggregate });
     expect(planTask(listedOnly, options({ shardSize: 1 }))).toEqual({ selected: 10, shardSize: 10 });
     expect(planTask(opaque, options({ shardSize: 1 }))).toBeNull();
   });
@@ -48,7 +53,7 @@ describe('planning a task', () => {
   it("never makes a shard smaller than the task's min_shard_size: the size is raised, and a remainder below it joins the shard before", () => {
     const bfcl = task('bfcl', { instances: IDS.slice(0, 5), aggregate: { overall: 'mean' }, minShardSize: 2 });
     const plan = planTask(bfcl, options({ shardSize: 1 }))!;
-    expect(plan).toEqual({ selected: 5, shardSize: 2, minShard: 2 });
+    expect(plan).toEqual({ selected: 5, shardSize: 2, minShard: 2, aggregate: { overall: 'mean' } });
     expect([0, 1].map((i) => shardOf(bfcl, plan, i, IDS.slice(0, 5)).instances)).toEqual([IDS.slice(0, 2), IDS.slice(2, 5)]);
     expect(shardOf(bfcl, plan, 0, IDS.slice(0, 5)).count).toBe(2);
     // A remainder the task can run stays a shard of its own.
@@ -101,7 +106,14 @@ describe("a run's jobs", () => {
     expect(jobCountOf(spec({ repeats: 2 }))).toBe(8);
     // A job carries its slice, not its task's whole list.
     expect(jobs[1]!.task.instances).toBeUndefined();
-    expect(jobs[1]!.shard).toEqual({ index: 0, count: 3, instances: IDS.slice(0, 4), selection: 'first', resumable: true });
+    expect(jobs[1]!.shard).toEqual({
+      index: 0,
+      count: 3,
+      instances: IDS.slice(0, 4),
+      selection: 'first',
+      of: 10,
+      aggregate: { overall: 'mean', correct: 'sum' },
+    });
     expect(jobSpecsOf(spec({ shardSize: 10 }))[1]!.jobId).toBe('br-1.001-split');
   });
 
@@ -232,5 +244,69 @@ describe('br retry of a run with tasks in shards', () => {
     const jobs = jobSpecsOf(retry);
     expect(jobs.map((j) => [j.jobId.slice(retry.runId.length + 1), j.shard?.instances])).toEqual([['000-t.s000', ['q0', 'q1']]]);
     expect(jobs[0]!.carried).toEqual({ from: `${original.runId}.000-t.s000`, rewards: [reward('q0', 1)] });
+  });
+});
+
+describe('a resumed shard', () => {
+  const shardOfFive = { instances: ['a', 'b', 'c', 'd', 'e'], aggregate: { overall: 'mean' as const, total: 'sum' as const } };
+  const ran = (overall: number) => ({ status: 'SUCCEEDED' as const, result: { overall, raw_metrics: { total: 2, note: 'kept' } } });
+  const carried = [{ instance: 'a' }, { instance: 'b' }, { instance: 'c' }];
+
+  it("scores every instance when its container's overall is the mean of its own records, and drops the metrics it counted alone", () => {
+    const out = withCarriedInstances(ran(0.5), shardOfFive, carried, [1, 0, 1 / 3, 1, 0]);
+    expect(out.result).toEqual({ overall: (1 + 0 + 1 / 3 + 1 + 0) / 5, raw_metrics: { note: 'kept' } });
+    expect(out.scored).toBeUndefined();
+  });
+
+  it('keeps its own overall, over the instances it ran, when that is not the mean of its records (another scale), and says why', () => {
+    const out = withCarriedInstances(ran(50), shardOfFive, carried, [1, 0, 1, 1, 0]);
+    expect(out.result!.overall).toBe(50);
+    expect(out.scored).toBe(2);
+    expect(out.message).toContain("the 3 instances carried over are not in its score: its overall 50 is not the mean of its records' scores (0.5)");
+    // Folded, it weighs by the instances its score is over.
+    const fold = newFold(2, { overall: 'mean' });
+    foldShard(fold, 0, { succeeded: true, instances: 5, scored: 2, carried: 3, overall: 50, scores: [1, 0, 1, 1, 0] });
+    foldShard(fold, 1, { succeeded: true, instances: 2, carried: 0, overall: 100, scores: [1, 1] });
+    expect(foldedResult(fold)).toMatchObject({ result: { overall: (50 * 2 + 100 * 2) / 4 }, scored: 4, total: 7 });
+  });
+
+  it('with every instance carried, scores them from their records', () => {
+    const out = withCarriedInstances(
+      { status: 'SUCCEEDED', result: { overall: 0, raw_metrics: {} } },
+      { instances: ['a', 'b'] },
+      [{ instance: 'a' }, { instance: 'b' }],
+      [1, 0.5],
+    );
+    expect(out.result!.overall).toBe(0.75);
+  });
+
+  it("merges the carried records before its container's, dropping its lines for carried instances, and sets aside a records.jsonl that is no file", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'br-merge-'));
+    try {
+      const reward = (instance: string, score: number) => ({ line: 1, instance, score, prompt_tokens: 3, completion_tokens: 1, cost: null });
+      writeFileSync(path.join(dir, 'records.jsonl'), '{"index": "c", "score": 1}\n{"index": "a", "score": 0}\n');
+      expect(await mergeCarriedRecords(dir, { rewards: [reward('a', 1), reward('b', 0)], from: 'br-0.000-t' })).toBeUndefined();
+      const lines = () =>
+        readFileSync(path.join(dir, 'records.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { index: string; carried?: boolean });
+      expect(lines().map((r) => [r.index, r.carried ?? false])).toEqual([
+        ['a', true],
+        ['b', true],
+        ['c', false],
+      ]);
+      // Merging again (a retried harvest) changes nothing.
+      await mergeCarriedRecords(dir, { rewards: [reward('a', 1), reward('b', 0)], from: 'br-0.000-t' });
+      expect(lines().map((r) => r.index)).toEqual(['a', 'b', 'c']);
+      rmSync(path.join(dir, 'records.jsonl'));
+      mkdirSync(path.join(dir, 'records.jsonl'));
+      expect(await mergeCarriedRecords(dir, { rewards: [reward('a', 1)] })).toBe(
+        "records.jsonl is a directory, not a regular file; set aside, and the carried instances' records written in its place",
+      );
+      expect(lines().map((r) => r.index)).toEqual(['a']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
