@@ -194,6 +194,8 @@ async function resume(): Promise<void> {
       const twice = [...asks].filter(([, n]) => n > 1).map(([id]) => id);
       const scoredTwice = twice.filter((id) => scoredBefore.includes(id));
       const carried = result.jobs.reduce((sum, job) => sum + (job.shard?.carried ?? 0), 0);
+      for (const job of result.jobs.filter((j) => j.status !== 'SUCCEEDED'))
+        console.log(`  ${job.jobId}: ${job.status} ${job.reason ?? ''} ${job.message ?? ''}`);
       console.log(
         `resume, worker killed half-way (${variant}): ${result.status} in ${seconds.toFixed(1)} s; ${scoredBefore.length} instances scored before the kill; ` +
           `model calls ${[...asks.values()].reduce((a, b) => a + b, 0)} for ${asks.size} instances; asked twice: ${twice.length} (${twice.join(', ') || 'none'}), ` +
