@@ -84,7 +84,11 @@ export async function locateJobs(deps: ArtifactCommandDeps, runId: string, jobAr
     if (existsSync(dir)) located.set(job.jobId, { jobId: job.jobId, dir });
     else if (job.host) located.set(job.jobId, { jobId: job.jobId, remote: { runId: job.carriedFrom ?? runId, jobId: job.jobId, host: job.host } });
   }
-  const ids = matchJobs(root, runId, [...located.keys()].sort(), jobArg, remote !== undefined);
+  // In job order whichever run a job came from (a retry's carried jobs keep their original run's ids): a task's
+  // shards then come in shard order, and their records in instance order.
+  const inRun = (jobId: string) => jobId.slice(jobId.indexOf('.') + 1);
+  const ordered = [...located.keys()].sort((a, b) => inRun(a).localeCompare(inRun(b)) || a.localeCompare(b));
+  const ids = matchJobs(root, runId, ordered, jobArg, remote !== undefined);
   return ids.map((jobId) => located.get(jobId)!);
 }
 

@@ -9,6 +9,7 @@ import type { Settings } from '../config/settings.js';
 import { InputError } from '../contract/problems.js';
 import { modelTargetOf, sideModelTargetOf, type RunOptions } from '../runs/run-options.js';
 import { SIDE_MODEL_ROLES, SIDE_MODELS } from '../runs/side-models.js';
+import { executeOrJoin } from './workflow-once.js';
 // Types only: the workflow module brings the workflow SDK, which no client process needs to load.
 import type { preflightWorkflow } from '../workflows/preflight-workflow.js';
 
@@ -66,7 +67,7 @@ export async function preflightEndpoints(client: Client, settings: Settings, run
   if (!checks.length) return [];
   let verdicts: EndpointVerdict[];
   try {
-    verdicts = await client.workflow.execute<typeof preflightWorkflow>('preflightWorkflow', {
+    verdicts = await executeOrJoin<Awaited<ReturnType<typeof preflightWorkflow>>>(client.workflow, 'preflightWorkflow', {
       workflowId: `${runId}.preflight`,
       taskQueue: settings.sharedQueue,
       args: [checks],

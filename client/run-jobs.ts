@@ -10,6 +10,7 @@ import type { jobWorkflow } from '../workflows/job-workflow.js';
 import type { runWorkflow } from '../workflows/run-workflow.js';
 import { runInputOf, startInputOf } from './runs.js';
 import { tasksByName } from '../runs/task-definition-pages.js';
+import { inShardOrder } from '../runs/job-groups.js';
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -64,8 +65,8 @@ export async function pagedJobs(workflows: WorkflowClient, pageIds: readonly str
 }
 
 /**
- * `result` with its `jobs` filled in, in the run's job order: carried ones first, then every job it
- * started, then (for a cancelled run) the ones it never started. A result that holds its jobs itself
+ * `result` with its `jobs` filled in, in the run's job order: carried ones first (a carried shard with the others
+ * of its task), then every job it started, then (for a cancelled run) the ones it never started. A result that holds its jobs itself
  * comes back as it is.
  */
 export async function withJobs(workflows: WorkflowClient, result: RunResult): Promise<RunResult> {
@@ -93,5 +94,6 @@ async function withUnlistedJobs(workflows: WorkflowClient, result: RunResult, li
         ...repeatFields(job),
       },
   );
-  return { ...result, jobs: [...(spec.retryOf?.carried ?? []), ...jobs] };
+  // A retry's carried shards join those it ran, in shard order: its records then read in instance order.
+  return { ...result, jobs: inShardOrder([...(spec.retryOf?.carried ?? []), ...jobs]) };
 }

@@ -15,6 +15,7 @@ import { planTask, SHARD_LIST_MAX_BYTES, shardCount, type RunPlan } from '../run
 import type { RunSpec } from '../runs/run-spec.js';
 import type { Settings } from '../config/settings.js';
 import type { ListInstancesInput } from '../activities/list-task-instances.js';
+import { executeOrJoin } from './workflow-once.js';
 // Types only: the workflow module brings the workflow SDK, which no client process needs to load.
 import type { taskInstancesWorkflow } from '../workflows/task-instances-workflow.js';
 
@@ -38,7 +39,7 @@ export async function planRun(spec: RunSpec, list: InstanceLister, say?: (line: 
   const problems = selectionProblems(spec, tasks);
   if (problems.length) throw new InputError(problems);
   const plan: RunPlan = tasks.map((task) => planTask(task, spec.options));
-  const noneSelected = plan.every((p) => p !== null && p.selected === 0);
+  const noneSelected = plan.length > 0 && plan.every((p) => p !== null && p.selected === 0);
   if (noneSelected) throw new InputError([{ file: 'instances', field: '', message: "the run's instances and limit select no instance of any task" }]);
   const oversized = tasks.flatMap((task, i) => shardListProblems(spec, task, plan[i] ?? null));
   if (oversized.length) throw new InputError(oversized);
@@ -125,7 +126,7 @@ export function listInstancesOnWorker(client: Client, settings: Settings, runId:
     if (known) return known;
     const workflowId = `${runId}.instances-${input.task.name}`;
     try {
-      const ids = await client.workflow.execute<typeof taskInstancesWorkflow>('taskInstancesWorkflow', {
+      const ids = await executeOrJoin<Awaited<ReturnType<typeof taskInstancesWorkflow>>>(client.workflow, 'taskInstancesWorkflow', {
         workflowId,
         taskQueue: settings.sharedQueue,
         args: [input],

@@ -20,6 +20,28 @@ export interface ShardedTaskRow {
 
 export type ResultRow = { kind: 'job'; job: JobResult } | ShardedTaskRow;
 
+/**
+ * A run's jobs with each task's shards (of one repeat) together and in shard order, where its first one is: a
+ * retry lists the shards it carried over before those it ran, and a task's records read in job order are then
+ * in instance order. Anything else keeps its place.
+ */
+export function inShardOrder<T extends Pick<JobResult, 'task' | 'repeat' | 'shard'>>(jobs: readonly T[]): T[] {
+  const groups = new Map<string, T[]>();
+  const keyOf = (job: T) => (isFoldedShard(job) ? `${job.task}#${job.repeat ?? 0}` : undefined);
+  for (const job of jobs) {
+    const key = keyOf(job);
+    if (key) groups.set(key, [...(groups.get(key) ?? []), job]);
+  }
+  const placed = new Set<string>();
+  return jobs.flatMap((job) => {
+    const key = keyOf(job);
+    if (!key) return [job];
+    if (placed.has(key)) return [];
+    placed.add(key);
+    return [...groups.get(key)!].sort((a, b) => (a.shard?.index ?? 0) - (b.shard?.index ?? 0));
+  });
+}
+
 /** The rows of a run's results, in job order: each task run in more than one shard as one row where its first shard was. */
 export function resultRows(run: Pick<RunResult, 'jobs' | 'tasks'>): ResultRow[] {
   const rows: ResultRow[] = [];

@@ -99,7 +99,7 @@ describe('the dashboard in Chromium', () => {
     await page.waitForSelector('.progress[data-run]', { timeout: 30_000 });
     await screenshot('03-run-in-progress');
     await page.waitForSelector('.progress[data-percent="100"]', { timeout: 120_000 });
-    expect(await page.textContent('.progress .label')).toBe('100% (2/2)');
+    expect(await page.textContent('.progress .label')).toBe('100% (40/40 instances)');
     expect(await page.locator('.job-state').allTextContents()).toEqual(['succeeded', 'succeeded']);
     await screenshot('04-run-at-100');
     await page.waitForSelector('#overall', { timeout: 30_000 });

@@ -167,7 +167,13 @@ describe('a benchmark whose definitions are too big to submit', () => {
 describe('br list and br status', () => {
   it('show a terminated run as TERMINATED, not as the RUNNING its status attribute was left at', async () => {
     // A queue no worker polls: the run stays RUNNING until it is terminated.
-    const spec = createRunSpec(loadBenchmark(benchmarkDir), { model: `listing-${Date.now()}`, endpoint: h.model.url, tasks: ['well-behaved'] });
+    const spec = createRunSpec(loadBenchmark(benchmarkDir), {
+      model: `listing-${Date.now()}`,
+      endpoint: h.model.url,
+      tasks: ['well-behaved'],
+      // No worker polls its queue, so none could check the endpoint either.
+      preflight: false,
+    });
     const handle = await submitRun(h.client, { ...h.settings, sharedQueue: `${h.settings.sharedQueue}-idle` }, spec);
     const listed = async (status?: string) =>
       (await listRuns(h.client, 10, { model: spec.options.model, status })).map((r) => ({ runId: r.runId, status: r.status }));

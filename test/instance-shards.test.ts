@@ -44,8 +44,8 @@ describe('arith split into shards', () => {
 
   it('unsplit (no shard size): one job per task, the benchmark told nothing of its instances, as before', () => {
     expect(whole.jobs.map((job) => [job.task, job.shard])).toEqual([
-      ['addition', { index: 0, count: 1, instances: 20, aggregate: { overall: 'mean', correct: 'sum', total: 'sum' } }],
-      ['multiplication', { index: 0, count: 1, instances: 20, aggregate: { overall: 'mean', correct: 'sum', total: 'sum' } }],
+      ['addition', { index: 0, count: 1, instances: 20, of: 20, aggregate: { overall: 'mean', correct: 'sum', total: 'sum' } }],
+      ['multiplication', { index: 0, count: 1, instances: 20, of: 20, aggregate: { overall: 'mean', correct: 'sum', total: 'sum' } }],
     ]);
     expect(whole.overall).toBe(expectedArithScore(arithDir, 'reference-acc80').overall);
   });

@@ -78,6 +78,8 @@ export function registerImportCommand(program: Command, deps: CliDeps): Command 
         // Nothing to run: every job is carried in, so the run workflow ends at once with them as its results.
         const handle = await submitRun(client, settings, {
           ...spec,
+          // Its endpoint names the folder the results came from: nothing to check, nothing is called.
+          options: { ...spec.options, preflight: false },
           tasks: [],
           retryOf: { runId: `${IMPORT_ENDPOINT}${path.resolve(dir)}`, carried: jobs.map((j) => j.job) },
         });
