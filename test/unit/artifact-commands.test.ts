@@ -252,7 +252,8 @@ describe('a run whose jobs ran on other hosts too', () => {
   it('br logs reads the local and carried jobs from disk and the others from their host', async () => {
     asked.length = 0;
     expect((await withRemote('logs', mixedRun)).stdout).toBe(
-      `== ${earlier}.001-carried\ncarried tail\n== 000-here\nhere tail\n== 002-remote\nremote tail\n== 003-linked\n(no container-tail.log: the job has not finished on host host-b)\n`,
+      // In job order, whichever run a job came from (a retry's carried one keeps its original run's id).
+      `== 000-here\nhere tail\n== ${earlier}.001-carried\ncarried tail\n== 002-remote\nremote tail\n== 003-linked\n(no container-tail.log: the job has not finished on host host-b)\n`,
     );
     expect(asked).toEqual([`host-b:${mixedRun}/${remoteOk}/container-tail.log`, `host-b:${mixedRun}/${remoteLinked}/container-tail.log`]);
   });
