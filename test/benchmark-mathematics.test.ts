@@ -25,6 +25,27 @@ const GENERATE_TO_FILE = [
   "app.run(generate_to_file.main, argv=['generate_to_file', '--output_dir=/work/out', '--train_split=False', '--per_train_module=0', '--filter=algebra__linear_1d'])",
 ].join('\n');
 
+/**
+ * The bridge's reading of a reply (bridge.py final_answer), written again here so that the direct score does not
+ * come from the code under test: the last non-empty line, without "The answer is", "Answer:" or "<variable> =",
+ * TeX's $ or \\boxed{}, or a closing period.
+ */
+function finalAnswer(reply: string): string {
+  const last =
+    reply
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .at(-1) ?? '';
+  const answer = last
+    .replace(/^(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*/i, '')
+    .replace(/^[A-Za-z]\w*\s*=\s*/, '')
+    .trim()
+    .replace(/^\$+|\$+$/g, '')
+    .trim();
+  return (/^\\boxed\{(.*)\}$/.exec(answer)?.[1] ?? answer).replace(/\.+$/, '').trim();
+}
+
 let h: Harness;
 /** The file's first run, one job a task: what its runs in shards must score. */
 let unsplit: RunResult;
@@ -43,14 +64,14 @@ afterAll(async () => {
 
 describe('mathematics', () => {
   it(
-    'scores the canned answers of the first 20 questions exactly as the upstream generator and exact match do: accuracy = 15/20',
+    'scores the canned answers of the first 20 questions exactly as the upstream generator and exact match of the final answer do: accuracy = 17/20 (two "The answer is N." read as N)',
     { timeout: COLD_BUILD_MS },
     async () => {
       const run = await h.run(builtinDir('mathematics'), { endpoint: replay.url, limit: 20 });
       unsplit = run;
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
-      expect(job.result).toEqual({ overall: 0.75, raw_metrics: { correct: 15, total: 20 } });
+      expect(job.result).toEqual({ overall: 0.85, raw_metrics: { correct: 17, total: 20 } });
 
       // Directly: generate_to_file writes question and answer lines per module; each canned answer is looked up by its question.
       await dockerRun(benchmarkImage('mathematics', 'mathematics'), ['python3', '-c', GENERATE_TO_FILE], { volumes: [`${scratch}:/work`] });
@@ -66,8 +87,8 @@ describe('mathematics', () => {
         return Array.from({ length: 10 }, (_, i) => ({ question: lines[2 * i]!, answer: lines[2 * i + 1]! }));
       });
       expect(pairs.every((p) => canned.has(p.question))).toBe(true);
-      const direct = pairs.filter((p) => canned.get(p.question)!.trim() === p.answer).length / pairs.length;
-      expect(direct).toBe(0.75);
+      const direct = pairs.filter((p) => finalAnswer(canned.get(p.question)!) === p.answer).length / pairs.length;
+      expect(direct).toBe(0.85);
       expect(job.result?.overall).toBe(direct);
       expect(replay.counts.unknown).toBe(0);
     },

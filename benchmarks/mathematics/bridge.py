@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """BenchRouter bridge for DeepMind's Mathematics Dataset: draws the questions with the package's own generator
-(mathematics_dataset.generate, unmodified, seeded), asks the model each one and scores exact match, the paper's metric.
+(mathematics_dataset.generate, unmodified, seeded), asks the model each one and scores exact match, the paper's metric,
+of the reply's final answer (final_answer: a chat model that shows its working or writes "y = 3" is read as answering 3).
 
     python3 bridge.py
     python3 bridge.py --list      # the questions' ids (<module>/<n>) in the order they are drawn (task.yaml's instances)
 """
-import json, os, random, sys, time, urllib.error, urllib.request
+import json, os, random, re, sys, time, urllib.error, urllib.request
 from pathlib import Path
 
 import numpy
@@ -54,6 +55,20 @@ def chat(messages, instance):
         sys.exit(f"bridge.py: POST {url} failed: {error.reason}")
 
 
+
+
+def final_answer(reply):
+    """The answer a reply gives, to compare exactly with the dataset's: its last non-empty line, without a leading
+    "The answer is" or "Answer:" or "<variable> =", without TeX's $ or \\boxed{}, and without a closing period.
+    Chat models asked for the answer alone still end their working with "c = -21" or "The answer is 23."."""
+    lines = [line.strip() for line in reply.splitlines() if line.strip()]
+    answer = lines[-1] if lines else ""
+    answer = re.sub(r"^(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*", "", answer, flags=re.I)
+    answer = re.sub(r"^[A-Za-z]\w*\s*=\s*", "", answer).strip().strip("$").strip()
+    boxed = re.fullmatch(r"\\boxed\{(.*)\}", answer)
+    return (boxed.group(1) if boxed else answer).rstrip(".").strip()
+
+
 correct = 0
 with open(out / "records.jsonl", "w") as records:
     for p in problems:
@@ -61,9 +76,10 @@ with open(out / "records.jsonl", "w") as records:
         response = chat(messages, p["id"])
         reply = response["choices"][0]["message"].get("content") or ""
         usage = response.get("usage") or {}
-        score = int(reply.strip() == p["answer"])
+        prediction = final_answer(reply)
+        score = int(prediction == p["answer"])
         correct += score
-        records.write(json.dumps({"index": p["id"], "origin_query": p["question"], "prompt": messages, "prediction": reply.strip(), "ground_truth": p["answer"], "score": score,
+        records.write(json.dumps({"index": p["id"], "origin_query": p["question"], "prompt": messages, "prediction": prediction, "ground_truth": p["answer"], "score": score,
                                   "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"), "cost": usage.get("cost") or 0, "raw_output": reply}) + "\n")
 accuracy = correct / len(problems) if problems else 0.0
 (out / "result.json").write_text(json.dumps({"accuracy": accuracy, "correct": correct, "total": len(problems)}) + "\n")
