@@ -68,6 +68,8 @@ describe('bfcl', () => {
       expect(job.status, job.message).toBe('SUCCEEDED');
       // multi_turn_base_1 leaves out the move of its second turn, so its file system ends up different.
       expect(job.result).toEqual({ overall: 0.5, raw_metrics: { correct: 1, total: 2 } });
+      // BFCL counts a multi-turn entry's tokens per turn and step: each record sums them, so every line is kept.
+      expect(job.records).toMatchObject({ count: 2, badLines: 0, meanScore: 0.5 });
 
       const direct = await bfclDirect(benchmarkImage('bfcl', 'bfcl'), multiTurn.url, 'multi_turn_base', 2);
       expect(direct).toEqual({ accuracy: 0.5, correct_count: 1, total_count: 2 });

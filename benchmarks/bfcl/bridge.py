@@ -72,12 +72,22 @@ if score_file is None:
 summary, *failures = [json.loads(line) for line in score_file.read_text().splitlines() if line.strip()]
 failed = {entry["id"]: entry for entry in failures}
 answers = {e["id"]: e for e in map(json.loads, (POSSIBLE_ANSWER_PATH / data_file.name).read_text().splitlines()) if e["id"] in results}
+
+
+def token_total(count):
+    """BFCL's token count of an entry: a number, or in multi-turn categories a list per turn of a list per step."""
+    if isinstance(count, list):
+        counts = [token_total(c) for c in count]
+        return None if any(c is None for c in counts) else sum(counts)
+    return count
+
+
 with open(out / "records.jsonl", "w") as records:
     for index in ids:
         result = results.get(index, {})
         records.write(json.dumps({"index": index, "origin_query": None, "prompt": None, "prediction": result.get("result"),
                                   "ground_truth": answers.get(index, {}).get("ground_truth"), "score": 0 if index in failed else 1,
-                                  "prompt_tokens": result.get("input_token_count"), "completion_tokens": result.get("output_token_count"),
+                                  "prompt_tokens": token_total(result.get("input_token_count")), "completion_tokens": token_total(result.get("output_token_count")),
                                   "cost": 0, "raw_output": failed.get(index, {}).get("error")}, default=str) + "\n")
 (out / "result.json").write_text(json.dumps({"category": category, **summary}) + "\n")
 print(f"bridge: {category} accuracy {summary['accuracy']} ({summary['correct_count']}/{summary['total_count']})", flush=True)
