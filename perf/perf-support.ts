@@ -25,7 +25,8 @@ export interface PerfStack {
   killServer(): Promise<void>;
   /** Starts the dev server again on the same database; resolves once it accepts connections. */
   startServer(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops the worker and server; removes the home unless `keepHome` (to read its runs afterwards). */
+  stop(options?: { keepHome?: boolean }): Promise<void>;
 }
 
 /** `extraEnv`: more settings for the stack's worker and `br` (BENCHROUTER_DIND_STORE_MAX, say); `workerArgs`: more `br worker` options. */
@@ -50,11 +51,11 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
     async startServer() {
       server = await startServer();
     },
-    async stop() {
+    async stop({ keepHome = false } = {}) {
       for (const worker of workers) await stopProcess(worker);
       await stopProcess(server);
       await unmountStore(path.join(home, 'dind-store')); // the DinD image store's XFS file, when it has one
-      rmSync(home, { recursive: true, force: true });
+      if (!keepHome) rmSync(home, { recursive: true, force: true });
     },
   };
 }
