@@ -182,7 +182,7 @@ describe('a run on two worker hosts of the cluster', () => {
 
         // Each job first misses its heartbeat, then its pinned attempt waits out the host timeout on host-a's queue:
         // minutes on a loaded machine before the fourth is running (120 s was too short once in a full suite).
-        await waitForRunningOn(handle.workflowId, 'host-b', 4, 300_000);
+        await waitForRunningOn(handle.workflowId, 'host-b', 4, 300_000, b);
         // Mid-run: host-b's four containers are running while the frontend, history and matching go away.
         execFileSync('docker', ['restart', '--time', '5', composeContainer('temporal')]);
 

@@ -149,8 +149,15 @@ export async function waitForAttemptsSince(client: Client, runId: string, sinceM
 }
 
 /** Waits until `count` of the run's containers run on `host` (the jobs of a run under test landed there). */
-export async function waitForRunningOn(runId: string, host: string, count: number, timeoutMs = 60_000): Promise<void> {
-  await waitFor(`${count} running containers on ${host}`, () => runningContainersOf(runId).filter((c) => c.host === host).length === count, timeoutMs);
+/** `worker`: the host's worker, whose last output a timeout quotes with the containers it saw, to say why. */
+export async function waitForRunningOn(runId: string, host: string, count: number, timeoutMs = 60_000, worker?: WorkerProcess): Promise<void> {
+  try {
+    await waitFor(`${count} running containers on ${host}`, () => runningContainersOf(runId).filter((c) => c.host === host).length === count, timeoutMs);
+  } catch (error) {
+    const seen = runningContainersOf(runId).map((c) => `${c.name} (${c.host})`);
+    const said = worker ? `; its worker's last output:\n${worker.output().slice(-4000)}` : '';
+    throw new Error(`${(error as Error).message}; running: ${seen.join(', ') || 'none'}${said}`, { cause: error });
+  }
 }
 
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
