@@ -5,8 +5,9 @@
 // time. Each run's records and transcripts stay under the stack's home, kept and printed at the end, to read
 // why an instance scored 0 (`br records`, `br transcript` with that BENCHROUTER_HOME and TEMPORAL_ADDRESS).
 //
-//   npm run real-model:catalogue -- [--endpoint URL --model NAME] [NAME...]
-//   (NAMEs run only those entries; REAL_MODEL picks the model scripts/real-model.sh serves)
+//   npm run real-model:catalogue -- [--endpoint URL --model NAME] [--limit N | --instances A,B] [NAME...]
+//   (NAMEs run only those entries, --limit or --instances in place of theirs; REAL_MODEL picks the model
+//   scripts/real-model.sh serves)
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -43,7 +44,9 @@ const flag = (name: string) => {
   const at = args.indexOf(name);
   return at >= 0 ? args[at + 1] : undefined;
 };
-const flagValues = new Set(['--endpoint', '--model'].flatMap((f) => (flag(f) ? [flag(f)!] : [])));
+const flagValues = new Set(['--endpoint', '--model', '--limit', '--instances'].flatMap((f) => (flag(f) ? [flag(f)!] : [])));
+/** The selection given on the command line, in place of each entry's. */
+const selection = (['--limit', '--instances'] as const).flatMap((f) => (flag(f) ? [f, flag(f)!] : []));
 const only = args.filter((a) => !a.startsWith('--') && !flagValues.has(a));
 
 /** scripts/real-model.sh on a free port; resolves with its endpoint once it answers. */
@@ -87,7 +90,9 @@ async function main(): Promise<void> {
   const stack = await startStack('real-model', {}, []);
   const rows: Row[] = [];
   try {
-    for (const entry of ENTRIES.filter((e) => only.length === 0 || only.includes(e.benchmark))) {
+    for (const listed of ENTRIES.filter((e) => only.length === 0 || only.includes(e.benchmark))) {
+      const kept = listed.options.filter((o, i, all) => o === '--tasks' || all[i - 1] === '--tasks');
+      const entry = selection.length > 0 ? { ...listed, options: [...kept, ...selection] } : listed;
       const brArgs = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', model, '--endpoint', endpoint, ...entry.options, '--json'];
       const started = performance.now();
       const r = await run(path.join(repoRoot, 'br'), brArgs, stack.env);
