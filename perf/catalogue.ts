@@ -21,7 +21,7 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { startReferenceModel } from '../reference-model/reference-model-server.js';
 import { startReplayModel } from '../reference-model/replay-model-server.js';
 import type { RunResult } from '../runs/run-spec.js';
-import { repoRoot, run, startStack } from './perf-support.js';
+import { brJson, repoRoot, run, startStack } from './perf-support.js';
 
 const LIMIT = 20;
 const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -82,20 +82,13 @@ interface Measured {
 
 async function brRun(env: Record<string, string>, entry: Entry, endpoint: string, limit: number): Promise<Measured> {
   const selection = entry.instances ? ['--instances', entry.instances.join(',')] : ['--limit', String(limit)];
-  const args = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', entry.model, '--endpoint', endpoint, ...selection, '--json'];
+  const args = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', entry.model, '--endpoint', endpoint, ...selection];
   if (entry.task) args.push('--tasks', entry.task);
   const startMs = Date.now();
-  const started = performance.now();
-  const r = await run(path.join(repoRoot, 'br'), args, env);
-  const wallSeconds = (performance.now() - started) / 1000;
+  const r = await brJson<RunResult>(args, env);
   const endMs = Date.now();
-  let result: RunResult;
-  try {
-    result = JSON.parse(r.stdout) as RunResult;
-  } catch {
-    throw new Error(`br ${args.join(' ')}: expected a JSON result on stdout (exit ${r.code}), got: ${r.stdout.slice(0, 300)}${r.stderr.slice(-600)}`);
-  }
-  return { wallSeconds, startMs, endMs, result };
+  if (!r.value) throw new Error(`br ${args.join(' ')} --json: expected a JSON result on stdout (exit ${r.code}), got: ${r.stderr.slice(-600)}`);
+  return { wallSeconds: r.seconds, startMs, endMs, result: r.value };
 }
 
 const containerLogText = (artifactsRoot: string, result: RunResult, job: RunResult['jobs'][number]) => {

@@ -157,6 +157,26 @@ export function run(command: string, args: string[], env: Record<string, string>
   });
 }
 
+/**
+ * `br <args> --json` (a run, a status): its wall seconds, exit code and stderr, and its JSON output, undefined
+ * when stdout holds none (a refused submit prints its error on stderr).
+ */
+export async function brJson<T>(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ seconds: number; code: number | null; stderr: string; value: T | undefined }> {
+  const started = performance.now();
+  const out = await run(path.join(repoRoot, 'br'), [...args, '--json'], env);
+  const seconds = (performance.now() - started) / 1000;
+  let value: T | undefined;
+  try {
+    value = JSON.parse(out.stdout) as T;
+  } catch {
+    value = undefined;
+  }
+  return { seconds, code: out.code, stderr: out.stderr, value };
+}
+
 /** Runs `count` async jobs with at most `concurrency` at once. */
 export async function pool(count: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {
   let next = 0;

@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunResult } from '../runs/run-spec.js';
-import { freePort, repoRoot, run, startStack, stopProcess } from './perf-support.js';
+import { brJson, freePort, repoRoot, startStack, stopProcess } from './perf-support.js';
 
 interface Entry {
   benchmark: string;
@@ -93,15 +93,10 @@ async function main(): Promise<void> {
     for (const listed of ENTRIES.filter((e) => only.length === 0 || only.includes(e.benchmark))) {
       const kept = listed.options.filter((o, i, all) => o === '--tasks' || all[i - 1] === '--tasks');
       const entry = selection.length > 0 ? { ...listed, options: [...kept, ...selection] } : listed;
-      const brArgs = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', model, '--endpoint', endpoint, ...entry.options, '--json'];
-      const started = performance.now();
-      const r = await run(path.join(repoRoot, 'br'), brArgs, stack.env);
-      const wallSeconds = (performance.now() - started) / 1000;
-      let result: RunResult;
-      try {
-        result = JSON.parse(r.stdout) as RunResult;
-      } catch {
-        console.error(`real-model:catalogue: ${entry.benchmark}: no JSON result (exit ${r.code}): ${r.stderr.slice(-800)}`);
+      const brArgs = ['run', path.join(repoRoot, 'benchmarks', entry.benchmark), '--model', model, '--endpoint', endpoint, ...entry.options];
+      const { seconds: wallSeconds, code, stderr, value: result } = await brJson<RunResult>(brArgs, stack.env);
+      if (!result) {
+        console.error(`real-model:catalogue: ${entry.benchmark}: no JSON result (exit ${code}): ${stderr.slice(-800)}`);
         continue;
       }
       const usage = result.usage?.model;

@@ -24,7 +24,7 @@ import { loadBenchmark } from '../contract/load-benchmark.js';
 import { startReferenceModel, type ReferenceModelServer } from '../reference-model/reference-model-server.js';
 import type { RewardsPage } from '../runs/rewards.js';
 import { NOOP_COMMAND, timeRawDockerRuns } from './noop-tasks.js';
-import { cpuDelta, cpuSecondsByProcess, cpuSecondsOfTrees, repoRoot, run, startStack, startWorkerProcess } from './perf-support.js';
+import { brJson, cpuDelta, cpuSecondsByProcess, cpuSecondsOfTrees, repoRoot, startStack, startWorkerProcess } from './perf-support.js';
 
 const which = process.argv[2] ?? 'all';
 const CONCURRENCY = 8;
@@ -41,11 +41,12 @@ async function brRun(
   dir: string,
   flags: string[],
 ): Promise<{ seconds: number; result: { status: string; overall: number | null; jobs: unknown[]; runId: string } }> {
-  const started = performance.now();
-  const out = await run(path.join(repoRoot, 'br'), ['run', dir, ...flags, '--json'], env);
-  const seconds = (performance.now() - started) / 1000;
-  const result = JSON.parse(out.stdout || '{}') as { status: string; overall: number | null; jobs: unknown[]; runId: string };
-  if (result.status !== 'COMPLETED') throw new Error(`br run ended ${result.status}: ${out.stderr.slice(-2000)}`);
+  const {
+    seconds,
+    stderr,
+    value: result,
+  } = await brJson<{ status: string; overall: number | null; jobs: unknown[]; runId: string }>(['run', dir, ...flags], env);
+  if (result?.status !== 'COMPLETED') throw new Error(`br run ended ${result?.status ?? 'without a result'}: ${stderr.slice(-2000)}`);
   return { seconds, result };
 }
 

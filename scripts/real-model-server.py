@@ -108,7 +108,10 @@ class ToolParser(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
         upstream.request(self.command, self.path, body=body, headers=headers)
         response = upstream.getresponse()
-        request = json.loads(body) if body and self.path.endswith("/chat/completions") else {}
+        try:  # a body llama.cpp refuses as not JSON is passed through, refused by it
+            request = json.loads(body) if body and self.path.endswith("/chat/completions") else {}
+        except ValueError:
+            request = {}
         if response.status == 200 and request and not request.get("stream"):
             payload = json.dumps(with_tool_calls(request, json.loads(response.read()))).encode()
             self.send_response(200)

@@ -55,8 +55,6 @@ def chat(messages, instance):
         sys.exit(f"bridge.py: POST {url} failed: {error.reason}")
 
 
-
-
 def final_answer(reply):
     """The answer a reply gives, to compare exactly with the dataset's: its last non-empty line, without a leading
     "The answer is" or "Answer:" or "<variable> =", without TeX's $ or \\boxed{}, and without a closing period.
