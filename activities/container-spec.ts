@@ -3,6 +3,7 @@
 // is tested directly.
 
 import { createHash } from 'node:crypto';
+import { taskDirectory } from '../contract/task-template.js';
 import { shardEnvironment } from '../runs/instance-shards.js';
 import type { JobSpec } from '../runs/run-spec.js';
 import { SIDE_MODEL_ROLES, type SideModelRole } from '../runs/side-models.js';
@@ -214,7 +215,7 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     Cmd: dind ? ['sh', '-c', task.command] : ['-c', task.command],
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     Labels: taskLabels(input),
-    WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${task.name}`,
+    WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${taskDirectory(task)}`,
     HostConfig: hostConfig,
   };
 }

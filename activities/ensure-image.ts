@@ -55,6 +55,15 @@ export function preloadImageTagFor(benchmarkName: string, image: string, context
   return `benchrouter-preload/${repo}:${contextDigest.slice(0, 16)}`;
 }
 
+/** The activity this runs in, which its long steps heartbeat; none when a command (`br export`) builds an image itself. */
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
 /** A failure no retry can fix: the job fails with reason IMAGE_BUILD at once. */
 function imageProblem(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: FAILURE_TYPES.imageProblem, nonRetryable: true, message });
@@ -79,9 +88,9 @@ export async function ensureImage(deps: ImageDeps, input: EnsureImageInput): Pro
       );
     }
     // Saving a gigabyte image takes minutes on a busy host, longer than the heartbeat timeout: it heartbeats like a build.
-    const ctx = Context.current();
+    const ctx = activityContext();
     const images = input.dind.images;
-    const heartbeat = setInterval(() => ctx.heartbeat({ archiving: images }), 2000);
+    const heartbeat = setInterval(() => ctx?.heartbeat({ archiving: images }), 2000);
     try {
       for (const [name, build] of Object.entries(input.dind.builds ?? {})) await ensurePreloadImage(deps, input, name, build);
       archives = await ensureImageArchives(deps, deps.hostId, images);
@@ -153,12 +162,12 @@ async function buildOnce(deps: ImageDeps, { contextDir, tag: image, what, labels
     log.on('error', () => undefined);
     // The context is read as the daemon takes it; a build refused early leaves it unread, and open.
     const context = tar.pack(contextDir);
-    const ctx = Context.current();
+    const ctx = activityContext();
     let step = '';
-    const heartbeat = setInterval(() => ctx.heartbeat({ building: image, step }), 2000);
+    const heartbeat = setInterval(() => ctx?.heartbeat({ building: image, step }), 2000);
     let failure: BuildEvent | DockerError | undefined;
     try {
-      failure = await deps.docker.buildImage(context, { tag: image, labels, signal: ctx.cancellationSignal }, (event) => {
+      failure = await deps.docker.buildImage(context, { tag: image, labels, signal: ctx?.cancellationSignal }, (event) => {
         const text = event.stream ?? event.status ?? (event.error ? `${event.error}\n` : '');
         if (text) log.write(text.endsWith('\n') ? text : `${text}\n`);
         if (event.stream?.startsWith('Step ')) step = event.stream.trim();

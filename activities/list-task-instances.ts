@@ -10,6 +10,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSyn
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskDefinition } from '../contract/benchmark.js';
+import { taskDirectory } from '../contract/task-template.js';
 import { INSTANCE_LIST_CAP_BYTES, parseInstanceList } from '../contract/task-instances.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { CONTAINER_BENCHMARK_DIR, LABELS } from './container-spec.js';
@@ -81,7 +82,7 @@ async function runListing(
       Env: Object.entries({ TZ: 'UTC', PYTHONHASHSEED: '0', ...task.extraEnv }).map(([k, v]) => `${k}=${v}`),
       // Managed and on this host, with no job: a worker that starts after one died mid-listing removes it.
       Labels: { [LABELS.managed]: 'true', [LABELS.host]: deps.hostId, [LABELS.benchmark]: benchmark.name, [LABELS.task]: task.name },
-      WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${task.name}`,
+      WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${taskDirectory(task)}`,
       HostConfig: {
         NetworkMode: 'none',
         Binds: [`${benchmark.dir}:${CONTAINER_BENCHMARK_DIR}:ro`, `${scratch}:/app/results`],

@@ -23,6 +23,7 @@ import { registerLeaderboardCommand } from './commands/leaderboard.js';
 import { registerListCommand } from './commands/list.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerTranscriptsCommand } from './commands/transcripts.js';
+import { registerExportCommand } from './commands/export.js';
 import { registerRecordsCommand } from './commands/records.js';
 import { registerReferenceModelCommand } from './commands/reference-model.js';
 import { registerReplayModelCommand } from './commands/replay-model.js';
@@ -92,6 +93,7 @@ export function buildProgram(deps: CliDeps = processDeps()): Command {
   registerRecordsCommand(program, artifacts);
   registerLogsCommand(program, artifacts);
   registerTranscriptsCommand(program, artifacts);
+  registerExportCommand(program, deps, artifacts);
   registerAnalyzeCommand(program, {
     stdout: deps.stdout,
     say: deps.say,

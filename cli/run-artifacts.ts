@@ -9,6 +9,7 @@ import type { RemoteJob } from '../client/remote-artifacts.js';
 import type { JobWhere } from '../client/job-hosts.js';
 import { InputError } from '../contract/problems.js';
 import { jobArtifactsDir, jobFile, jobFilePath, RUN_DIRS, type JobFile } from '../runs/job-artifacts.js';
+import { jobIdPart } from '../runs/job-specs.js';
 
 /** Artifacts on other hosts, through Temporal. */
 export interface RemoteArtifactAccess {
@@ -106,7 +107,7 @@ function matchJobs(root: string, runId: string, jobs: string[], jobArg: string |
     ]);
   }
   if (jobArg === undefined) return jobs;
-  const matching = jobs.filter((jobId) => jobId === jobArg || jobId === `${runId}.${jobArg}` || taskOf(runId, jobId) === jobArg);
+  const matching = jobs.filter((jobId) => jobId === jobArg || jobId === `${runId}.${jobArg}` || taskOf(runId, jobId) === jobIdPart(jobArg));
   if (!matching.length) {
     throw new InputError([
       { file: runDir, field: '', message: `no job "${jobArg}" in run ${runId} (have ${jobs.map((j) => shortJobId(runId, j)).join(', ')})` },

@@ -48,9 +48,9 @@ function defaultOf(field: Field): unknown {
   return def.type === 'default' ? def.defaultValue : undefined;
 }
 
-function metaOf(field: Field): { value?: string; form?: CliForm } {
+function metaOf(field: Field): { value?: string; form?: CliForm; short?: string } {
   const meta = field.meta() as Record<string, unknown> | undefined;
-  return { value: meta?.['x-cli-value'] as string | undefined, form: meta?.['x-cli-form'] as CliForm | undefined };
+  return { value: meta?.['x-cli-value'] as string | undefined, form: meta?.['x-cli-form'] as CliForm | undefined, short: meta?.['x-cli-short'] as string | undefined };
 }
 
 /** The CLI-only flag that layers a YAML file of generation settings under the flags. */
@@ -77,9 +77,9 @@ export function addRunOptionFlags(command: Command, omit: readonly RunOptionName
       }
       continue;
     }
-    const { value = 'value', form } = metaOf(field);
-    const option = new Option(`${flag} <${value}>`, `${description}${shownDefault}`);
-    if (form === 'key-value') option.argParser((v: string, previous: string[] = []) => [...previous, v]);
+    const { value = 'value', form, short } = metaOf(field);
+    const option = new Option(`${short ? `${short}, ` : ''}${flag} <${value}>`, `${description}${shownDefault}`);
+    if (form === 'key-value' || form === 'key-text') option.argParser((v: string, previous: string[] = []) => [...previous, v]);
     if (isRequired(field)) option.makeOptionMandatory();
     command.addOption(option);
   }
@@ -104,6 +104,7 @@ export function runOptionsFromFlags(flags: ParsedFlags): Partial<Record<RunOptio
     else if (form === 'list') options[name] = commaList(String(given));
     else if (form === 'list-or-file') options[name] = listOrFile(String(given), flagOf(name));
     else if (form === 'key-value') options[name] = keyValues(given as string[], flagOf(name));
+    else if (form === 'key-text') options[name] = keyTexts(given as string[], flagOf(name));
     else if (form === 'yaml-file') options[name] = loadPriceFile(String(given));
     else options[name] = given;
   }
@@ -146,6 +147,16 @@ function keyValues(pairs: string[], flag: string): Record<string, unknown> {
   } catch (error) {
     throw new InputError([{ file: flag, field: '', message: (error as Error).message.replace(/^--gen: /, '') }]);
   }
+}
+
+/** `key=value` pairs, each value the text as written (`-T shuffle=false`: the benchmark reads it its own way). */
+function keyTexts(pairs: string[], flag: string): Record<string, string> {
+  const entries = pairs.map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new InputError([{ file: flag, field: '', message: `expected key=value, got "${pair}"` }]);
+    return [pair.slice(0, eq).trim(), pair.slice(eq + 1)] as const;
+  });
+  return Object.fromEntries(entries);
 }
 
 /**

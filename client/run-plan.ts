@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TaskDefinition } from '../contract/benchmark.js';
 import { InputError, type Problem } from '../contract/problems.js';
+import { taskDirectory } from '../contract/task-template.js';
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { planTask, SHARD_LIST_MAX_BYTES, shardCount, type RunPlan } from '../runs/instance-shards.js';
 import type { RunSpec } from '../runs/run-spec.js';
@@ -47,7 +48,7 @@ export async function planRun(spec: RunSpec, list: InstanceLister, say?: (line: 
 }
 
 function taskFile(spec: RunSpec, task: TaskDefinition): string {
-  return path.join(spec.benchmark.dir, 'tasks', task.name, 'task.yaml');
+  return path.join(spec.benchmark.dir, 'tasks', taskDirectory(task), 'task.yaml');
 }
 
 /** Ids of the run's `instances` that no task lists, when every task lists its own (otherwise a task that does not may have them). */
@@ -94,10 +95,11 @@ function shardListProblems(spec: RunSpec, task: TaskDefinition, plan: RunPlan[nu
 function listedFile(
   settings: Pick<Settings, 'instancesCacheDir'>,
   benchmark: { digest: string },
-  task: Pick<TaskDefinition, 'name' | 'instancesCommand'>,
+  task: Pick<TaskDefinition, 'name' | 'instancesCommand' | 'extraEnv'>,
 ): string {
+  // The environment too: a task a template makes lists its instances by its name and arguments there.
   const key = createHash('sha256')
-    .update(JSON.stringify([benchmark.digest, task.name, task.instancesCommand]))
+    .update(JSON.stringify([benchmark.digest, task.name, task.instancesCommand, task.extraEnv]))
     .digest('hex');
   return path.join(settings.instancesCacheDir, 'listed', `${key}.json`);
 }
@@ -106,7 +108,7 @@ function listedFile(
 export function listedBefore(
   settings: Pick<Settings, 'instancesCacheDir'>,
   benchmark: { digest: string },
-  task: Pick<TaskDefinition, 'name' | 'instancesCommand'>,
+  task: Pick<TaskDefinition, 'name' | 'instancesCommand' | 'extraEnv'>,
 ): string[] | undefined {
   try {
     const ids = JSON.parse(readFileSync(listedFile(settings, benchmark, task), 'utf8')) as unknown;

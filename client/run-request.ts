@@ -7,6 +7,7 @@ import type { Benchmark } from '../contract/benchmark.js';
 import { resolveBenchmarkDir } from '../contract/builtin-benchmarks.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
+import { runTasks } from '../contract/task-template.js';
 import { loadTokenizerFile, TokenizerFileError } from '../gateway/prompt-truncation.js';
 import type { RunOptions, RunRequest } from '../runs/run-options.js';
 import type { RunSpec } from '../runs/run-spec.js';
@@ -31,13 +32,13 @@ export function runSpecFromRequest(request: RunRequest, where: RequestSource = {
 
 /** The RunSpec of validated options for a loaded benchmark: its tasks checked, the tokenizer hashed, the run id set. */
 export function runSpecOfBenchmark(benchmark: Benchmark, options: RunOptions, where: RequestSource = {}): RunSpec {
-  const unknown = (options.tasks ?? []).filter((t) => !benchmark.tasks.some((task) => task.name === t));
-  if (unknown.length) {
+  const selected = runTasks(benchmark, options.tasks, options.taskArgs);
+  if (!selected.ok) {
     throw new InputError([
       {
         file: where.file ?? where.tasksFrom ?? path.join(benchmark.dir, 'benchmark.yaml'),
         field: where.file ? 'tasks' : '',
-        message: `no task named ${unknown.map((t) => `"${t}"`).join(', ')} (have ${benchmark.tasks.map((t) => t.name).join(', ')})`,
+        message: selected.problem,
       },
     ]);
   }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import type { Benchmark } from '../contract/benchmark.js';
 import { InputError } from '../contract/problems.js';
+import { runTasks } from '../contract/task-template.js';
 import { BUILT_IN_PRICES } from '../gateway/price-table.js';
 import { runOptions, type RunOptionsInput } from '../runs/run-options.js';
 import type { CarriedInstances, JobResult, RunProgress, RunResult, RunSpec } from '../runs/run-spec.js';
@@ -51,7 +52,9 @@ export function newRunId(now = new Date()): string {
  */
 export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, tokenizer?: { path: string; sha256: string }): RunSpec {
   const options = runOptions(input);
-  const tasks = options.tasks?.length ? benchmark.tasks.filter((t) => options.tasks!.includes(t.name)) : benchmark.tasks;
+  const selected = runTasks(benchmark, options.tasks, options.taskArgs);
+  if (!selected.ok) throw new InputError([{ file: options.tasks?.length ? '--tasks' : path.join(benchmark.dir, 'benchmark.yaml'), field: '', message: selected.problem }]);
+  const tasks = selected.tasks;
   return {
     runId: newRunId(),
     benchmark: { name: benchmark.name, dir: benchmark.dir, digest: directoryDigest(benchmark.dir) },

@@ -42,16 +42,66 @@ export const PreloadImageEntrySchema = z.strictObject(
   expecting('{name, build}'),
 );
 
-/** Task and preload-image entries are checked one by one (TaskEntrySchema, PreloadImageEntrySchema), so one bad entry hides no other problem. */
-export const BenchmarkYamlSchema = z.strictObject(
+/**
+ * The name of a task a run names and a task template makes (`inspect_evals/gsm8k`): path-like words of letters,
+ * digits, ".", "_" or "-", joined by "/", never "." or "..": it names a dataset or eval, never a file.
+ */
+export const TEMPLATED_TASK_NAME = /^(?!\.{1,2}(?:\/|$))[A-Za-z0-9][A-Za-z0-9._-]*(?:\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
+/**
+ * benchmark.yaml `task_template`: the tasks a run names that the benchmark does not list (`br run inspect --tasks
+ * inspect_evals/gsm8k`), each made from one task directory (`template`) and run in `environment`, for names that
+ * match `pattern`. The task learns its name and the run's task arguments from BENCHROUTER_TASK and
+ * BENCHROUTER_TASK_ARGS.
+ */
+export const TaskTemplateSchema = z.strictObject(
   {
-    name: z.string(expecting('a benchmark name')).regex(/^[a-z0-9][a-z0-9._-]*$/, expecting('a lower-case name of letters, digits, ".", "_" or "-"')),
-    description: z.string(expecting('a string')).optional(),
-    tasks: z.array(z.unknown(), expecting('a list of {name, environment}')).min(1, expecting('at least one task')),
-    preload_images: z.array(z.unknown(), expecting('a list of {name, build}')).default([]),
+    template: pathSegmentName('a task directory name'),
+    environment: pathSegmentName('an environment name'),
+    pattern: z.string(expecting('a regular expression the names of its tasks match')).superRefine((value, ctx) => {
+      try {
+        new RegExp(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: `expected a regular expression, got ${showValue(value)}: ${(error as Error).message}` });
+      }
+    }),
+    example: z.string(expecting('an example task name')).regex(TEMPLATED_TASK_NAME, expecting('a task name like "inspect_evals/gsm8k"')),
   },
-  expecting('a mapping with name and tasks'),
+  expecting('{template, environment, pattern, example}'),
 );
+
+/** Task and preload-image entries are checked one by one (TaskEntrySchema, PreloadImageEntrySchema), so one bad entry hides no other problem. */
+export const BenchmarkYamlSchema = z
+  .strictObject(
+    {
+      name: z.string(expecting('a benchmark name')).regex(/^[a-z0-9][a-z0-9._-]*$/, expecting('a lower-case name of letters, digits, ".", "_" or "-"')),
+      description: z.string(expecting('a string')).optional(),
+      tasks: z.array(z.unknown(), expecting('a list of {name, environment}')).default([]),
+      task_template: TaskTemplateSchema.optional(),
+      preload_images: z.array(z.unknown(), expecting('a list of {name, build}')).default([]),
+    },
+    expecting('a mapping with name and tasks'),
+  )
+  .superRefine((benchmark, ctx) => {
+    if (benchmark.tasks.length === 0 && !benchmark.task_template)
+      ctx.addIssue({ code: 'custom', path: ['tasks'], message: 'expected at least one task (or a task_template that makes the tasks a run names)' });
+    const example = benchmark.task_template?.example;
+    if (example !== undefined && benchmark.task_template && !safeTest(benchmark.task_template.pattern, example))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['task_template', 'example'],
+        message: `expected a name the pattern ${showValue(benchmark.task_template.pattern)} matches, got ${showValue(example)}`,
+      });
+  });
+
+/** Whether `pattern` (a regular expression, maybe invalid) matches the whole of `name`. */
+export function safeTest(pattern: string, name: string): boolean {
+  try {
+    return new RegExp(`^(?:${pattern})$`).test(name);
+  } catch {
+    return false;
+  }
+}
 
 const MEMORY = /^\d+(\.\d+)?[kmgKMG]?[bB]?$/;
 const RESERVED_ENV = ['BENCHROUTER_MODEL_ENDPOINT', 'BENCHROUTER_MODEL_NAME', 'BENCHROUTER_API_KEY', 'BENCHROUTER_OUTPUT_DIR'];
@@ -197,5 +247,6 @@ export function aggregateMapping(aggregate: z.infer<typeof AggregateSchema>): Re
 
 export type BenchmarkYaml = z.infer<typeof BenchmarkYamlSchema>;
 export type TaskEntry = z.infer<typeof TaskEntrySchema>;
+export type TaskTemplate = z.infer<typeof TaskTemplateSchema>;
 export type PreloadImageEntry = z.infer<typeof PreloadImageEntrySchema>;
 export type TaskYaml = z.infer<typeof TaskYamlSchema>;

@@ -11,6 +11,11 @@ export interface TaskResources {
 
 export interface TaskDefinition {
   name: string;
+  /**
+   * The task's directory under tasks/ (its working directory in the container), when it is not `name`: a task
+   * made from the benchmark's task_template runs in the template's directory.
+   */
+  directory?: string;
   environment: string;
   command: string;
   timeoutSeconds: number;
@@ -51,4 +56,9 @@ export interface Benchmark {
   /** Absolute path of the benchmark directory on the machine that loaded it. */
   dir: string;
   tasks: TaskDefinition[];
+  /**
+   * benchmark.yaml `task_template`: what makes a task a run names that `tasks` does not list. `task` is the
+   * template's task.yaml loaded as any task's (named after its directory); `pattern` the names it takes.
+   */
+  taskTemplate?: { pattern: string; example: string; task: TaskDefinition };
 }

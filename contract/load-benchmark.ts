@@ -12,6 +12,7 @@ import {
   PreloadImageEntrySchema,
   TaskEntrySchema,
   TaskYamlSchema,
+  type TaskEntry,
   type TaskYaml,
 } from './benchmark-schema.js';
 import type { Benchmark, TaskDefinition } from './benchmark.js';
@@ -56,72 +57,109 @@ export function inspectBenchmark(dir: string): LoadOutcome {
       return;
     }
     firstIndexOf.set(entry.name, index);
-
-    const envDir = path.join(root, 'environments', entry.environment);
-    const envPlace = placeOfDirectory(root, envDir);
-    if (envPlace === 'outside') {
-      problems.push({
-        file: benchmarkFile,
-        field: `tasks[${index}].environment`,
-        message: `environment "${entry.environment}" leads outside the benchmark: expected a directory environments/${entry.environment}/ inside the benchmark, not a link out of it`,
-      });
-    } else if (envPlace === 'missing') {
-      problems.push({
-        file: benchmarkFile,
-        field: `tasks[${index}].environment`,
-        message: `environment "${entry.environment}" not found: expected a directory environments/${entry.environment}/ inside the benchmark`,
-      });
-    } else if (!existsSync(path.join(envDir, 'Dockerfile'))) {
-      problems.push({ file: shown('environments', entry.environment), field: '', message: 'expected a Dockerfile in the environment directory, found none' });
-    }
-
-    const taskDir = path.join(root, 'tasks', entry.name);
-    const taskPlace = placeOfDirectory(root, taskDir);
-    if (taskPlace === 'outside') {
-      problems.push({
-        file: benchmarkFile,
-        field: `tasks[${index}].name`,
-        message: `task directory tasks/${entry.name}/ leads outside the benchmark: expected a directory inside the benchmark, not a link out of it`,
-      });
-      return;
-    }
-    if (taskPlace === 'missing') {
-      problems.push({ file: benchmarkFile, field: `tasks[${index}].name`, message: `task directory tasks/${entry.name}/ not found inside the benchmark` });
-      return;
-    }
-    const taskFile = shown('tasks', entry.name, 'task.yaml');
-    const taskYaml = readYaml(taskFile, TaskYamlSchema, problems);
-    if (!taskYaml) return;
-    if (taskYaml.name !== entry.name) {
-      problems.push({ file: taskFile, field: 'name', message: `expected "${entry.name}" (the name benchmark.yaml gives this task), got "${taskYaml.name}"` });
-      return;
-    }
-    const builds = Object.fromEntries(taskYaml.docker_images.filter((image) => preloadBuilds.has(image)).map((image) => [image, preloadBuilds.get(image)!]));
-    const instances = declaredInstances(realpathSync(taskDir), taskFile, taskYaml.instances, problems);
-    tasks.push({
-      name: taskYaml.name,
-      environment: entry.environment,
-      command: taskYaml.command,
-      timeoutSeconds: taskYaml.timeout,
-      resultMapping: taskYaml.result_mapping,
-      docker: taskYaml.docker,
-      dockerImages: taskYaml.docker_images,
-      ...(Object.keys(builds).length ? { preloadBuilds: builds } : {}),
-      extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
-      resources: { ...taskYaml.resources, pids: taskYaml.resources.pids ?? (taskYaml.docker ? DEFAULT_DIND_PIDS : DEFAULT_RESOURCES.pids) },
-      network: taskYaml.network,
-      ...instances,
-      ...(taskYaml.aggregate !== undefined ? { aggregate: aggregateMapping(taskYaml.aggregate) } : {}),
-      ...(taskYaml.shard_size !== undefined ? { shardSize: taskYaml.shard_size } : {}),
-      ...(taskYaml.min_shard_size !== undefined ? { minShardSize: taskYaml.min_shard_size } : {}),
-    });
+    const task = loadTask({ root, dir, benchmarkFile, preloadBuilds, problems }, entry, `tasks[${index}]`);
+    if (task) tasks.push(task);
   });
+
+  let taskTemplate: Benchmark['taskTemplate'];
+  const template = benchmarkYaml.task_template;
+  if (template) {
+    if (firstIndexOf.has(template.template))
+      problems.push({
+        file: benchmarkFile,
+        field: 'task_template.template',
+        message: `"${template.template}" is also a task of tasks[${firstIndexOf.get(template.template)}]: a template's directory makes tasks, it is not one`,
+      });
+    const task = loadTask({ root, dir, benchmarkFile, preloadBuilds, problems }, { name: template.template, environment: template.environment }, 'task_template', 'template');
+    if (task) taskTemplate = { pattern: template.pattern, example: template.example, task };
+  }
 
   problems.push(...submittedSizeProblems(tasks, (task) => shown('tasks', task.name, 'task.yaml'), benchmarkFile));
   if (problems.length > 0) return { problems };
   return {
-    benchmark: { name: benchmarkYaml.name, description: benchmarkYaml.description ?? '', dir: root, tasks },
+    benchmark: { name: benchmarkYaml.name, description: benchmarkYaml.description ?? '', dir: root, tasks, ...(taskTemplate ? { taskTemplate } : {}) },
     problems,
+  };
+}
+
+interface LoadContext {
+  root: string;
+  /** The directory as the caller named it, for the files errors show. */
+  dir: string;
+  benchmarkFile: string;
+  preloadBuilds: Map<string, string>;
+  problems: Problem[];
+}
+
+/**
+ * One task of benchmark.yaml (`at`: where it is named there, `nameField` the field holding its directory name):
+ * its environment and directory checked, its task.yaml read. Undefined, with the problems recorded, when it
+ * cannot be loaded.
+ */
+function loadTask(
+  { root, dir, benchmarkFile, preloadBuilds, problems }: LoadContext,
+  entry: TaskEntry,
+  at: string,
+  nameField = 'name',
+): TaskDefinition | undefined {
+  const shown = (...parts: string[]) => path.join(dir, ...parts);
+  const envDir = path.join(root, 'environments', entry.environment);
+  const envPlace = placeOfDirectory(root, envDir);
+  if (envPlace === 'outside') {
+    problems.push({
+      file: benchmarkFile,
+      field: `${at}.environment`,
+      message: `environment "${entry.environment}" leads outside the benchmark: expected a directory environments/${entry.environment}/ inside the benchmark, not a link out of it`,
+    });
+  } else if (envPlace === 'missing') {
+    problems.push({
+      file: benchmarkFile,
+      field: `${at}.environment`,
+      message: `environment "${entry.environment}" not found: expected a directory environments/${entry.environment}/ inside the benchmark`,
+    });
+  } else if (!existsSync(path.join(envDir, 'Dockerfile'))) {
+    problems.push({ file: shown('environments', entry.environment), field: '', message: 'expected a Dockerfile in the environment directory, found none' });
+  }
+
+  const taskDir = path.join(root, 'tasks', entry.name);
+  const taskPlace = placeOfDirectory(root, taskDir);
+  if (taskPlace === 'outside') {
+    problems.push({
+      file: benchmarkFile,
+      field: `${at}.${nameField}`,
+      message: `task directory tasks/${entry.name}/ leads outside the benchmark: expected a directory inside the benchmark, not a link out of it`,
+    });
+    return undefined;
+  }
+  if (taskPlace === 'missing') {
+    problems.push({ file: benchmarkFile, field: `${at}.${nameField}`, message: `task directory tasks/${entry.name}/ not found inside the benchmark` });
+    return undefined;
+  }
+  const taskFile = shown('tasks', entry.name, 'task.yaml');
+  const taskYaml = readYaml(taskFile, TaskYamlSchema, problems);
+  if (!taskYaml) return undefined;
+  if (taskYaml.name !== entry.name) {
+    problems.push({ file: taskFile, field: 'name', message: `expected "${entry.name}" (the name benchmark.yaml gives this task), got "${taskYaml.name}"` });
+    return undefined;
+  }
+  const builds = Object.fromEntries(taskYaml.docker_images.filter((image) => preloadBuilds.has(image)).map((image) => [image, preloadBuilds.get(image)!]));
+  const instances = declaredInstances(realpathSync(taskDir), taskFile, taskYaml.instances, problems);
+  return {
+    name: taskYaml.name,
+    environment: entry.environment,
+    command: taskYaml.command,
+    timeoutSeconds: taskYaml.timeout,
+    resultMapping: taskYaml.result_mapping,
+    docker: taskYaml.docker,
+    dockerImages: taskYaml.docker_images,
+    ...(Object.keys(builds).length ? { preloadBuilds: builds } : {}),
+    extraEnv: Object.fromEntries(Object.entries(taskYaml.extra_env).map(([k, v]) => [k, String(v)])),
+    resources: { ...taskYaml.resources, pids: taskYaml.resources.pids ?? (taskYaml.docker ? DEFAULT_DIND_PIDS : DEFAULT_RESOURCES.pids) },
+    network: taskYaml.network,
+    ...instances,
+    ...(taskYaml.aggregate !== undefined ? { aggregate: aggregateMapping(taskYaml.aggregate) } : {}),
+    ...(taskYaml.shard_size !== undefined ? { shardSize: taskYaml.shard_size } : {}),
+    ...(taskYaml.min_shard_size !== undefined ? { minShardSize: taskYaml.min_shard_size } : {}),
   };
 }
 

@@ -6,10 +6,19 @@ import type { TaskDefinition } from '../contract/benchmark.js';
 import { selectedInstances, shardCount, shardOf, type RunPlan } from './instance-shards.js';
 import type { JobResult, JobSpec, RunSpec } from './run-spec.js';
 
-/** `<run>.<task index>-<task>[.s<shard>][.r<repeat>]`: the shard part only for a task split into more than one. */
+/**
+ * `<run>.<task index>-<task>[.s<shard>][.r<repeat>]`: the shard part only for a task split into more than one. A
+ * job id names a directory of artifacts, so a task name's "/" (a task a template makes: `inspect_evals/gsm8k`)
+ * is written as "." in it.
+ */
 export function jobIdFor(runId: string, index: number, taskName: string, repeat?: number, shard?: { index: number; count: number }): string {
   const shardPart = shard && shard.count > 1 ? `.s${String(shard.index).padStart(Math.max(3, String(shard.count - 1).length), '0')}` : '';
-  return `${runId}.${String(index).padStart(3, '0')}-${taskName}${shardPart}${repeat === undefined ? '' : `.r${repeat}`}`;
+  return `${runId}.${String(index).padStart(3, '0')}-${jobIdPart(taskName)}${shardPart}${repeat === undefined ? '' : `.r${repeat}`}`;
+}
+
+/** A task name as a job id holds it: "/" as ".". */
+export function jobIdPart(taskName: string): string {
+  return taskName.split('/').join('.');
 }
 
 export function repeatFields(job: JobSpec): Pick<JobResult, 'repeat' | 'seed' | 'shard'> {

@@ -32,9 +32,9 @@ const price = z.strictObject({ input: z.number().nonnegative(), output: z.number
 
 /**
  * How a flag's value is written on the command line, where the type alone does not say: a comma list (or
- * `@FILE`), repeated `key=value` pairs, or a YAML file. The derivation reads it from each field's metadata.
+ * `@FILE`), repeated `key=value` pairs (values read as JSON, or kept as the text written: key-text), or a YAML file. The derivation reads it from each field's metadata.
  */
-export type CliForm = 'list' | 'list-or-file' | 'key-value' | 'yaml-file';
+export type CliForm = 'list' | 'list-or-file' | 'key-value' | 'key-text' | 'yaml-file';
 
 /** The value's name in `--help` (`--endpoint <url>`), and its form where the type does not say it. */
 function cli(value: string, form?: CliForm) {
@@ -46,7 +46,19 @@ export const RunOptionFields = z.strictObject({
   model: name.describe('model name sent to the endpoint').meta(cli('name')),
   endpoint: httpUrl.describe('OpenAI-compatible base URL, ending in /v1').meta(cli('url')),
   apiKeyEnv: envName.optional().describe('environment variable on the worker host that holds the API key (the key never enters the run)').meta(cli('VAR')),
-  tasks: z.array(name, expecting('a list of task names')).min(1).optional().describe('only these tasks (default: all)').meta(cli('names', 'list')),
+  tasks: z
+    .array(name, expecting('a list of task names'))
+    .min(1)
+    .optional()
+    .describe("only these tasks (default: all); for a benchmark with a task template, also any name it takes (br run inspect --tasks inspect_evals/gsm8k)")
+    .meta(cli('names', 'list')),
+  taskArgs: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, expecting('an argument name')), z.string(expecting('the value as text')), expecting('a mapping of argument names to values'))
+    .optional()
+    .describe(
+      'arguments of the tasks a task template makes, as the benchmark takes them (inspect: -T of inspect eval, values read as YAML), in BENCHROUTER_TASK_ARGS; -T key=value, repeatable',
+    )
+    .meta({ ...cli('key=value', 'key-text'), 'x-cli-short': '-T' }),
   concurrency: positiveInt.default(8).describe('jobs running at once').meta(cli('n')),
   repeats: positiveInt.default(1).describe('run each task n times, with seeds seed..seed+n-1 in BENCHROUTER_SEED; reports mean ± std').meta(cli('n')),
   seed: z

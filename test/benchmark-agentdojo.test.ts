@@ -9,7 +9,7 @@ import { inspectDirect } from './support/inspect-direct.js';
 import type { RunResult } from '../runs/run-spec.js';
 import { expectShardsAgree } from './support/shard-fidelity.js';
 
-// The image is tau2's environment, byte for byte: on a machine that built tau2's, Docker's layer cache
+// The image is the inspect benchmark's environment, which its tau2 tasks use too: on a machine that ran those, Docker's layer cache
 // builds it at once; cold, about a minute on an idle 2-core machine (15 minutes once on 2 loaded cores). The
 // file took 19 s with the image built on an idle machine; 1 to 4 minutes a run under load.
 const COLD_BUILD_MS = 30 * 60_000;
@@ -38,7 +38,7 @@ describe('agentdojo', () => {
   });
 
   it('scores two banking samples exactly as inspect eval run directly: utility 1/2, targeted ASR 0', { timeout: COLD_BUILD_MS }, async () => {
-    const run = await h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: INSTANCES });
+    const run = await h.run(builtinDir('inspect'), { endpoint: replay.url, tasks: ['agentdojo'], instances: INSTANCES });
     unsplit = run;
     const job = run.jobs[0]!;
     expect(job.status, job.message).toBe('SUCCEEDED');
@@ -46,7 +46,7 @@ describe('agentdojo', () => {
     expect(replay.counts).toEqual({ answered: 2, unknown: 0 });
 
     const direct = await inspectDirect(
-      benchmarkImage('agentdojo', 'inspect'),
+      benchmarkImage('inspect', 'inspect'),
       'inspect_evals/agentdojo',
       ['-T', 'with_sandbox_tasks="no"', '--sample-id', INSTANCES.join(',')],
       replay.url,
@@ -65,12 +65,12 @@ describe('agentdojo', () => {
   });
 
   it('refuses at submit an instance id the task does not list, naming it, and starts nothing', { timeout: 10 * 60_000 }, async () => {
-    await expect(h.run(builtinDir('agentdojo'), { endpoint: replay.url, instances: ['banking-u1-i0', 'banking-u99-i0'] })).rejects.toThrow(
+    await expect(h.run(builtinDir('inspect'), { endpoint: replay.url, tasks: ['agentdojo'], instances: ['banking-u1-i0', 'banking-u99-i0'] })).rejects.toThrow(
       `instances: the run's instances name an id no task lists: "banking-u99-i0"`,
     );
   });
 
   it('split into shards of 1 scores each task and instance as it does unsplit, to the last digit', { timeout: 10 * 60_000 }, async () => {
-    await expectShardsAgree(h, builtinDir('agentdojo'), { endpoint: replay.url, instances: INSTANCES }, unsplit, [1]);
+    await expectShardsAgree(h, builtinDir('inspect'), { endpoint: replay.url, tasks: ['agentdojo'], instances: INSTANCES }, unsplit, [1]);
   });
 });

@@ -66,7 +66,7 @@ describe('tau2', () => {
     { timeout: COLD_BUILD_MS },
     async () => {
       const before = replay.counts.answered;
-      const run = await h.run(builtinDir('tau2'), { endpoint: replay.url, tasks: ['airline'], limit: LIMIT });
+      const run = await h.run(builtinDir('inspect'), { endpoint: replay.url, tasks: ['tau2_airline'], limit: LIMIT });
       unsplit = run;
       const job = run.jobs[0]!;
       expect(job.status, job.message).toBe('SUCCEEDED');
@@ -75,7 +75,7 @@ describe('tau2', () => {
       expect(replay.counts).toEqual({ answered: before + 4 * LIMIT, unknown: 0 });
 
       const direct = await inspectDirect(
-        benchmarkImage('tau2', 'inspect'),
+        benchmarkImage('inspect', 'inspect'),
         'inspect_evals/tau2_airline',
         ['-T', 'shuffle=false', '--limit', String(LIMIT)],
         replay.url,
@@ -97,9 +97,9 @@ describe('tau2', () => {
   // In `npm run test:slow` only: `npm test` keeps the fidelity run, and the suite within CI's 20 minutes.
   it.runIf(SLOW_TESTS)('sends the simulated customer to --user-model, metered apart from the agent, with the same scores', { timeout: RUN_MS }, async () => {
     const before = { agent: replay.counts.answered, customer: customer.counts.answered };
-    const run = await h.run(builtinDir('tau2'), {
+    const run = await h.run(builtinDir('inspect'), {
       endpoint: replay.url,
-      tasks: ['airline'],
+      tasks: ['tau2_airline'],
       limit: LIMIT,
       userModel: 'simulated-customer',
       userEndpoint: customer.url,
@@ -120,6 +120,6 @@ describe('tau2', () => {
   });
 
   it('split into shards of 1 (and of 2 with 3 samples) scores each task and instance as it does unsplit, to the last digit', { timeout: RUN_MS }, async () => {
-    await expectShardsAgree(h, builtinDir('tau2'), { endpoint: replay.url, tasks: ['airline'], limit: LIMIT }, unsplit, LIMIT > 2 ? [1, 2] : [1]);
+    await expectShardsAgree(h, builtinDir('inspect'), { endpoint: replay.url, tasks: ['tau2_airline'], limit: LIMIT }, unsplit, LIMIT > 2 ? [1, 2] : [1]);
   });
 });

@@ -18,11 +18,11 @@ describe('br benchmarks', () => {
     expect(code).toBe(0);
     const rows = JSON.parse(stdout) as Array<Record<string, unknown>>;
     expect(rows.map((r) => r.name)).toEqual([
-      'agentdojo',
       'arith',
       'bfcl',
       'evalscope',
       'humaneval',
+      'inspect',
       'mathematics',
       'mcp',
       'miniwob',
@@ -30,8 +30,13 @@ describe('br benchmarks', () => {
       'scienceworld',
       'sql',
       'swe-repair',
-      'tau2',
     ]);
+    // Its own tasks, and any inspect_evals eval a run names.
+    expect(rows.find((r) => r.name === 'inspect')).toMatchObject({
+      tasks: ['tau2_airline', 'tau2_retail', 'tau2_telecom', 'agentdojo'],
+      alsoTasks: 'inspect_evals/[a-z0-9_]+',
+      upstream: 'inspect-evals 0.26.0 (PyPI)',
+    });
     expect(rows.find((r) => r.name === 'swe-repair')).toMatchObject({
       tasks: ['repair'],
       instances: 10,

@@ -39,6 +39,8 @@ export interface CatalogueRow {
   shards?: Record<string, number>;
   mode: 'simple' | 'dind';
   upstream: string | null;
+  /** The other tasks a run may name, made from the benchmark's task_template: `inspect_evals/[a-z0-9_]+`. */
+  alsoTasks?: string;
 }
 
 export function readCatalogue(benchmarksDir: string, settings: Pick<Settings, 'instancesCacheDir'>): CatalogueRow[] {
@@ -68,6 +70,7 @@ export function readCatalogue(benchmarksDir: string, settings: Pick<Settings, 'i
       ...(Object.keys(shards).length ? { shards } : {}),
       mode: benchmark.tasks.some((task) => task.docker) ? 'dind' : 'simple',
       upstream: entry?.upstream ? `${entry.upstream.package} ${entry.upstream.version} (${entry.upstream.registry})` : null,
+      ...(benchmark.taskTemplate ? { alsoTasks: benchmark.taskTemplate.pattern } : {}),
     };
   });
 }
@@ -79,7 +82,7 @@ export function catalogueView(rows: CatalogueRow[]): TableView {
     rows: rows.map((r) => [
       r.name,
       r.domain,
-      r.tasks.join(', '),
+      [...r.tasks, ...(r.alsoTasks ? [`any ${r.alsoTasks}`] : [])].join(', '),
       r.instances ?? r.instancesNote ?? null,
       r.shards
         ? Object.entries(r.shards)

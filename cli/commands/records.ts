@@ -109,7 +109,7 @@ number and counted in the summary line; they are never printed as records.
 }
 
 /** Where each job's records.jsonl can be read on this host (undefined: it wrote none), or why another host refused it. */
-async function recordsSources(
+export async function recordsSources(
   deps: ArtifactCommandDeps,
   jobs: LocatedJob[],
   scratch: string,
