@@ -87,7 +87,7 @@ describe('br benchmarks', () => {
     const { createHash } = await import('node:crypto');
     const task = benchmark.tasks[0]!;
     const key = createHash('sha256')
-      .update(JSON.stringify([directoryDigest(benchmark.dir), task.name, task.instancesCommand]))
+      .update(JSON.stringify([directoryDigest(benchmark.dir), task.name, task.instancesCommand, task.extraEnv]))
       .digest('hex');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(path.join(settings.instancesCacheDir, 'listed'), { recursive: true });

@@ -11,10 +11,10 @@ arguments BENCHROUTER_TASK_ARGS (a JSON object of strings, each value as `-T` ta
 benchmark's task template is told. --list prints the eval's sample ids in its dataset's order, one per line, and
 runs nothing (task.yaml's `instances`).
 
-Scores: `overall` is the first scorer's `accuracy` (else its `mean`, else its first metric), named in `metric`. A
-sample's record scores that scorer's value, as a number (Inspect's value_to_float: C 1, I 0, P 0.5); a scorer whose
-value is a mapping (AgentDojo's {utility, security}) is read at the key --record-score names, or else at the first
-scorer's name.
+Scores: `overall` is the first reported score's `accuracy` (else its `mean`, else its first metric), named in
+`metric`. A sample's record scores that scorer's value, as a number (Inspect's value_to_float: C 1, I 0, P 0.5); a
+scorer whose value is a mapping (AgentDojo's {utility, security}, reported as a score per key) is read at the key
+--record-score names, or else at that first score's name.
 """
 import glob, importlib, importlib.metadata, json, os, subprocess, sys
 from pathlib import Path
@@ -141,10 +141,12 @@ if not log.results or not log.results.scores:
 
 # Every score's metrics by name: {"airline_scorer": {"accuracy": 0.5, "stderr": 0.5}}, or AgentDojo's utility and security.
 scores = {score.name: {name: metric.value for name, metric in score.metrics.items()} for score in log.results.scores}
-first = log.results.scores[0]
-metric = next((m for m in ("accuracy", "mean") if m in first.metrics), next(iter(first.metrics), None))
-if metric is None:
-    fail(f"{task}: its scorer {first.name} reports no metric ({logs[-1]})")
+# The first score that reports metrics: a scorer whose value is a mapping (AgentDojo's) reports none under its own
+# name, and its metrics under each key's (utility, security).
+first = next((score for score in log.results.scores if score.metrics), None)
+if first is None:
+    fail(f"{task}: its scorers ({', '.join(s.name for s in log.results.scores)}) report no metric ({logs[-1]})")
+metric = next((m for m in ("accuracy", "mean") if m in first.metrics), next(iter(first.metrics)))
 scorer_key = first.scorer  # the scorer a sample's scores are keyed by (a score's name may be a metric group's)
 
 to_float = value_to_float()
