@@ -50,7 +50,11 @@ function defaultOf(field: Field): unknown {
 
 function metaOf(field: Field): { value?: string; form?: CliForm; short?: string } {
   const meta = field.meta() as Record<string, unknown> | undefined;
-  return { value: meta?.['x-cli-value'] as string | undefined, form: meta?.['x-cli-form'] as CliForm | undefined, short: meta?.['x-cli-short'] as string | undefined };
+  return {
+    value: meta?.['x-cli-value'] as string | undefined,
+    form: meta?.['x-cli-form'] as CliForm | undefined,
+    short: meta?.['x-cli-short'] as string | undefined,
+  };
 }
 
 /** The CLI-only flag that layers a YAML file of generation settings under the flags. */

@@ -53,7 +53,8 @@ export function newRunId(now = new Date()): string {
 export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, tokenizer?: { path: string; sha256: string }): RunSpec {
   const options = runOptions(input);
   const selected = runTasks(benchmark, options.tasks, options.taskArgs);
-  if (!selected.ok) throw new InputError([{ file: options.tasks?.length ? '--tasks' : path.join(benchmark.dir, 'benchmark.yaml'), field: '', message: selected.problem }]);
+  if (!selected.ok)
+    throw new InputError([{ file: options.tasks?.length ? '--tasks' : path.join(benchmark.dir, 'benchmark.yaml'), field: '', message: selected.problem }]);
   const tasks = selected.tasks;
   return {
     runId: newRunId(),

@@ -17,6 +17,9 @@ export function resolveBenchmarkDir(arg: string, field = ''): string {
   const builtin = path.join(BUILTIN_BENCHMARKS_DIR, arg);
   if (existsSync(builtin)) return builtin;
   const moved = MOVED[arg];
-  if (moved) throw new InputError([{ file: arg, field, message: `benchmark not found: ${arg} is now tasks of the built-in inspect benchmark: br run inspect --tasks ${moved}` }]);
+  if (moved)
+    throw new InputError([
+      { file: arg, field, message: `benchmark not found: ${arg} is now tasks of the built-in inspect benchmark: br run inspect --tasks ${moved}` },
+    ]);
   throw new InputError([{ file: arg, field, message: 'benchmark not found: expected a benchmark directory or the name of a built-in one (see benchmarks/)' }]);
 }

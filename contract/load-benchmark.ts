@@ -70,7 +70,12 @@ export function inspectBenchmark(dir: string): LoadOutcome {
         field: 'task_template.template',
         message: `"${template.template}" is also a task of tasks[${firstIndexOf.get(template.template)}]: a template's directory makes tasks, it is not one`,
       });
-    const task = loadTask({ root, dir, benchmarkFile, preloadBuilds, problems }, { name: template.template, environment: template.environment }, 'task_template', 'template');
+    const task = loadTask(
+      { root, dir, benchmarkFile, preloadBuilds, problems },
+      { name: template.template, environment: template.environment },
+      'task_template',
+      'template',
+    );
     if (task) taskTemplate = { pattern: template.pattern, example: template.example, task };
   }
 

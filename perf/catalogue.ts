@@ -65,9 +65,9 @@ const ENTRIES: Entry[] = [
   // One shard: its harness time is the image builds, the agent and the grading in the shard's own daemon.
   // Cold, the store's base image set is prepared first; both runs build the instance images in the shard's daemon.
   { benchmark: 'swe-repair', task: 'shard-1', covered: 2, model: 'replay', dind: true },
-  { benchmark: 'tau2', task: 'airline', covered: 3, model: 'replay' },
+  { benchmark: 'inspect', task: 'tau2_airline', covered: 3, model: 'replay' },
   // The two banking samples the canned answers cover (the task's first ones are other suites').
-  { benchmark: 'agentdojo', covered: 2, instances: ['banking-u1-i0', 'banking-u7-i0'], model: 'replay' },
+  { benchmark: 'inspect', task: 'agentdojo', covered: 2, instances: ['banking-u1-i0', 'banking-u7-i0'], model: 'replay' },
 ];
 
 interface Measured {

@@ -35,8 +35,8 @@ const ENTRIES: Entry[] = [
   { benchmark: 'miniwob-mcp', options: ['--limit', '2'] },
   { benchmark: 'scienceworld', options: ['--instances', 'find-living-thing/225,find-non-living-thing/225'] },
   { benchmark: 'swe-repair', options: ['--limit', '2'] },
-  { benchmark: 'tau2', options: ['--tasks', 'airline', '--limit', '1'] },
-  { benchmark: 'agentdojo', options: ['--limit', '2'] },
+  { benchmark: 'inspect', options: ['--tasks', 'tau2_airline', '--limit', '1'] },
+  { benchmark: 'inspect', options: ['--tasks', 'agentdojo', '--limit', '2'] },
 ];
 
 const args = process.argv.slice(2);

@@ -50,10 +50,14 @@ export const RunOptionFields = z.strictObject({
     .array(name, expecting('a list of task names'))
     .min(1)
     .optional()
-    .describe("only these tasks (default: all); for a benchmark with a task template, also any name it takes (br run inspect --tasks inspect_evals/gsm8k)")
+    .describe('only these tasks (default: all); for a benchmark with a task template, also any name it takes (br run inspect --tasks inspect_evals/gsm8k)')
     .meta(cli('names', 'list')),
   taskArgs: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, expecting('an argument name')), z.string(expecting('the value as text')), expecting('a mapping of argument names to values'))
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, expecting('an argument name')),
+      z.string(expecting('the value as text')),
+      expecting('a mapping of argument names to values'),
+    )
     .optional()
     .describe(
       'arguments of the tasks a task template makes, as the benchmark takes them (inspect: -T of inspect eval, values read as YAML), in BENCHROUTER_TASK_ARGS; -T key=value, repeatable',

@@ -64,10 +64,14 @@ describe('inspect --tasks inspect_evals/<name>', () => {
     await expectShardsAgree(h, builtinDir('inspect'), { tasks: [EVAL], taskArgs: { difficulty: 'hard' } }, unsplit, [1]);
   });
 
-  it("refuses at submit an eval that does not exist and an argument the eval does not take, with the eval's own words", { timeout: COLD_BUILD_MS }, async () => {
-    await expect(h.run(builtinDir('inspect'), { tasks: ['inspect_evals/no_such_eval'] })).rejects.toThrow(
-      "no eval 'no_such_eval' in inspect_evals (its registry inspect_evals._registry has no such task)",
-    );
-    await expect(h.run(builtinDir('inspect'), { tasks: [EVAL], taskArgs: { level: '3' } })).rejects.toThrow("got an unexpected keyword argument 'level'");
-  });
+  it(
+    "refuses at submit an eval that does not exist and an argument the eval does not take, with the eval's own words",
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      await expect(h.run(builtinDir('inspect'), { tasks: ['inspect_evals/no_such_eval'] })).rejects.toThrow(
+        "no eval 'no_such_eval' in inspect_evals (its registry inspect_evals._registry has no such task)",
+      );
+      await expect(h.run(builtinDir('inspect'), { tasks: [EVAL], taskArgs: { level: '3' } })).rejects.toThrow("got an unexpected keyword argument 'level'");
+    },
+  );
 });

@@ -55,50 +55,56 @@ afterAll(async () => {
 });
 
 describe('br export --format inspect', () => {
-  it('writes an Inspect log that read_eval_log reads back as the run: one sample per record, same scores and usage, the model messages', { timeout: COLD_BUILD_MS }, async () => {
-    expect(run.status).toBe('COMPLETED');
-    const exported = await br(['export', run.runId, '--format', 'inspect', '--out', out], h.env);
-    expect(exported.code, exported.stderr).toBe(0);
-    const logs = readdirSync(out);
-    expect(logs).toEqual([`${run.runId}_addition.eval`]);
-    expect(exported.stdout.trim()).toBe(path.join(out, logs[0]!));
+  it(
+    'writes an Inspect log that read_eval_log reads back as the run: one sample per record, same scores and usage, the model messages',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      expect(run.status).toBe('COMPLETED');
+      const exported = await br(['export', run.runId, '--format', 'inspect', '--out', out], h.env);
+      expect(exported.code, exported.stderr).toBe(0);
+      const logs = readdirSync(out);
+      expect(logs).toEqual([`${run.runId}_addition.eval`]);
+      expect(exported.stdout.trim()).toBe(path.join(out, logs[0]!));
 
-    const records = (await br(['records', run.runId, '--json'], h.env)).stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record_);
-    expect(records).toHaveLength(LIMIT);
+      const records = (await br(['records', run.runId, '--json'], h.env)).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record_);
+      expect(records).toHaveLength(LIMIT);
 
-    // Read by Inspect itself, in the image that wrote it.
-    const script = [
-      'import json, sys',
-      'from inspect_ai.log import read_eval_log',
-      'log = read_eval_log(sys.argv[1])',
-      'print(json.dumps({"status": log.status, "task": log.eval.task, "model": log.eval.model,',
-      '  "accuracy": log.results.scores[0].metrics["accuracy"].value,',
-      '  "samples": [{"id": str(s.id), "score": s.scores["benchrouter"].value, "input": s.input, "roles": [m.role for m in s.messages],',
-      '    "answer": s.messages[-1].text, "tokens": [u.input_tokens for u in s.model_usage.values()] + [u.output_tokens for u in s.model_usage.values()]}',
-      '   for s in log.samples]}))',
-    ].join('\n');
-    const read = JSON.parse(
-      await dockerRun(benchmarkImage('inspect', 'inspect'), ['python3', '-c', script, `/logs/${logs[0]}`], { volumes: [`${out}:/logs:ro`] }),
-    ) as ReadBack;
-    expect(read).toMatchObject({ status: 'success', task: 'arith/addition', model: 'reference-acc50' });
-    expect(new Set(read.samples.map((s) => s.score))).toEqual(new Set([0, 1]));
-    expect(read.accuracy).toBe(run.overall);
-    expect(read.samples.map((s) => [s.id, s.score, s.tokens])).toEqual(records.map((r) => [String(r.index), r.score, [r.prompt_tokens, r.completion_tokens]]));
-    // Each instance's call as the gateway recorded it: the question asked, and the model's answer last.
-    const calls = (await br(['transcripts', run.runId, '--json'], h.env)).stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { instance: string; response: { choices: Array<{ message: { content: string } }> } });
-    expect(calls).toHaveLength(LIMIT);
-    for (const sample of read.samples) {
-      expect(sample.roles).toEqual(['system', 'user', 'assistant']);
-      expect(sample.answer).toBe(calls.find((c) => c.instance === sample.id)!.response.choices[0]!.message.content);
-      expect(sample.answer).toContain(records.find((r) => String(r.index) === sample.id)!.prediction);
-    }
-  });
+      // Read by Inspect itself, in the image that wrote it.
+      const script = [
+        'import json, sys',
+        'from inspect_ai.log import read_eval_log',
+        'log = read_eval_log(sys.argv[1])',
+        'print(json.dumps({"status": log.status, "task": log.eval.task, "model": log.eval.model,',
+        '  "accuracy": log.results.scores[0].metrics["accuracy"].value,',
+        '  "samples": [{"id": str(s.id), "score": s.scores["benchrouter"].value, "input": s.input, "roles": [m.role for m in s.messages],',
+        '    "answer": s.messages[-1].text, "tokens": [u.input_tokens for u in s.model_usage.values()] + [u.output_tokens for u in s.model_usage.values()]}',
+        '   for s in log.samples]}))',
+      ].join('\n');
+      const read = JSON.parse(
+        await dockerRun(benchmarkImage('inspect', 'inspect'), ['python3', '-c', script, `/logs/${logs[0]}`], { volumes: [`${out}:/logs:ro`] }),
+      ) as ReadBack;
+      expect(read).toMatchObject({ status: 'success', task: 'arith/addition', model: 'reference-acc50' });
+      expect(new Set(read.samples.map((s) => s.score))).toEqual(new Set([0, 1]));
+      expect(read.accuracy).toBe(run.overall);
+      expect(read.samples.map((s) => [s.id, s.score, s.tokens])).toEqual(
+        records.map((r) => [String(r.index), r.score, [r.prompt_tokens, r.completion_tokens]]),
+      );
+      // Each instance's call as the gateway recorded it: the question asked, and the model's answer last.
+      const calls = (await br(['transcripts', run.runId, '--json'], h.env)).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { instance: string; response: { choices: Array<{ message: { content: string } }> } });
+      expect(calls).toHaveLength(LIMIT);
+      for (const sample of read.samples) {
+        expect(sample.roles).toEqual(['system', 'user', 'assistant']);
+        expect(sample.answer).toBe(calls.find((c) => c.instance === sample.id)!.response.choices[0]!.message.content);
+        expect(sample.answer).toContain(records.find((r) => String(r.index) === sample.id)!.prediction);
+      }
+    },
+  );
 
   it('opens in inspect view, served from the image, in Chromium: the task, then its samples', { timeout: 5 * 60_000 }, async () => {
     const port = await freePort();
@@ -121,7 +127,13 @@ describe('br export --format inspect', () => {
     ]);
     const url = `http://127.0.0.1:${port}/`;
     const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline && !(await fetch(url).then((r) => r.ok).catch(() => false))) await new Promise((r) => setTimeout(r, 500));
+    while (
+      Date.now() < deadline &&
+      !(await fetch(url)
+        .then((r) => r.ok)
+        .catch(() => false))
+    )
+      await new Promise((r) => setTimeout(r, 500));
     browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     mkdirSync(shots, { recursive: true });

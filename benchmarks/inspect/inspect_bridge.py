@@ -11,8 +11,8 @@ arguments BENCHROUTER_TASK_ARGS (a JSON object of strings, each value as `-T` ta
 benchmark's task template is told. --list prints the eval's sample ids in its dataset's order, one per line, and
 runs nothing (task.yaml's `instances`).
 
-Scores: `overall` is the first reported score's `accuracy` (else its `mean`, else its first metric), named in
-`metric`. A sample's record scores that scorer's value, as a number (Inspect's value_to_float: C 1, I 0, P 0.5); a
+Scores: `overall` is the first reported score's `accuracy` (else its `mean`; for a score with neither, the mean of
+its values per sample, which is what a run folds shards by), named in `metric`. A sample's record scores that scorer's value, as a number (Inspect's value_to_float: C 1, I 0, P 0.5); a
 scorer whose value is a mapping (AgentDojo's {utility, security}, reported as a score per key) is read at the key
 --record-score names, or else at that first score's name.
 """
@@ -163,11 +163,13 @@ def sample_value(sample):
     return score, value
 
 
+sample_scores = []
 with open(out / "records.jsonl", "w") as records:
     for sample in log.samples or []:
         if not sample.scores:
             continue  # a sample that errored and was not scored: no record, so a resumed shard asks it again
         score, value = sample_value(sample)
+        sample_scores.append(to_float(value))
         tokens = list(sample.model_usage.values())
         records.write(json.dumps({
             "index": str(sample.id),
@@ -184,10 +186,18 @@ with open(out / "records.jsonl", "w") as records:
             "usage_by_role": {role: {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens} for role, u in (sample.role_usage or {}).items()},
         }, default=str) + "\n")
 
+# A run folds a split eval's score as the mean of its samples' scores: the headline is that mean when it is an
+# accuracy or a mean; otherwise (a failure_rate, a var) overall is the mean of the sample scores, so that a run
+# scores the same split or not, and the eval's own headline stays in `scores`.
+if metric in ("accuracy", "mean"):
+    overall, overall_is = scores[first.name][metric], f"{first.name}.{metric}"
+else:
+    overall = sum(sample_scores) / len(sample_scores) if sample_scores else 0.0
+    overall_is = f"the mean of {first.name} per sample (the eval's own headline, {first.name}.{metric}, is in scores)"
 (out / "result.json").write_text(json.dumps({
     "task": log.eval.task,
-    "overall": scores[first.name][metric],
-    "metric": f"{first.name}.{metric}",
+    "overall": overall,
+    "metric": overall_is,
     "scores": scores,
     "samples": log.results.completed_samples,
     "total_samples": log.results.total_samples,

@@ -67,7 +67,10 @@ export function conversationsOf(transcript: string): Map<string, Message[]> {
   const conversations = new Map<string, Message[]>();
   for (const [instance, call] of last) {
     const asked = (call.request as { messages?: unknown } | undefined)?.messages;
-    conversations.set(instance, [...(Array.isArray(asked) ? (asked as Message[]) : []), ...answerMessages(call.response).filter((m) => m.role === 'assistant')]);
+    conversations.set(instance, [
+      ...(Array.isArray(asked) ? (asked as Message[]) : []),
+      ...answerMessages(call.response).filter((m) => m.role === 'assistant'),
+    ]);
   }
   return conversations;
 }
@@ -136,7 +139,8 @@ export function registerExportCommand(program: Command, deps: CliDeps, artifacts
         throw new InputError([{ file: '--format', field: '', message: `expected one of ${EXPORT_FORMATS.join(', ')}, got "${flags.format}"` }]);
       const handle = await existingRun(deps, runId);
       const described = await handle.describe();
-      if (described.status.name !== 'COMPLETED') throw new ExitError(`run ${runId} is ${described.status.name}: only a finished run is exported`, EXIT_CODES.ERROR);
+      if (described.status.name !== 'COMPLETED')
+        throw new ExitError(`run ${runId} is ${described.status.name}: only a finished run is exported`, EXIT_CODES.ERROR);
       const result = await withJobs(handle.client, await handle.result());
       const tasks = await gatherTasks(artifacts, result, await locateJobs(artifacts, runId, undefined));
       const bundle: ExportBundle = {
@@ -148,7 +152,9 @@ export function registerExportCommand(program: Command, deps: CliDeps, artifacts
           created: described.startTime.toISOString(),
           ...(described.closeTime ? { completed: described.closeTime.toISOString() } : {}),
           ...(result.provenance?.benchrouter
-            ? { benchrouter: `${result.provenance.benchrouter.version}${result.provenance.benchrouter.commit ? ` (${result.provenance.benchrouter.commit})` : ''}` }
+            ? {
+                benchrouter: `${result.provenance.benchrouter.version}${result.provenance.benchrouter.commit ? ` (${result.provenance.benchrouter.commit})` : ''}`,
+              }
             : {}),
         },
         tasks,
@@ -156,7 +162,9 @@ export function registerExportCommand(program: Command, deps: CliDeps, artifacts
       const out = path.resolve(flags.out ?? `${runId}-inspect`);
       const written = await writeInspectLogs(deps, bundle, out);
       for (const file of written) await deps.stdout(`${file}\n`);
-      deps.say(`run ${runId}: ${tasks.length} task${tasks.length === 1 ? '' : 's'}, ${tasks.reduce((n, t) => n + t.samples.length, 0)} samples, as Inspect logs in ${out}`);
+      deps.say(
+        `run ${runId}: ${tasks.length} task${tasks.length === 1 ? '' : 's'}, ${tasks.reduce((n, t) => n + t.samples.length, 0)} samples, as Inspect logs in ${out}`,
+      );
     });
 }
 

@@ -40,11 +40,17 @@ const TEMPLATED = {
     "task_template: {template: eval, environment: py, pattern: 'suite/[a-z0-9_]+', example: suite/gsm8k}",
   ].join('\n'),
   'tasks/fixed/task.yaml': 'name: fixed\ncommand: run fixed\n',
-  'tasks/eval/task.yaml': 'name: eval\ncommand: run "$BENCHROUTER_TASK"\nextra_env: {KEEP: yes}\ninstances: {command: run --list}\naggregate: mean\nshard_size: 5\n',
+  'tasks/eval/task.yaml':
+    'name: eval\ncommand: run "$BENCHROUTER_TASK"\nextra_env: {KEEP: yes}\ninstances: {command: run --list}\naggregate: mean\nshard_size: 5\n',
 };
 
 function flagsSpec(dir: string, argv: string[]) {
-  const command = addRunOptionFlags(new Command().argument('<benchmark>').exitOverride().configureOutput({ writeErr: () => undefined }));
+  const command = addRunOptionFlags(
+    new Command()
+      .argument('<benchmark>')
+      .exitOverride()
+      .configureOutput({ writeErr: () => undefined }),
+  );
   command.parse([dir, '--model', 'm', '--endpoint', 'http://127.0.0.1:1/v1', ...argv], { from: 'user' });
   return specFromFlags(dir, command.opts<ParsedFlags>());
 }
@@ -75,7 +81,13 @@ describe('a task template', () => {
 
   it('is the same from an API body', () => {
     const dir = benchmark(TEMPLATED);
-    const body = RunRequestSchema.parse({ benchmark: dir, model: 'm', endpoint: 'http://127.0.0.1:1/v1', tasks: ['suite/gsm8k'], taskArgs: { shuffle: 'false' } });
+    const body = RunRequestSchema.parse({
+      benchmark: dir,
+      model: 'm',
+      endpoint: 'http://127.0.0.1:1/v1',
+      tasks: ['suite/gsm8k'],
+      taskArgs: { shuffle: 'false' },
+    });
     expect(runSpecFromRequest(body).tasks[0]!.extraEnv).toMatchObject({ BENCHROUTER_TASK_ARGS: '{"shuffle":"false"}' });
   });
 
@@ -91,7 +103,15 @@ describe('a task template', () => {
     expect(() => flagsSpec(dir, ['-T', 'novalue'])).toThrow('--task-args: expected key=value, got "novalue"');
     const only = benchmark({ ...TEMPLATED, 'benchmark.yaml': TEMPLATED['benchmark.yaml'].replace('tasks: [{name: fixed, environment: py}]', '') });
     expect(() => flagsSpec(only, [])).toThrow('benchmark evals runs the tasks a run names: give --tasks, like --tasks suite/gsm8k');
-    expect(runTasks(loadBenchmark(benchmark({ 'benchmark.yaml': 'name: plain\ntasks: [{name: fixed, environment: py}]', 'tasks/fixed/task.yaml': 'name: fixed\ncommand: x\n' })), ['fixed'], { a: '1' })).toEqual({
+    expect(
+      runTasks(
+        loadBenchmark(
+          benchmark({ 'benchmark.yaml': 'name: plain\ntasks: [{name: fixed, environment: py}]', 'tasks/fixed/task.yaml': 'name: fixed\ncommand: x\n' }),
+        ),
+        ['fixed'],
+        { a: '1' },
+      ),
+    ).toEqual({
       ok: false,
       problem: 'benchmark plain takes no task arguments (-T, --task-args): it has no task_template',
     });
@@ -102,13 +122,20 @@ describe('a task template', () => {
       ...TEMPLATED,
       'benchmark.yaml': "name: evals\ntask_template: {template: nowhere, environment: py, pattern: 'suite/(', example: suite/x}\n",
     });
-    const problems = inspectBenchmark(dir).problems.map(formatProblem).map((p) => p.replace(`${dir}/`, ''));
+    const problems = inspectBenchmark(dir)
+      .problems.map(formatProblem)
+      .map((p) => p.replace(`${dir}/`, ''));
     expect(problems).toEqual([
       expect.stringMatching(/^benchmark\.yaml: task_template\.pattern: expected a regular expression, got "suite\/\(": /),
       'benchmark.yaml: task_template.example: expected a name the pattern "suite/(" matches, got "suite/x"',
     ]);
-    const missing = benchmark({ ...TEMPLATED, 'benchmark.yaml': "name: evals\ntask_template: {template: nowhere, environment: py, pattern: 'x', example: x}\n" });
-    expect(inspectBenchmark(missing).problems.map(formatProblem)).toEqual([`${missing}/benchmark.yaml: task_template.template: task directory tasks/nowhere/ not found inside the benchmark`]);
+    const missing = benchmark({
+      ...TEMPLATED,
+      'benchmark.yaml': "name: evals\ntask_template: {template: nowhere, environment: py, pattern: 'x', example: x}\n",
+    });
+    expect(inspectBenchmark(missing).problems.map(formatProblem)).toEqual([
+      `${missing}/benchmark.yaml: task_template.template: task directory tasks/nowhere/ not found inside the benchmark`,
+    ]);
     const none = benchmark({ 'benchmark.yaml': 'name: evals\n' });
     expect(inspectBenchmark(none).problems.map(formatProblem)).toEqual([
       `${none}/benchmark.yaml: tasks: expected at least one task (or a task_template that makes the tasks a run names)`,
