@@ -28,9 +28,8 @@ export function optionsDoc(): string {
     const fallback =
       (field.def as { type: string; defaultValue?: unknown }).type === 'default' ? JSON.stringify((field.def as { defaultValue?: unknown }).defaultValue) : '';
     const fallbackCell = isRequired(field) ? 'required' : fallback ? `\`${fallback}\`` : '';
-    const flags = flagsOf(name as RunOptionName)
-      .map((flag) => `\`${flag}\``)
-      .join(' ');
+    const short = (field.meta() as Record<string, unknown> | undefined)?.['x-cli-short'];
+    const flags = [...(typeof short === 'string' ? [short] : []), ...flagsOf(name as RunOptionName)].map((flag) => `\`${flag}\``).join(' ');
     return `| \`${name}\` | ${flags} | ${typeOf(field)} | ${fallbackCell} | ${(field.description ?? '').replace(/\|/g, '\\|')} |`;
   });
   return [

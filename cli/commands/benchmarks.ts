@@ -17,12 +17,25 @@ import { example } from '../help-example.js';
 import { addOutputFlags, emitOutput, type OutputFlags } from '../output-flags.js';
 import type { TableView } from '../../runs/table-view.js';
 
-const CatalogueSchema = z.strictObject({
+export const CatalogueSchema = z.strictObject({
   benchmarks: z.record(
     z.string(),
     z.strictObject({
       domain: z.string().min(1),
       upstream: z.strictObject({ package: z.string().min(1), version: z.string().min(1), registry: z.string().min(1) }).optional(),
+      // How docs/benchmarks.md's table shows it (scripts/generate-benchmark-table.ts).
+      table: z
+        .strictObject({
+          upstream: z.string().min(1),
+          /** Where the tasks list no file the table could count: the counts as text. */
+          instances: z.string().min(1).optional(),
+          tasks: z.string().min(1).optional(),
+          mode: z.string().min(1).optional(),
+          /** The files of ours that run the harness, in the benchmark's directory: their lines are counted. */
+          bridge: z.array(z.strictObject({ file: z.string().min(1), as: z.string().min(1).optional() })).min(1),
+          note: z.string().min(1).optional(),
+        })
+        .optional(),
     }),
   ),
 });
