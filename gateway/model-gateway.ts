@@ -16,18 +16,13 @@ import path from 'node:path';
 import type { GenerationSettings, TruncationSettings } from '../runs/generation.js';
 import { addSpend, exhaustedBy, NO_SPEND, refusalMessage, spendOf, type Budget, type Spend } from '../runs/budgets.js';
 import { emptyCounters, noteConcurrency, record, unansweredSample, type UsageCounters, type UsageSample } from '../runs/usage.js';
-import { checkRoute } from './gateway-routes.js';
+import { answerVerdict, callTarget, preparedBody, relayStream, relayWhole, transcriptLine, type Refusal, type Relayed } from './gateway-stages.js';
 import { addToInstance, INSTANCE_HEADER, instanceOf, instanceTable, type InstanceUsage } from './instance-usage.js';
 import { costOf, type PriceTable } from './price-table.js';
 import { loadTokenizerFile, TokenizerFileError, truncator, type LoadedTokenizer, type Truncate } from './prompt-truncation.js';
-import { upstreamRequest, type UpstreamRequest } from './request-body.js';
 import { cacheKey, ResponseCache } from './response-cache.js';
 import { RunLimiter } from './run-limiter.js';
-import { StreamAssembler } from './stream-assembly.js';
-import { StreamObserver } from './stream-observer.js';
-import { wholeAnswerThinking } from './thinking.js';
 import { TranscriptWriter, transcriptBody, type TranscriptLimits } from './transcript.js';
-import { usageOf, type TokenUsage } from './usage-fields.js';
 
 /** One job's (or one job's judge's) access to one upstream. */
 export interface GatewayRoute {
@@ -243,209 +238,192 @@ export class ModelGateway {
     renameSync(partial, route.usageFile);
   }
 
+  /**
+   * One call: the job's token names its route; the call is checked and prepared (gateway-stages.ts), answered
+   * from the cache, refused once a budget is spent, or sent upstream within the run's limit and retried; the
+   * answer is relayed as it comes and the call metered, per instance too, and written to the transcript.
+   */
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const auth = req.headers.authorization ?? '';
-    const presented = auth.replace(/^Bearer\s+/i, '');
-    const route = this.routes.get(presented);
-    if (!route) {
-      if (JOB_TOKEN.test(presented) && !this.ended.has(presented) && Date.now() - this.listeningSince < this.restoreGraceMs) {
-        res.setHeader('retry-after', '5');
-        return sendError(res, 503, "the worker restarted and has not restored this job's route yet: retry in a few seconds", 'gateway_restoring');
-      }
-      return sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
-    }
+    const route = this.routeOf(req, res);
+    if (!route) return;
     const arrived = performance.now();
     const method = req.method ?? 'GET';
-    const instance = instanceOf(req.headers[INSTANCE_HEADER]);
-    const target = req.url ?? '/';
-    let sent: Buffer | undefined;
+    const call: Parameters<typeof transcriptLine>[0] = { seq: 0, at: new Date(), instance: instanceOf(req.headers[INSTANCE_HEADER]), path: req.url ?? '/' };
     /** Counts a call that ended, per instance too, and records it in the transcript with what was answered. */
     const meter = (sample: UsageSample, exchange: { response?: unknown; error?: string } = {}) => {
       record(route.counters, sample);
-      if (instance !== undefined) addToInstance(route.instances, instance, sample);
-      route.transcriptWriter?.write({
-        seq: route.counters.requests,
-        at: new Date().toISOString(),
-        ...(instance !== undefined ? { instance } : {}),
-        path: target,
-        status: sample.status,
-        latency_ms: Math.round(sample.latencyMs * 1000) / 1000,
-        ...(sample.cache === 'hit' ? { cache: 'hit' as const } : {}),
-        ...(sent ? { request: transcriptBody(sent) } : {}),
-        ...(exchange.response !== undefined ? { response: exchange.response } : {}),
-        ...(sample.status >= 200 && sample.status < 300
-          ? {
-              usage: {
-                prompt_tokens: sample.promptTokens,
-                completion_tokens: sample.completionTokens,
-                ...(sample.reasoningTokens !== undefined ? { reasoning_tokens: sample.reasoningTokens } : {}),
-                cost: sample.cost,
-              },
-            }
-          : {}),
-        ...(exchange.error !== undefined ? { error: exchange.error } : {}),
-      });
+      if (call.instance !== undefined) addToInstance(route.instances, call.instance, sample);
+      route.transcriptWriter?.write(transcriptLine({ ...call, seq: route.counters.requests, at: new Date() }, sample, exchange));
     };
     // A refused call is still metered: a job whose harness only spoke to refused routes shows them as errors, not as silence.
-    const refuse = (status: number, message: string, type: string, budgetRefused = false) => {
+    const refuse = ({ status, message, type }: Refusal, budgetRefused = false) => {
       meter(unansweredSample(status, performance.now() - arrived, budgetRefused ? { budgetRefused: true } : {}), { error: message });
       sendError(res, status, message, type);
     };
-    const check = checkRoute(method, target);
-    if (!check.allowed) return refuse(404, check.reason, 'not_found');
-    const { endpoint, upstreamPath } = check.route;
-    const raw = await readBody(req);
-    if (raw === undefined) return refuse(413, `request body over ${MAX_BODY_BYTES} bytes`, 'request_too_large');
-
-    let request: Extract<UpstreamRequest, { ok: true }> | undefined;
-    if (method === 'POST') {
-      const prepared = upstreamRequest(endpoint, raw, route.generation, route.truncate);
-      if (!prepared.ok) return refuse(400, prepared.message, 'invalid_request_error');
-      request = prepared;
-      sent = prepared.payload;
-      if (prepared.truncated) route.counters.truncated = (route.counters.truncated ?? 0) + 1;
-    }
-    const query = target.indexOf('?');
-    const pathAndQuery = upstreamPath + (query >= 0 ? target.slice(query) : '');
+    const target = callTarget(method, call.path);
+    if (!target.ok) return refuse(target);
+    const body = preparedBody(method, target.endpoint, await readBody(req), {
+      generation: route.generation,
+      truncate: route.truncate,
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
+    if (!body.ok) return refuse(body);
+    const { request } = body;
+    call.sent = request?.payload;
+    if (request?.truncated) route.counters.truncated = (route.counters.truncated ?? 0) + 1;
     const model = request?.model ?? '';
     // Latency and TTFT count from here: the client's upload of its body is not the model's time.
     const started = performance.now();
 
-    const key = route.cacheStore && request ? cacheKey(route.cache!.repeat, model, endpoint, request.payload, request.stripUsageEvent) : undefined;
-    const hit = key ? route.cacheStore!.get(key) : undefined;
-    if (hit) {
-      res.writeHead(hit.status, { 'content-type': hit.contentType });
-      const body = Buffer.from(hit.body, 'base64');
-      res.end(body);
-      meter(
-        {
-          status: hit.status,
-          latencyMs: performance.now() - started,
-          promptTokens: hit.promptTokens,
-          completionTokens: hit.completionTokens,
-          cost: 0,
-          retries: 0,
-          throttled: 0,
-          queued: false,
-          cache: 'hit',
-        },
-        { response: route.transcriptWriter ? transcriptBody(body) : undefined },
-      );
-      return;
-    }
+    const key = route.cacheStore && request ? cacheKey(route.cache!.repeat, model, target.endpoint, request.payload, request.stripUsageEvent) : undefined;
+    if (key && this.answerFromCache(route, key, res, started, meter)) return;
 
     // Past the cache (a replayed answer spends nothing): a model call once a budget is spent is refused,
     // with no Retry-After, since waiting will not help.
-    const spent = request ? this.budgetRefusal(route) : undefined;
-    if (spent) return refuse(429, spent, 'budget_exhausted', true);
+    const budgetRefusal = (): Refusal | undefined => {
+      const spent = request ? this.budgetRefusal(route) : undefined;
+      return spent ? { status: 429, message: spent, type: 'budget_exhausted' } : undefined;
+    };
+    const spent = budgetRefusal();
+    if (spent) return refuse(spent, true);
 
     const limiter = this.limiters.get(route.runId)!;
     const slot = await limiter.acquire();
     const { release, queued } = slot;
-    // Again once it got its slot: a call that waited behind the one that spent the budget is not sent either.
-    const spentMeanwhile = request ? this.budgetRefusal(route) : undefined;
-    if (spentMeanwhile) {
-      release();
-      return refuse(429, spentMeanwhile, 'budget_exhausted', true);
-    }
-    noteConcurrency(route.counters, slot.limit, route.limits.concurrency);
-    let retries = 0;
-    let throttled = 0;
     try {
-      for (;;) {
-        let answer: UpstreamAnswer;
-        try {
-          answer = await this.callUpstream(route, method, pathAndQuery, request?.payload);
-        } catch (error) {
-          if (retries < route.limits.maxRetries) {
-            retries += 1;
-            await sleep(backoffMs(retries));
-            continue;
-          }
-          const message = `upstream did not answer: ${(error as Error).message}`;
-          meter(unansweredSample(0, performance.now() - started, { retries, throttled, queued, cache: key ? 'miss' : undefined }), { error: message });
-          return sendError(res, 502, message, 'upstream_unreachable');
-        }
-        const retryable = answer.status === 429 || answer.status >= 500;
-        if (answer.status === 429) throttled += 1;
-        // The upstream asks for less: the run's limit on this host backs off (AIMD, gateway/run-limiter.ts).
-        if (answer.status === 429 || (retryable && answer.headers['retry-after'] !== undefined)) {
-          slot.throttled();
-          noteConcurrency(route.counters, limiter.currentLimit, route.limits.concurrency);
-        } else if (answer.status < 500) slot.succeeded();
-        if (retryable && retries < route.limits.maxRetries) {
-          answer.response.resume(); // drain: the connection goes back to the pool
-          retries += 1;
-          await sleep(retryAfterMs(answer.headers['retry-after']) ?? backoffMs(retries));
-          continue;
-        }
-        const contentType = answer.headers['content-type'] ?? 'application/json';
-        const streamed = answer.status === 200 && (request?.stream === true || contentType.startsWith('text/event-stream'));
-        res.writeHead(answer.status, { 'content-type': contentType, ...(streamed ? { 'cache-control': 'no-cache' } : {}) });
-        const sample = { status: answer.status, retries, throttled, queued, cache: key ? ('miss' as const) : undefined };
-        let usage: TokenUsage | undefined;
-        let ttftMs: number | undefined;
-        let endedInThinking = 0;
-        let forwarded: Buffer;
-        /** What the transcript records as the answer: computed only when there is a transcript. */
-        let answered = (): unknown => transcriptBody(forwarded);
-        const stripThinking = route.generation.stripThinking === true;
-        if (streamed) {
-          const assembler = route.transcriptWriter ? new StreamAssembler() : undefined;
-          answered = () => assembler?.answer();
-          const observer = new StreamObserver(started, { dropUsageEvent: request?.stripUsageEvent === true, stripThinking }, assembler);
-          const sent: Buffer[] = [];
-          for await (const chunk of answer.response) {
-            const out = observer.feed(chunk as Buffer);
-            if (out.length) {
-              sent.push(out);
-              res.write(out);
-            }
-          }
-          const rest = observer.end();
-          sent.push(rest);
-          res.end(rest);
-          forwarded = Buffer.concat(sent);
-          usage = observer.usage;
-          ttftMs = observer.firstTokenAt;
-          endedInThinking = observer.endedInThinking;
-        } else {
-          const chunks: Buffer[] = [];
-          for await (const chunk of answer.response) chunks.push(chunk as Buffer);
-          forwarded = Buffer.concat(chunks);
-          if (answer.status >= 200 && answer.status < 300) {
-            const parsed = parsedBody(forwarded);
-            usage = parsed === undefined ? undefined : usageOf(parsed);
-            const thinking = wholeAnswerThinking(parsed, stripThinking);
-            endedInThinking = thinking.endedInThinking;
-            if (thinking.changed) forwarded = Buffer.from(JSON.stringify(parsed));
-            if (parsed !== undefined) answered = () => parsed;
-          }
-          res.end(forwarded);
-        }
-        const promptTokens = usage?.promptTokens ?? 0;
-        const completionTokens = usage?.completionTokens ?? 0;
-        const cost = usage ? costOf(route.prices, model, promptTokens, completionTokens, usage.cost) : 0;
-        meter(
-          {
-            ...sample,
-            latencyMs: performance.now() - started,
-            ttftMs,
-            promptTokens,
-            completionTokens,
-            cost,
-            ...(usage?.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
-            ...(endedInThinking ? { endedInThinking } : {}),
-          },
-          { response: route.transcriptWriter ? answered() : undefined },
-        );
-        if (key && answer.status === 200)
-          route.cacheStore!.put(key, { status: 200, contentType, body: forwarded.toString('base64'), promptTokens, completionTokens, cost });
-        return;
+      // Again once it got its slot: a call that waited behind the one that spent the budget is not sent either.
+      const spentMeanwhile = budgetRefusal();
+      if (spentMeanwhile) return refuse(spentMeanwhile, true);
+      noteConcurrency(route.counters, slot.limit, route.limits.concurrency);
+      const sentUpstream = await this.sendWithRetries(route, method, target.pathAndQuery, request?.payload, slot, limiter);
+      const { retries, throttled } = sentUpstream;
+      if (!('answer' in sentUpstream)) {
+        const message = `upstream did not answer: ${sentUpstream.error.message}`;
+        meter(unansweredSample(0, performance.now() - started, { retries, throttled, queued, cache: key ? 'miss' : undefined }), { error: message });
+        return sendError(res, 502, message, 'upstream_unreachable');
       }
+      const { answer } = sentUpstream;
+      const contentType = answer.headers['content-type'] ?? 'application/json';
+      const streamed = answer.status === 200 && (request?.stream === true || contentType.startsWith('text/event-stream'));
+      res.writeHead(answer.status, { 'content-type': contentType, ...(streamed ? { 'cache-control': 'no-cache' } : {}) });
+      const stripThinking = route.generation.stripThinking === true;
+      const relayed = streamed
+        ? await relayStream(
+            answer.response,
+            res,
+            started,
+            { dropUsageEvent: request?.stripUsageEvent === true, stripThinking },
+            route.transcriptWriter !== undefined,
+          )
+        : await relayWholeAnswer(answer, res, stripThinking);
+      const promptTokens = relayed.usage?.promptTokens ?? 0;
+      const completionTokens = relayed.usage?.completionTokens ?? 0;
+      const cost = relayed.usage ? costOf(route.prices, model, promptTokens, completionTokens, relayed.usage.cost) : 0;
+      meter(
+        {
+          status: answer.status,
+          retries,
+          throttled,
+          queued,
+          cache: key ? 'miss' : undefined,
+          latencyMs: performance.now() - started,
+          ttftMs: relayed.ttftMs,
+          promptTokens,
+          completionTokens,
+          cost,
+          ...(relayed.usage?.reasoningTokens !== undefined ? { reasoningTokens: relayed.usage.reasoningTokens } : {}),
+          ...(relayed.endedInThinking ? { endedInThinking: relayed.endedInThinking } : {}),
+        },
+        { response: route.transcriptWriter ? relayed.answer() : undefined },
+      );
+      if (key && answer.status === 200)
+        route.cacheStore!.put(key, { status: 200, contentType, body: relayed.forwarded.toString('base64'), promptTokens, completionTokens, cost });
+      return;
     } finally {
       release();
     }
+  }
+
+  /**
+   * Sends the call upstream within the run's limit, retrying an unanswered call, a 429 or a 5xx (after its
+   * Retry-After, or the backoff) while retries are left; the limit backs off when the upstream asks for less.
+   */
+  private async sendWithRetries(
+    route: LiveRoute,
+    method: string,
+    pathAndQuery: string,
+    payload: Buffer | undefined,
+    slot: Awaited<ReturnType<RunLimiter['acquire']>>,
+    limiter: RunLimiter,
+  ): Promise<{ retries: number; throttled: number } & ({ answer: UpstreamAnswer } | { error: Error })> {
+    let retries = 0;
+    let throttled = 0;
+    for (;;) {
+      let answer: UpstreamAnswer;
+      try {
+        answer = await this.callUpstream(route, method, pathAndQuery, payload);
+      } catch (error) {
+        if (retries < route.limits.maxRetries) {
+          retries += 1;
+          await sleep(backoffMs(retries));
+          continue;
+        }
+        return { retries, throttled, error: error as Error };
+      }
+      const verdict = answerVerdict(answer.status, answer.headers['retry-after'], retries, route.limits.maxRetries);
+      if (verdict.throttled) throttled += 1;
+      // The upstream asks for less: the run's limit on this host backs off (AIMD, gateway/run-limiter.ts).
+      if (verdict.throttle) {
+        slot.throttled();
+        noteConcurrency(route.counters, limiter.currentLimit, route.limits.concurrency);
+      } else if (verdict.succeeded) slot.succeeded();
+      if (!verdict.retry) return { retries, throttled, answer };
+      answer.response.resume(); // drain: the connection goes back to the pool
+      retries += 1;
+      await sleep(retryAfterMs(answer.headers['retry-after']) ?? backoffMs(retries));
+    }
+  }
+
+  /** The route the call's token names; without one, the call is answered here (401, or 503 while a restarted worker restores routes). */
+  private routeOf(req: http.IncomingMessage, res: http.ServerResponse): LiveRoute | undefined {
+    const presented = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+    const route = this.routes.get(presented);
+    if (route) return route;
+    if (JOB_TOKEN.test(presented) && !this.ended.has(presented) && Date.now() - this.listeningSince < this.restoreGraceMs) {
+      res.setHeader('retry-after', '5');
+      sendError(res, 503, "the worker restarted and has not restored this job's route yet: retry in a few seconds", 'gateway_restoring');
+    } else sendError(res, 401, 'unknown or expired BenchRouter job token', 'invalid_api_key');
+    return undefined;
+  }
+
+  /** Answers the call from the route's stored answers when it has one for `key`; whether it did. */
+  private answerFromCache(
+    route: LiveRoute,
+    key: string,
+    res: http.ServerResponse,
+    started: number,
+    meter: (sample: UsageSample, exchange?: { response?: unknown }) => void,
+  ): boolean {
+    const hit = route.cacheStore!.get(key);
+    if (!hit) return false;
+    res.writeHead(hit.status, { 'content-type': hit.contentType });
+    const body = Buffer.from(hit.body, 'base64');
+    res.end(body);
+    meter(
+      {
+        status: hit.status,
+        latencyMs: performance.now() - started,
+        promptTokens: hit.promptTokens,
+        completionTokens: hit.completionTokens,
+        cost: 0,
+        retries: 0,
+        throttled: 0,
+        queued: false,
+        cache: 'hit',
+      },
+      { response: route.transcriptWriter ? transcriptBody(body) : undefined },
+    );
+    return true;
   }
 
   private callUpstream(route: LiveRoute, method: string, pathAndQuery: string, body?: Buffer): Promise<UpstreamAnswer> {
@@ -501,12 +479,13 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-function parsedBody(text: Buffer): unknown {
-  try {
-    return JSON.parse(text.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
+/** Reads a whole (not streamed) answer, then relays it as relayWhole makes it. */
+async function relayWholeAnswer(answer: UpstreamAnswer, res: http.ServerResponse, stripThinking: boolean): Promise<Relayed> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer.response) chunks.push(chunk as Buffer);
+  const relayed = relayWhole(answer.status, Buffer.concat(chunks), stripThinking);
+  res.end(relayed.forwarded);
+  return relayed;
 }
 
 /** Retry-After in seconds or as an HTTP date; capped at a minute. */
