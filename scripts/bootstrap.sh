@@ -78,3 +78,8 @@ fi
 #    image FROM it, for tasks with `docker: true`.
 bash scripts/build-base-image.sh
 bash scripts/build-dind-image.sh
+#    The same two on Debian trixie, for environments that need its newer packages (Harbor: Python 3.13,
+#    docker compose v2); each skips when current, as the bookworm ones do.
+BENCHROUTER_BASE_IMAGE=benchrouter/base:trixie BENCHROUTER_ROOTFS_IMAGE=benchrouter/base-rootfs:trixie BENCHROUTER_BASE_SUITE=trixie \
+  bash scripts/build-base-image.sh
+BENCHROUTER_BASE_IMAGE=benchrouter/base:trixie BENCHROUTER_DIND_IMAGE=benchrouter/dind:trixie bash scripts/build-dind-image.sh

@@ -21,6 +21,7 @@ describe('br benchmarks', () => {
       'arith',
       'bfcl',
       'evalscope',
+      'harbor',
       'humaneval',
       'inspect',
       'mathematics',

@@ -24,11 +24,16 @@ export function benchmarkImage(benchmark: string, environment: string): string {
  * `docker run --rm` of an image on the host network (it reaches a replay model on loopback); returns
  * stdout. Asynchronous on purpose: a replay model in this process must keep answering meanwhile.
  */
-export async function dockerRun(image: string, args: string[], options: { env?: Record<string, string>; volumes?: string[] } = {}): Promise<string> {
+export async function dockerRun(
+  image: string,
+  args: string[],
+  options: { env?: Record<string, string>; volumes?: string[]; entrypoint?: string } = {},
+): Promise<string> {
   const flags = [
     '--rm',
     '--network',
     'host',
+    ...(options.entrypoint ? ['--entrypoint', options.entrypoint] : []),
     ...Object.entries(options.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
     ...(options.volumes ?? []).flatMap((v) => ['-v', v]),
   ];

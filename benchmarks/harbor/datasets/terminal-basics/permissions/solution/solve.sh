@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+chmod 755 /app/job.sh && /app/job.sh

@@ -1,0 +1,111 @@
+// Fidelity of the harbor benchmark: Harbor's own `harbor run` on the shipped terminal-basics dataset (10 tasks),
+// run directly on this host's Docker engine (its local environment) and through `br run harbor` (in each shard's
+// own daemon), with Harbor's oracle agent (every reward 1) and its nop agent (every reward 0): the same reward per
+// task, and the same task digest. Each shard keeps Harbor's trial folders in the job's artifacts. A task whose agent
+// writes its own reward file and whose verifier then writes none scores 0: the forged file does not count.
+
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { benchmarkImage, builtinDir, dockerRun } from './support/benchmark-image.js';
+import { br, startHarness, type Harness } from './support/harness.js';
+import type { RunResult } from '../runs/run-spec.js';
+
+const DATASET = path.join(builtinDir('harbor'), 'datasets', 'terminal-basics');
+const TASKS = readdirSync(DATASET).sort();
+// On a new machine the first run builds the harbor image (about 40 s on an idle 2-core machine: harbor's 92
+// pinned packages from PyPI) and each shard's daemon builds the tasks' environments.
+const COLD_BUILD_MS = 30 * 60_000;
+
+let h: Harness;
+let scratch: string;
+
+interface HarborRecord {
+  job: string;
+  index: string;
+  score: number;
+  agent: string;
+  task_digest: string;
+  exception: { exception_type: string } | null;
+  trial: string;
+  raw_output: string | null;
+}
+
+async function recordsOf(runId: string): Promise<HarborRecord[]> {
+  const lines = (await br(['records', runId, '--json'], h.env)).stdout.trim().split('\n');
+  return lines.map((line) => JSON.parse(line) as HarborRecord);
+}
+
+/** `harbor run` of the whole dataset in the harbor image on this host's engine, as Harbor's README runs it: reward and digest per task. */
+async function harborDirect(agent: string): Promise<Record<string, { reward: number | null; digest: string }>> {
+  const jobs = mkdtempSync(path.join(scratch, `direct-${agent}-`));
+  const script = `harbor run -p /data -a ${agent} -o /jobs --job-name direct -n 4 -y -q >&2 && python3 -c '
+import json, pathlib
+out = {}
+for f in sorted(pathlib.Path("/jobs/direct").glob("*/result.json")):
+    r = json.loads(f.read_text()); lock = json.loads((f.parent / "lock.json").read_text())
+    out[lock["task"]["name"]] = {"reward": ((r.get("verifier_result") or {}).get("rewards") or {}).get("reward"), "digest": lock["task"]["digest"]}
+print(json.dumps(out))'`;
+  // The image's own entrypoint starts a Docker daemon (for a job); directly, Harbor uses this host's.
+  const stdout = await dockerRun(benchmarkImage('harbor', 'harbor'), ['-c', script], {
+    volumes: ['/var/run/docker.sock:/var/run/docker.sock', `${DATASET}:/data:ro`, `${jobs}:/jobs`],
+    entrypoint: 'sh',
+  }).catch((error: unknown) => {
+    throw new Error(`harbor run -a ${agent} directly: ${(error as Error).message}`);
+  });
+  return JSON.parse(stdout) as Record<string, { reward: number | null; digest: string }>;
+}
+
+describe('harbor', () => {
+  beforeAll(async () => {
+    h = await startHarness('harbor');
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'br-harbor-'));
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it.each([
+    ['oracle', 1],
+    ['nop', 0],
+  ] as const)(
+    'with the %s agent, scores every task as harbor run directly does: reward %s, the same per task and digest',
+    { timeout: COLD_BUILD_MS },
+    async (agent, reward) => {
+      const run: RunResult = await h.run(builtinDir('harbor'), { tasks: ['terminal-basics'], taskArgs: { agent } });
+      expect(run.jobs.map((j) => [j.status, j.message])).toEqual(run.jobs.map(() => ['SUCCEEDED', undefined]));
+      // Ten tasks in shards of five: two jobs, each a `harbor run` in its own daemon.
+      expect(run.jobs).toHaveLength(2);
+      expect(run.overall).toBe(reward);
+      const records = await recordsOf(run.runId);
+      expect(records.map((r) => r.index).sort()).toEqual(TASKS);
+      expect(records.every((r) => r.agent === agent && r.exception === null)).toBe(true);
+
+      const direct = await harborDirect(agent);
+      expect(Object.keys(direct).sort()).toEqual(TASKS);
+      for (const record of records) {
+        expect(record.score, record.index).toBe(direct[record.index]!.reward);
+        expect(record.task_digest, record.index).toBe(direct[record.index]!.digest);
+        // Harbor's trial folder is kept with the job's artifacts: its result, the agent's and the verifier's output.
+        const trial = path.join(h.settings.artifactsRoot, run.runId, record.job, 'results', record.trial);
+        expect(JSON.parse(readFileSync(path.join(trial, 'result.json'), 'utf8'))).toMatchObject({ verifier_result: { rewards: { reward } } });
+        expect(existsSync(path.join(trial, 'verifier', 'reward.txt')), trial).toBe(true);
+      }
+      // The verifier's own words, kept on the record.
+      for (const record of records) expect(record.raw_output, record.index).toContain(reward === 1 ? 'PASS: ' : 'FAIL: ');
+    },
+  );
+
+  it(
+    'does not count a reward file the agent wrote itself: the verifier wrote none, the task scores 0 with the reason',
+    { timeout: COLD_BUILD_MS },
+    async () => {
+      const run = await h.run(builtinDir('harbor'), { tasks: ['forged-reward'], taskArgs: { agent: 'oracle' } });
+      expect(run.jobs[0]!.status, run.jobs[0]!.message).toBe('SUCCEEDED');
+      expect(run.overall).toBe(0);
+      const [record] = await recordsOf(run.runId);
+      expect(record).toMatchObject({ index: 'forged-reward', score: 0, exception: { exception_type: 'RewardFileNotFoundError' } });
+    },
+  );
+});
