@@ -4,9 +4,11 @@
 
 import { BUILTIN_BENCHMARKS_DIR } from '../contract/builtin-benchmarks.js';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Settings } from '../config/settings.js';
+import { settingsFrom, type Settings } from '../config/settings.js';
+import { harborTasksOf, stageHarborDataset } from '../client/harbor-dataset.js';
 import type { Benchmark } from '../contract/benchmark.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
@@ -47,7 +49,14 @@ export function optionsFromFlags(benchmark: Benchmark, flags: ParsedFlags, suite
 
 /** A run definition from the flags, through the same options → RunSpec step `POST /evals/submit` takes; benchmark.yaml is read once. */
 export function specFromFlags(benchmarkArg: string, flags: ParsedFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunSpec {
-  const benchmark = loadBenchmark(resolveBenchmarkDir(benchmarkArg));
+  let dir = resolveBenchmarkDir(benchmarkArg);
+  // A Harbor dataset directory runs as the harbor benchmark's task of that dataset.
+  if (harborTasksOf(dir).length) {
+    const staged = stageHarborDataset(dir, path.join(settingsFrom(process.env, os.homedir()).home, 'staged'));
+    dir = staged.benchmarkDir;
+    if (flags.tasks === undefined) flags = { ...flags, tasks: staged.task };
+  }
+  const benchmark = loadBenchmark(dir);
   return runSpecOfBenchmark(benchmark, optionsFromFlags(benchmark, flags, suite), { tasksFrom: '--tasks' });
 }
 

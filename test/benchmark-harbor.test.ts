@@ -4,7 +4,7 @@
 // task, and the same task digest. Each shard keeps Harbor's trial folders in the job's artifacts. A task whose agent
 // writes its own reward file and whose verifier then writes none scores 0: the forged file does not count.
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +96,26 @@ describe('harbor', () => {
       for (const record of records) expect(record.raw_output, record.index).toContain(reward === 1 ? 'PASS: ' : 'FAIL: ');
     },
   );
+
+  it('runs a Harbor dataset directory given to br run as the benchmark, staged once: its tasks, the agent named', { timeout: COLD_BUILD_MS }, async () => {
+    const dataset = path.join(scratch, 'My Dataset');
+    for (const task of ['csv-total', 'make-tree']) cpSync(path.join(DATASET, task), path.join(dataset, task), { recursive: true });
+    const args = ['run', dataset, '-T', 'agent=oracle', '--model', 'm', '--endpoint', 'http://127.0.0.1:9/v1', '--no-preflight', '--json'];
+    const first = await br(args, h.env);
+    expect(first.code, first.stderr).toBe(0);
+    const result = JSON.parse(first.stdout) as RunResult;
+    expect(result).toMatchObject({ benchmark: 'harbor', status: 'COMPLETED', overall: 1 });
+    expect(result.jobs.map((j) => j.task)).toEqual(['my-dataset']);
+    expect((await recordsOf(result.runId)).map((r) => [r.index, r.score])).toEqual([
+      ['csv-total', 1],
+      ['make-tree', 1],
+    ]);
+    // The staged copy is named by content: a second submit of the same dataset stages nothing new.
+    const staged = readdirSync(path.join(h.home, 'staged'));
+    expect(staged).toEqual([expect.stringMatching(/^harbor-my-dataset-[0-9a-f]{24}$/)]);
+    expect((await br(args, h.env)).code).toBe(0);
+    expect(readdirSync(path.join(h.home, 'staged'))).toEqual(staged);
+  });
 
   it(
     'does not count a reward file the agent wrote itself: the verifier wrote none, the task scores 0 with the reason',
