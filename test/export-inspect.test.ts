@@ -3,7 +3,8 @@
 // per record, the same ids, scores and token counts, and the model's messages; then `inspect view` serves the log
 // to Debian's Chromium, which shows the task and its samples. Screenshots go to test-artifacts/export/.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ const shots = path.join(repoRoot, 'test-artifacts', 'export');
 // The first export on a new machine builds the inspect image (about a minute idle, up to 15 on loaded cores).
 const COLD_BUILD_MS = 30 * 60_000;
 const LIMIT = 10;
+const VIEWER = `br-test-inspect-view-${randomBytes(4).toString('hex')}`;
 
 let h: Harness;
 let run: RunResult;
@@ -49,7 +51,9 @@ beforeAll(async () => {
   run = await h.run(builtinDir('arith'), { model: 'reference-acc50', tasks: ['addition'], limit: LIMIT });
 });
 afterAll(async () => {
+  // Killing `docker run` leaves its container running: it is removed by name.
   viewer?.kill('SIGKILL');
+  spawnSync('docker', ['rm', '-f', VIEWER]);
   await browser?.close();
   await h?.close();
 });
@@ -111,6 +115,8 @@ describe('br export --format inspect', () => {
     viewer = spawn('docker', [
       'run',
       '--rm',
+      '--name',
+      VIEWER,
       '--network',
       'host',
       '-v',
