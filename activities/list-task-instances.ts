@@ -15,6 +15,7 @@ import { INSTANCE_LIST_CAP_BYTES, parseInstanceList } from '../contract/task-ins
 import { FAILURE_TYPES } from '../runs/failure-types.js';
 import { CONTAINER_BENCHMARK_DIR, LABELS } from './container-spec.js';
 import { ensureImage, type ImageDeps } from './ensure-image.js';
+import { oneOffContainerBody } from './one-off-container.js';
 import { readTaskOutputText } from './task-output-file.js';
 
 export interface ListInstancesInput {
@@ -74,26 +75,22 @@ async function runListing(
   const problem = (message: string) => ApplicationFailure.nonRetryable(`task ${task.name}: instances.command: ${message}`, FAILURE_TYPES.instancesProblem);
   try {
     // The command's own output, not the log: a long list is never cut by a log driver's rotation.
-    const started = await deps.docker.createAndStart(name, {
-      Image: image,
-      // Files of at most 32 MiB (ulimit -f counts 512-byte blocks): a command that prints more is killed, not let fill the disk.
-      Entrypoint: ['/bin/sh', '-c', 'ulimit -f 65536; exec >/app/results/instances.out 2>/app/results/instances.err; exec /bin/sh -c "$0"', command],
-      Cmd: [],
-      Env: Object.entries({ TZ: 'UTC', PYTHONHASHSEED: '0', ...task.extraEnv }).map(([k, v]) => `${k}=${v}`),
-      // Managed and on this host, with no job: a worker that starts after one died mid-listing removes it.
-      Labels: { [LABELS.managed]: 'true', [LABELS.host]: deps.hostId, [LABELS.benchmark]: benchmark.name, [LABELS.task]: task.name },
-      WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${taskDirectory(task)}`,
-      HostConfig: {
-        NetworkMode: 'none',
-        Binds: [`${benchmark.dir}:${CONTAINER_BENCHMARK_DIR}:ro`, `${scratch}:/app/results`],
-        Memory: 2 * 1024 ** 3,
-        MemorySwap: 2 * 1024 ** 3,
-        NanoCpus: 1e9,
-        PidsLimit: 512,
-        CapDrop: ['ALL'],
-        SecurityOpt: ['no-new-privileges'],
-      },
-    });
+    const started = await deps.docker.createAndStart(
+      name,
+      oneOffContainerBody({
+        image,
+        // Files of at most 32 MiB (ulimit -f counts 512-byte blocks): a command that prints more is killed, not let fill the disk.
+        entrypoint: ['/bin/sh', '-c', 'ulimit -f 65536; exec >/app/results/instances.out 2>/app/results/instances.err; exec /bin/sh -c "$0"', command],
+        env: { TZ: 'UTC', PYTHONHASHSEED: '0', ...task.extraEnv },
+        hostId: deps.hostId,
+        labels: { [LABELS.benchmark]: benchmark.name, [LABELS.task]: task.name },
+        workingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${taskDirectory(task)}`,
+        binds: [`${benchmark.dir}:${CONTAINER_BENCHMARK_DIR}:ro`, `${scratch}:/app/results`],
+        memoryBytes: 2 * 1024 ** 3,
+        cpus: 1,
+        pids: 512,
+      }),
+    );
     if (started === 'conflict') throw new Error(`container ${name} exists already`);
     const exit = await Promise.race([deps.docker.wait(started.id), sleep(LIST_TIMEOUT_MS, 'timeout' as const)]);
     if (exit === 'timeout') throw problem(`still running after ${LIST_TIMEOUT_MS / 60_000} minutes; killed`);

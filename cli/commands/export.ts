@@ -16,7 +16,7 @@ import { InputError } from '../../contract/problems.js';
 import { answerMessages, isCall, parseTranscript, type Message } from '../../gateway/transcript-chat.js';
 import type { JobResult, RunResult } from '../../runs/run-spec.js';
 import { resolveHostId } from '../../workers/host-id.js';
-import { LABELS } from '../../activities/container-spec.js';
+import { oneOffContainerBody } from '../../activities/one-off-container.js';
 import { readRecordsFile } from '../../activities/records-file.js';
 import type { CliDeps } from '../cli-deps.js';
 import { EXIT_CODES } from '../exit-codes.js';
@@ -188,24 +188,20 @@ async function writeInspectLogs(deps: CliDeps, bundle: ExportBundle, out: string
     writeFileSync(path.join(work, 'run.json'), JSON.stringify(bundle));
     // Whatever user the image runs as writes the logs.
     chmodSync(path.join(work, 'logs'), 0o777);
-    const started = await docker.createAndStart(name, {
-      Image: image,
-      Entrypoint: ['python3', '/app/benchmark/export_log.py', '/work/run.json', '/work/logs'],
-      Cmd: [],
-      Env: ['TZ=UTC'],
-      // Managed, with no job: a worker's sweep removes it if this command dies before it does.
-      Labels: { [LABELS.managed]: 'true', [LABELS.host]: hostId },
-      WorkingDir: '/work',
-      HostConfig: {
-        NetworkMode: 'none',
-        Binds: [`${benchmarkDir}:/app/benchmark:ro`, `${work}:/work`],
-        Memory: 4 * 1024 ** 3,
-        NanoCpus: 2e9,
-        PidsLimit: 256,
-        CapDrop: ['ALL'],
-        SecurityOpt: ['no-new-privileges'],
-      },
-    });
+    const started = await docker.createAndStart(
+      name,
+      oneOffContainerBody({
+        image,
+        entrypoint: ['python3', '/app/benchmark/export_log.py', '/work/run.json', '/work/logs'],
+        env: { TZ: 'UTC' },
+        hostId,
+        workingDir: '/work',
+        binds: [`${benchmarkDir}:/app/benchmark:ro`, `${work}:/work`],
+        memoryBytes: 4 * 1024 ** 3,
+        cpus: 2,
+        pids: 256,
+      }),
+    );
     if (started === 'conflict') throw new Error(`container ${name} exists already`);
     const code = await docker.wait(started.id);
     if (code !== 0) {
