@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { settingsFrom, type Settings } from '../config/settings.js';
-import { harborTasksOf, stageHarborDataset } from '../client/harbor-dataset.js';
+import { isHarborDataset, stageHarborDataset } from '../client/harbor-dataset.js';
 import type { Benchmark } from '../contract/benchmark.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
@@ -51,7 +51,7 @@ export function optionsFromFlags(benchmark: Benchmark, flags: ParsedFlags, suite
 export function specFromFlags(benchmarkArg: string, flags: ParsedFlags, suite?: { entry: SuiteEntry; file: string; field: string }): RunSpec {
   let dir = resolveBenchmarkDir(benchmarkArg);
   // A Harbor dataset directory runs as the harbor benchmark's task of that dataset.
-  if (harborTasksOf(dir).length) {
+  if (isHarborDataset(dir)) {
     const staged = stageHarborDataset(dir, path.join(settingsFrom(process.env, os.homedir()).home, 'staged'));
     dir = staged.benchmarkDir;
     if (flags.tasks === undefined) flags = { ...flags, tasks: staged.task };

@@ -8,12 +8,10 @@ import path from 'node:path';
 import { directoryDigest } from '../contract/benchmark-digest.js';
 import { BUILTIN_BENCHMARKS_DIR } from '../contract/builtin-benchmarks.js';
 
-/** The dataset's Harbor tasks: its subdirectories holding a task.toml. None when `dir` is a benchmark or no dataset. */
-export function harborTasksOf(dir: string): string[] {
-  if (existsSync(path.join(dir, 'benchmark.yaml')) || !statSync(dir).isDirectory()) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, 'task.toml')))
-    .map((entry) => entry.name);
+/** Whether `dir` is a Harbor dataset: no benchmark, but subdirectories holding a task.toml. */
+export function isHarborDataset(dir: string): boolean {
+  if (existsSync(path.join(dir, 'benchmark.yaml')) || !statSync(dir).isDirectory()) return false;
+  return readdirSync(dir, { withFileTypes: true }).some((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, 'task.toml')));
 }
 
 /** The dataset's name as the harbor benchmark's template takes it: its folder's name, lower-case, other characters as "-". */

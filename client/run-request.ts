@@ -7,7 +7,6 @@ import type { Benchmark } from '../contract/benchmark.js';
 import { resolveBenchmarkDir } from '../contract/builtin-benchmarks.js';
 import { loadBenchmark } from '../contract/load-benchmark.js';
 import { InputError } from '../contract/problems.js';
-import { runTasks } from '../contract/task-template.js';
 import { loadTokenizerFile, TokenizerFileError } from '../gateway/prompt-truncation.js';
 import type { RunOptions, RunRequest } from '../runs/run-options.js';
 import type { RunSpec } from '../runs/run-spec.js';
@@ -32,18 +31,11 @@ export function runSpecFromRequest(request: RunRequest, where: RequestSource = {
 
 /** The RunSpec of validated options for a loaded benchmark: its tasks checked, the tokenizer hashed, the run id set. */
 export function runSpecOfBenchmark(benchmark: Benchmark, options: RunOptions, where: RequestSource = {}): RunSpec {
-  const selected = runTasks(benchmark, options.tasks, options.taskArgs);
-  if (!selected.ok) {
-    throw new InputError([
-      {
-        file: where.file ?? where.tasksFrom ?? path.join(benchmark.dir, 'benchmark.yaml'),
-        field: where.file ? 'tasks' : '',
-        message: selected.problem,
-      },
-    ]);
-  }
   const tokenizer = options.tokenizer !== undefined ? hashedTokenizer(options.tokenizer, where.file) : undefined;
-  const spec = createRunSpec(benchmark, { ...options, ...(tokenizer ? { tokenizer: tokenizer.path } : {}) }, tokenizer);
+  const spec = createRunSpec(benchmark, { ...options, ...(tokenizer ? { tokenizer: tokenizer.path } : {}) }, tokenizer, {
+    file: where.file ?? where.tasksFrom ?? path.join(benchmark.dir, 'benchmark.yaml'),
+    field: where.file ? 'tasks' : '',
+  });
   return where.runId ? { ...spec, runId: where.runId } : spec;
 }
 

@@ -50,11 +50,19 @@ export function newRunId(now = new Date()): string {
  * every default (validated: an invalid one throws), the tasks they pick, the price table in effect, and the
  * tokenizer as submitting resolved it (client/run-request.ts checks and hashes the file).
  */
-export function createRunSpec(benchmark: Benchmark, input: RunOptionsInput, tokenizer?: { path: string; sha256: string }): RunSpec {
+export function createRunSpec(
+  benchmark: Benchmark,
+  input: RunOptionsInput,
+  tokenizer?: { path: string; sha256: string },
+  /** Where the run's tasks were named, for the error when they name none the benchmark has (default: the flag). */
+  tasksFrom?: { file: string; field: string },
+): RunSpec {
   const options = runOptions(input);
   const selected = runTasks(benchmark, options.tasks, options.taskArgs);
   if (!selected.ok)
-    throw new InputError([{ file: options.tasks?.length ? '--tasks' : path.join(benchmark.dir, 'benchmark.yaml'), field: '', message: selected.problem }]);
+    throw new InputError([
+      { ...(tasksFrom ?? { file: options.tasks?.length ? '--tasks' : path.join(benchmark.dir, 'benchmark.yaml'), field: '' }), message: selected.problem },
+    ]);
   const tasks = selected.tasks;
   return {
     runId: newRunId(),
