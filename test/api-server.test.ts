@@ -2,6 +2,7 @@
 // submit through POST /evals/submit, follow the SSE stream to the result, read results and records,
 // cancel, retry, the leaderboard; auth and the error statuses; idempotent submits.
 
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedArithScore } from '../reference-model/expected-score.js';
@@ -13,8 +14,12 @@ import { waitFor } from './support/processes.js';
 const arithDir = path.join(repoRoot, 'benchmarks', 'arith');
 let h: Harness;
 let api: ApiProcess;
-/** A model name of this file's own, so visibility filters see only its runs. */
-const model = 'reference-acc80';
+/**
+ * A model name of this file's own (the reference model reads the accuracy from `acc80`), so visibility filters
+ * and the leaderboard see only its runs: other files run arith against reference-acc80 on the same dev server, and
+ * the leaderboard keeps the latest run per model.
+ */
+const model = `api-acc80-${randomBytes(3).toString('hex')}`;
 let finished: RunResult;
 
 beforeAll(async () => {
