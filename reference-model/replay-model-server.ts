@@ -23,7 +23,7 @@ import {
   type ListeningModel,
 } from './openai-http.js';
 import { countTokens } from './reference-answer.js';
-import { loadAnswers, type ReplayAnswer } from './replay-answers.js';
+import { findChatAnswer, loadAnswers, type ReplayAnswer } from './replay-answers.js';
 import { messagesKey, promptKey } from './replay-key.js';
 
 export interface ReplayModelOptions {
@@ -46,7 +46,7 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
   const counts = { answered: 0, unknown: 0 };
 
   const find = (key: string, request: JsonObject): ReplayAnswer => {
-    const answer = answers.get(key);
+    const answer = Array.isArray(request.messages) ? findChatAnswer(answers, key, request.messages) : answers.byKey.get(key);
     if (answer) {
       counts.answered += 1;
       return answer;

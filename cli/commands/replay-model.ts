@@ -10,7 +10,7 @@ import { positiveInt } from '../flag-values.js';
 export function registerReplayModelCommand(program: Command, deps: CliDeps): Command {
   return program
     .command('replay-model')
-    .description('serve canned answers (JSON Lines: {"messages"|"prompt"|"key", "content"|"tool_calls"}) as an OpenAI-compatible model')
+    .description('serve canned answers (JSON Lines: {"messages"|"prompt"|"key"|"match"+"turn", "content"|"tool_calls"}) as an OpenAI-compatible model')
     .requiredOption('--answers <file>', 'the answers file')
     .option('--port <n>', 'port to listen on', positiveInt, 8398)
     .option('--host <address>', 'address to listen on (0.0.0.0 for DinD tasks and --no-gateway runs)', '127.0.0.1')

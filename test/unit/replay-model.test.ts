@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../contract/problems.js';
-import { parseAnswers } from '../../reference-model/replay-answers.js';
+import { findChatAnswer, parseAnswers } from '../../reference-model/replay-answers.js';
 import { messagesKey, promptKey } from '../../reference-model/replay-key.js';
 import { startReplayModel, type ReplayModelServer } from '../../reference-model/replay-model-server.js';
 
@@ -53,6 +53,45 @@ describe('answers file', () => {
     expect(lines[2]).toBe('line 4: expected "content" or "tool_calls": the answer itself');
     expect(lines[3]).toBe('line 5 key: expected a 64-character sha256 hex key');
     expect(lines).toHaveLength(4);
+  });
+
+  it('refuses a scripted line without its turn, and two for the same match and turn', () => {
+    const text = [
+      JSON.stringify({ match: 'Task: copy', turn: 0, content: 'a' }),
+      JSON.stringify({ match: 'Task: copy', content: 'b' }),
+      JSON.stringify({ match: 'Task: copy', turn: 0, content: 'c' }),
+      JSON.stringify({ match: 'Task: copy', messages: question, turn: 1, content: 'd' }),
+    ].join('\n');
+    expect(() => parseAnswers(text, 'answers.jsonl')).toThrow(InputError);
+    try {
+      parseAnswers(text, 'answers.jsonl');
+    } catch (error) {
+      expect((error as InputError).problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
+        'line 2: expected "match" and "turn" together: the text the first user message contains, and how many answers came before',
+        'line 3: answers the same match and turn as line 1',
+        'line 4: expected exactly one of "key", "messages", "prompt" or "match" to say which request this answers',
+      ]);
+    }
+  });
+
+  it('answers a scripted conversation by its first user message and turn, a keyed answer first', () => {
+    const first = { role: 'user', content: 'Task: copy a.txt to b.txt\nroot@4f2a:/app#' };
+    const answers = parseAnswers(
+      [
+        JSON.stringify({ match: 'copy a.txt', turn: 0, content: 'cp a.txt b.txt' }),
+        JSON.stringify({ match: 'copy a.txt', turn: 1, content: 'done' }),
+        JSON.stringify({ messages: [{ role: 'user', content: 'Task: copy a.txt to b.txt\nroot@keyed:/app#' }], content: 'keyed' }),
+      ].join('\n'),
+      'answers.jsonl',
+    );
+    const find = (messages: unknown[]) => findChatAnswer(answers, messagesKey(messages), messages)?.content;
+    expect(find([first])).toBe('cp a.txt b.txt');
+    // Another container's prompt, the same task: the same script.
+    expect(find([{ ...first, content: first.content.replace('4f2a', '9c1e') }])).toBe('cp a.txt b.txt');
+    expect(find([{ role: 'system', content: 's' }, first, { role: 'assistant', content: 'x' }, { role: 'user', content: 'ok?' }])).toBe('done');
+    expect(find([first, { role: 'assistant', content: 'x' }, { role: 'user', content: 'y' }, { role: 'assistant', content: 'z' }])).toBeUndefined();
+    expect(find([{ role: 'user', content: 'Task: copy a.txt to b.txt\nroot@keyed:/app#' }])).toBe('keyed');
+    expect(find([{ role: 'user', content: 'Task: something else' }])).toBeUndefined();
   });
 });
 
