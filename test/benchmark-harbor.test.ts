@@ -1,14 +1,16 @@
 // Fidelity of the harbor benchmark: Harbor's own `harbor run` on the shipped terminal-basics dataset (10 tasks),
 // run directly on this host's Docker engine (its local environment) and through `br run harbor` (in each shard's
-// own daemon), with Harbor's oracle agent (every reward 1) and its nop agent (every reward 0): the same reward per
-// task, and the same task digest. Each shard keeps Harbor's trial folders in the job's artifacts. A task whose agent
+// own daemon), with Harbor's oracle agent (every reward 1), its nop agent (every reward 0) and terminus-2 driving
+// the task's terminal for a scripted model (right on 7 tasks, wrong on 3): the same reward per task, and the same
+// task digest. Each shard keeps Harbor's trial folders in the job's artifacts. A task whose agent
 // writes its own reward file and whose verifier then writes none scores 0: the forged file does not count.
 
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { benchmarkImage, builtinDir, dockerRun } from './support/benchmark-image.js';
+import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
+import { benchmarkImage, builtinDir, dockerRun, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import type { RunResult } from '../runs/run-spec.js';
 
@@ -20,6 +22,15 @@ const COLD_BUILD_MS = 30 * 60_000;
 
 let h: Harness;
 let scratch: string;
+/**
+ * terminus-2's model: for each task, by its instruction, the commands (its solution's, or a plausible wrong one for
+ * csv-total, log-errors and rename-logs) and task_complete, then the confirmation terminus-2 asks for. Its prompts
+ * carry the terminal's screen, whose shell prompt names the container, so the answers are scripted by task and
+ * turn, not keyed by the whole request.
+ */
+let scripted: ReplayModelServer;
+const TERMINUS_WRONG = ['csv-total', 'log-errors', 'rename-logs'];
+const expectedReward = (agent: string, task: string) => (agent === 'nop' ? 0 : agent === 'terminus-2' && TERMINUS_WRONG.includes(task) ? 0 : 1);
 
 interface HarborRecord {
   job: string;
@@ -40,7 +51,8 @@ async function recordsOf(runId: string): Promise<HarborRecord[]> {
 /** `harbor run` of the whole dataset in the harbor image on this host's engine, as Harbor's README runs it: reward and digest per task. */
 async function harborDirect(agent: string): Promise<Record<string, { reward: number | null; digest: string }>> {
   const jobs = mkdtempSync(path.join(scratch, `direct-${agent}-`));
-  const script = `harbor run -p /data -a ${agent} -o /jobs --job-name direct -n 4 -y -q >&2 && python3 -c '
+  const model = agent === 'terminus-2' ? '-m openai/scripted' : '';
+  const script = `harbor run -p /data -a ${agent} ${model} -o /jobs --job-name direct -n 4 -y -q >&2 && python3 -c '
 import json, pathlib
 out = {}
 for f in sorted(pathlib.Path("/jobs/direct").glob("*/result.json")):
@@ -50,6 +62,7 @@ print(json.dumps(out))'`;
   // The image's own entrypoint starts a Docker daemon (for a job); directly, Harbor uses this host's.
   const stdout = await dockerRun(benchmarkImage('harbor', 'harbor'), ['-c', script], {
     volumes: ['/var/run/docker.sock:/var/run/docker.sock', `${DATASET}:/data:ro`, `${jobs}:/jobs`],
+    env: { OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: 'scripted' },
     entrypoint: 'sh',
   }).catch((error: unknown) => {
     throw new Error(`harbor run -a ${agent} directly: ${(error as Error).message}`);
@@ -61,26 +74,33 @@ describe('harbor', () => {
   beforeAll(async () => {
     h = await startHarness('harbor');
     scratch = mkdtempSync(path.join(os.tmpdir(), 'br-harbor-'));
+    scripted = await startReplayModel({ answersFile: replayAnswers('harbor-terminus-2.jsonl') });
   });
   afterAll(async () => {
+    await scripted?.close();
     await h?.close();
   });
 
   it.each([
     ['oracle', 1],
     ['nop', 0],
+    ['terminus-2', 0.7],
   ] as const)(
-    'with the %s agent, scores every task as harbor run directly does: reward %s, the same per task and digest',
+    'with the %s agent, scores every task as harbor run directly does: mean reward %s, the same per task and digest',
     { timeout: COLD_BUILD_MS },
-    async (agent, reward) => {
-      const run: RunResult = await h.run(builtinDir('harbor'), { tasks: ['terminal-basics'], taskArgs: { agent } });
+    async (agent, mean) => {
+      const answeredBefore = scripted.counts.answered;
+      const run: RunResult = await h.run(builtinDir('harbor'), { tasks: ['terminal-basics'], taskArgs: { agent }, endpoint: scripted.url });
       expect(run.jobs.map((j) => [j.status, j.message])).toEqual(run.jobs.map(() => ['SUCCEEDED', undefined]));
       // Ten tasks in shards of five: two jobs, each a `harbor run` in its own daemon.
       expect(run.jobs).toHaveLength(2);
-      expect(run.overall).toBe(reward);
+      expect(run.overall).toBe(mean);
       const records = await recordsOf(run.runId);
       expect(records.map((r) => r.index).sort()).toEqual(TASKS);
       expect(records.every((r) => r.agent === agent && r.exception === null)).toBe(true);
+      expect(Object.fromEntries(records.map((r) => [r.index, r.score]))).toEqual(Object.fromEntries(TASKS.map((t) => [t, expectedReward(agent, t)])));
+      // terminus-2 asked the model twice per task (its commands, then the confirmation), through the gateway.
+      expect(scripted.counts).toEqual({ answered: answeredBefore + (agent === 'terminus-2' ? 2 * TASKS.length : 0), unknown: 0 });
 
       const direct = await harborDirect(agent);
       expect(Object.keys(direct).sort()).toEqual(TASKS);
@@ -89,11 +109,12 @@ describe('harbor', () => {
         expect(record.task_digest, record.index).toBe(direct[record.index]!.digest);
         // Harbor's trial folder is kept with the job's artifacts: its result, the agent's and the verifier's output.
         const trial = path.join(h.settings.artifactsRoot, run.runId, record.job, 'results', record.trial);
-        expect(JSON.parse(readFileSync(path.join(trial, 'result.json'), 'utf8'))).toMatchObject({ verifier_result: { rewards: { reward } } });
+        expect(JSON.parse(readFileSync(path.join(trial, 'result.json'), 'utf8'))).toMatchObject({ verifier_result: { rewards: { reward: record.score } } });
         expect(existsSync(path.join(trial, 'verifier', 'reward.txt')), trial).toBe(true);
+        if (agent === 'terminus-2') expect(existsSync(path.join(trial, 'agent', 'trajectory.json')), trial).toBe(true);
+        // The verifier's own words, kept on the record.
+        expect(record.raw_output, record.index).toContain(record.score === 1 ? 'PASS: ' : 'FAIL: ');
       }
-      // The verifier's own words, kept on the record.
-      for (const record of records) expect(record.raw_output, record.index).toContain(reward === 1 ? 'PASS: ' : 'FAIL: ');
     },
   );
 
