@@ -1,5 +1,5 @@
 // The create body of a one-off container a command runs outside any job: listing a task's instances at submit
-// (list-task-instances.ts), writing a run's Inspect logs (`br export`). No network, every capability dropped, no
+// (list-task-instances.ts), writing a run's Inspect logs or ATIF trajectories (`br export`). No network, every capability dropped, no
 // new privileges, memory (swap included), CPU and process limits; managed and labelled with its host, so a worker
 // that starts after the process that made it died removes it.
 
