@@ -1,6 +1,8 @@
-// Three projects, in this order: unit tests of pure modules (test/unit/, no server, seconds), replay of
-// recorded workflow histories against the current bundle (test/replay/, no server), and integration
-// tests against the real Temporal dev server and Docker engine (the rest of test/), three files at once.
+// Four projects, in this order: unit tests of pure modules (test/unit/, no server, seconds) beside the job
+// workflow's policies on Temporal's time-skipping test server with a fake engine (test/policy/, seconds),
+// replay of recorded workflow histories against the current bundle (test/replay/, no server), and
+// integration tests against the real Temporal dev server and Docker engine (the rest of test/), three files
+// at once.
 
 import { defineConfig } from 'vitest/config';
 
@@ -18,6 +20,16 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'policy',
+          include: ['test/policy/**/*.test.ts'],
+          // The test server (a JVM) starts and the workflows bundle in a few seconds per file on a busy 2-core machine.
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
           name: 'replay',
           include: ['test/replay/**/*.test.ts'],
           // Bundling the workflows takes a few seconds on a busy 2-core machine.
@@ -30,7 +42,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**', 'test/replay/**'],
+          exclude: ['test/unit/**', 'test/replay/**', 'test/policy/**'],
           globalSetup: ['test/support/global-setup.ts'],
           // Most of an integration test is waiting (for containers, images, timeouts): three files at once keep a
           // 2-core machine busy. With two, a warm run took about 1,240-1,345 s, over CI's 20 minutes; with three

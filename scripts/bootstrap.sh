@@ -26,6 +26,7 @@ else
   say "npm packages: ready"
 fi
 
+if [ "$for_tests" = 1 ]; then bash scripts/temporal-test-server.sh >/dev/null; fi # the policy tests' time-skipping server
 # 2. Docker engine: Debian's docker.io, started in the background when nothing answers.
 if docker info >/dev/null 2>&1; then
   say "docker engine: ready"
