@@ -9,6 +9,7 @@
 
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
@@ -19,6 +20,7 @@ import { hostHeartbeat, jobAttempt } from '../../activities/run-task-container.j
 import type { HarvestOutput } from '../../activities/harvest-result.js';
 import { hostOfQueue, hostQueueName, type ClaimedHost } from '../../runs/host-queues.js';
 import { runOptions, type RunOptions } from '../../runs/run-options.js';
+import { SEARCH_ATTRIBUTES } from '../../runs/search-attributes.js';
 import type { JobSpec, RunSpec } from '../../runs/run-spec.js';
 import type { TaskDefinition } from '../../contract/benchmark.js';
 import { workerIdentity } from '../../runs/worker-identity.js';
@@ -135,6 +137,17 @@ export class PolicyEnv {
       TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: executable } } }),
       bundle,
     ]);
+    // The run workflow sets BenchRouter's search attributes when it ends; the test server knows none of its own.
+    const { IndexedValueType } = proto.temporal.api.enums.v1;
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(
+        Object.values(SEARCH_ATTRIBUTES).map((key) => [
+          key.name,
+          key.type === 'DOUBLE' ? IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        ]),
+      ),
+    });
     const policy = new PolicyEnv(env, sharedQueue);
     await policy.startWorkers(code);
     return policy;
