@@ -6,6 +6,10 @@
 // The fleet: one worker on the shared queue, which runs every workflow task and takes every job's first
 // attempt as host `firstHost`, and a worker on each LIVE_HOSTS host's own queue (hostQueueName). Any other
 // host id is a host that is gone: nothing polls its queue. claimHost answers with `claims`, in order.
+//
+// The test server stops its clock from an activity's schedule to its end or timeout: a pending activity's
+// heartbeat and schedule-to-start timeouts pass in real time (tests that need them set them at 1 s), while
+// retry backoff and workflow timers pass at once.
 
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
