@@ -28,6 +28,15 @@ if [ -x "$exe" ] && [ -f "$cache/complete" ]; then
   exit 0
 fi
 
+# One fetch at a time: the policy test files start together, each asking for the server.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$(dirname "$cache")/.lock"
+flock 9
+if [ -x "$exe" ] && [ -f "$cache/complete" ]; then
+  echo "$exe"
+  exit 0
+fi
+
 if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
   say "installing Debian's Java and Maven"
   as_root apt-get update -qq
@@ -45,7 +54,6 @@ if ! mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies -DincludeScope=ru
 fi
 [ -f "$work/lib/temporal-test-server-$VERSION.jar" ] || { say "maven fetched no temporal-test-server-$VERSION.jar"; exit 1; }
 
-mkdir -p "$(dirname "$cache")"
 rm -rf "$cache.partial"
 mkdir -p "$cache.partial"
 mv "$work/lib" "$cache.partial/lib"

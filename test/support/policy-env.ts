@@ -248,31 +248,20 @@ export function taskDefinition(name: string, fields: Partial<TaskDefinition> = {
   };
 }
 
-export function fakeRunOptions(options: Partial<RunOptions> = {}): RunOptions {
-  return runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, gateway: false, ...options });
+/** What a run pins and each of its jobs carries: a benchmark that is nowhere on disk (the engine is fake), and the options. */
+function pinned(options: Partial<RunOptions>): Pick<RunSpec, 'benchmark' | 'options' | 'resolved' | 'cacheFrom'> {
+  return {
+    benchmark: { name: 'fake', dir: '/nonexistent/fake', digest: 'd' },
+    options: runOptions({ model: 'm', endpoint: 'http://127.0.0.1:9/v1', preflight: false, gateway: false, ...options }),
+    resolved: { prices: {} },
+    cacheFrom: [],
+  };
 }
 
 export function jobSpec(jobId: string, options: Partial<RunOptions> = {}, task = taskDefinition('t')): JobSpec {
-  return {
-    runId: jobId.split('.')[0]!,
-    jobId,
-    benchmark: { name: 'fake', dir: '/nonexistent/fake', digest: 'd' },
-    task,
-    options: fakeRunOptions(options),
-    resolved: { prices: {} },
-    cacheFrom: [],
-    repeat: { index: 0 },
-  };
+  return { runId: jobId.split('.')[0]!, jobId, task, repeat: { index: 0 }, ...pinned(options) };
 }
 
 export function runSpec(runId: string, tasks: TaskDefinition[], options: Partial<RunOptions> = {}): RunSpec {
-  return {
-    runId,
-    benchmark: { name: 'fake', dir: '/nonexistent/fake', digest: 'd' },
-    tasks,
-    options: fakeRunOptions(options),
-    resolved: { prices: {} },
-    cacheFrom: [],
-    submittedAt: '2026-01-01T00:00:00.000Z',
-  };
+  return { runId, tasks, submittedAt: '2026-01-01T00:00:00.000Z', ...pinned(options) };
 }
