@@ -5,9 +5,17 @@
 // exist, or an argument it does not take, fails at submit with the eval's own complaint.
 // AgentThreatBench's data-exfiltration eval ships its data in the package and needs no sandbox. Against the
 // reference model (which calls no tool) every sample's utility is 0 and its security 1, as run directly.
+// An eval with Inspect's `docker` sandbox (the benchmark's own evals/shell_facts, its compose file on the local base
+// image) runs in the job's own daemon: the model's bash calls run in each sample's sandbox, and it scores as
+// `inspect eval` run directly with a daemon of its own does.
 
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { benchmarkImage, builtinDir } from './support/benchmark-image.js';
+import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
+import { benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, startHarness, type Harness } from './support/harness.js';
 import { inspectDirect } from './support/inspect-direct.js';
 import type { RunResult } from '../runs/run-spec.js';
@@ -19,6 +27,8 @@ const COLD_BUILD_MS = 30 * 60_000;
 
 let h: Harness;
 let unsplit: RunResult;
+/** shell_facts' model: per sample, a bash call, then the answer its output gives (wrong for count-files: ls, not find). */
+let scripted: ReplayModelServer;
 
 interface Record_ {
   index: string;
@@ -30,8 +40,11 @@ interface Record_ {
 describe('inspect --tasks inspect_evals/<name>', () => {
   beforeAll(async () => {
     h = await startHarness('inspect');
+    // Reached from the direct run's own container too, as host.docker.internal.
+    scripted = await startReplayModel({ answersFile: replayAnswers('inspect-shell-facts.jsonl'), host: '0.0.0.0' });
   });
   afterAll(async () => {
+    await scripted?.close();
     await h?.close();
   });
 
@@ -74,4 +87,36 @@ describe('inspect --tasks inspect_evals/<name>', () => {
       await expect(h.run(builtinDir('inspect'), { tasks: [EVAL], taskArgs: { level: '3' } })).rejects.toThrow("got an unexpected keyword argument 'level'");
     },
   );
+
+  it("serves an eval's docker sandboxes from the job's own daemon and scores as inspect eval does directly with one", { timeout: COLD_BUILD_MS }, async () => {
+    const run = await h.run(builtinDir('inspect'), { tasks: ['evals/shell_facts'], endpoint: scripted.url });
+    const job = run.jobs[0]!;
+    expect(job.status, job.message).toBe('SUCCEEDED');
+    expect(job.result).toEqual({ overall: 0.75, raw_metrics: { samples: 4 } });
+    // Each sample: the bash call, then the answer after its output.
+    expect(scripted.counts).toEqual({ answered: 8, unknown: 0 });
+    const records = (await br(['records', run.runId, '--json'], h.env)).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record_ & { prediction: string })
+      // Inspect's log holds the samples in the order they finished.
+      .sort((a, b) => a.index.localeCompare(b.index));
+    expect(records.map((r) => [r.index, r.score, r.prediction])).toEqual([
+      ['count-files', 0, '3'],
+      ['largest-quota', 1, 'carol'],
+      ['log-lines', 1, '6'],
+      ['sum-numbers', 1, '42'],
+    ]);
+
+    const preload = mkdtempSync(path.join(os.tmpdir(), 'br-inspect-preload-'));
+    execFileSync('docker', ['save', '-o', path.join(preload, 'base.tar'), 'benchrouter/base:bookworm']);
+    const direct = await inspectDirect(benchmarkImage('inspect', 'inspect'), '/bench/evals/shell_facts.py@shell_facts', [], scripted.url, {
+      preload,
+      volumes: [`${builtinDir('inspect')}:/bench:ro`],
+    });
+    expect(direct.scores).toEqual({ match: { accuracy: 0.75, stderr: 0.25 } });
+    const directSamples = [...direct.samples].sort((a, b) => a.id.localeCompare(b.id));
+    expect(records.map((r) => [r.index, r.score_value, r.messages])).toEqual(directSamples.map((s) => [s.id, s.value, s.messages]));
+    expect(scripted.counts).toEqual({ answered: 16, unknown: 0 });
+  });
 });

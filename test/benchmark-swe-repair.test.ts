@@ -16,11 +16,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dindStorageBytes, taskClonesDir } from '../activities/dind-image-store.js';
-import { DockerEngine } from '../activities/docker-engine.js';
 import { OUTAGE_RESTART_LABEL } from '../activities/outage-restart.js';
-import { detectDindMode } from '../activities/task-runtimes/dind-mode.js';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
+import { dindFlags } from './support/dind-direct.js';
 import { br, containersOfRun, dockerLines, startHarness, type Harness } from './support/harness.js';
 import { expectShardsAgree } from './support/shard-fidelity.js';
 
@@ -145,22 +144,6 @@ async function leftoversOf(killed: Killed, runId: string): Promise<string[]> {
       .map((line) => `mount ${line}`),
   );
   return left;
-}
-
-/** The HostConfig this host's DinD mode needs, as `docker run` flags (the same detection the worker makes). */
-async function dindFlags(): Promise<string[]> {
-  const { hostConfig } = await detectDindMode(new DockerEngine(), 'benchrouter/dind:bookworm');
-  const c = hostConfig as Record<string, unknown>;
-  return [
-    ...(c.Privileged ? ['--privileged'] : []),
-    ...((c.CapAdd as string[] | undefined) ?? []).flatMap((cap) => ['--cap-add', cap]),
-    ...((c.CapDrop as string[] | undefined) ?? []).flatMap((cap) => ['--cap-drop', cap]),
-    ...((c.SecurityOpt as string[] | undefined) ?? []).flatMap((opt) => ['--security-opt', opt]),
-    ...(Array.isArray(c.MaskedPaths) ? ['--security-opt', 'systempaths=unconfined'] : []),
-    ...(c.CgroupnsMode ? ['--cgroupns', String(c.CgroupnsMode)] : []),
-    ...(c.CgroupParent ? ['--cgroup-parent', String(c.CgroupParent)] : []),
-    ...(c.Runtime ? ['--runtime', String(c.Runtime)] : []),
-  ];
 }
 
 /** One shard run directly: the harness image in a DinD container of our own, the base image loaded from a tar. */

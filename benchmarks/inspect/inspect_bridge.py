@@ -16,7 +16,7 @@ its values per sample, which is what a run folds shards by), named in `metric`. 
 scorer whose value is a mapping (AgentDojo's {utility, security}, reported as a score per key) is read at the key
 --record-score names, or else at that first score's name.
 """
-import glob, importlib, importlib.metadata, json, os, subprocess, sys
+import glob, importlib, importlib.metadata, importlib.util, json, os, subprocess, sys
 from pathlib import Path
 
 import yaml
@@ -56,12 +56,32 @@ def eval_and_args() -> tuple[str, list[str]]:
 task, task_args = eval_and_args()
 
 
+def local_eval() -> Path | None:
+    """An eval of this benchmark's own, `evals/<name>`: the file evals/<name>.py, whose @task function is <name>."""
+    if not task.startswith("evals/"):
+        return None
+    file = here / "evals" / f"{task.split('/', 1)[1]}.py"
+    if not file.is_file():
+        known = sorted(p.stem for p in (here / "evals").glob("*.py"))
+        fail(f"no eval {task!r}: expected the file evals/{file.name} in the benchmark (have {', '.join(known) or 'none'})")
+    return file
+
+
 def task_function():
     """The eval's @task function, found as Inspect finds `<package>/<name>`: the package's `inspect_ai` entry point
-    names the module that registers its tasks."""
+    names the module that registers its tasks; or in the benchmark's own evals/<name>.py."""
     if "/" not in task:
         fail(f"expected an eval as <package>/<name> (like inspect_evals/gsm8k), got {task!r}")
     package, name = task.split("/", 1)
+    file = local_eval()
+    if file:
+        spec = importlib.util.spec_from_file_location(f"benchrouter_evals.{name}", file)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found = getattr(module, name, None)
+        if not callable(found):
+            fail(f"evals/{file.name} has no @task function {name!r}")
+        return found
     points = [p for p in importlib.metadata.entry_points(group="inspect_ai") if p.name == package]
     if not points:
         fail(f"no package {package!r} registers Inspect tasks in this image (expected one of {sorted(p.name for p in importlib.metadata.entry_points(group='inspect_ai'))})")
@@ -105,7 +125,9 @@ out = Path(env["BENCHROUTER_OUTPUT_DIR"])
 run_env = {**env, "BRMODEL_BASE_URL": env["BENCHROUTER_MODEL_ENDPOINT"], "BRMODEL_API_KEY": env["BENCHROUTER_API_KEY"]}
 # The hook that tags each call with its sample (X-BenchRouter-Instance), found through its entry point.
 run_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here / "instance_header"), env.get("PYTHONPATH")]))
-command = ["inspect", "eval", task, *task_args, "--model", f"openai-api/brmodel/{env['BENCHROUTER_MODEL_NAME']}"]
+# Inspect names a file's eval as <file>@<task>.
+local = local_eval()
+command = ["inspect", "eval", f"{local}@{local.stem}" if local else task, *task_args, "--model", f"openai-api/brmodel/{env['BENCHROUTER_MODEL_NAME']}"]
 if env.get("BENCHROUTER_USER_MODEL"):
     run_env |= {"BRUSER_BASE_URL": env["BENCHROUTER_USER_ENDPOINT"], "BRUSER_API_KEY": env["BENCHROUTER_USER_API_KEY"]}
     command += ["--model-role", f"user=openai-api/bruser/{env['BENCHROUTER_USER_MODEL']}"]
