@@ -32,11 +32,20 @@ describe('br benchmarks', () => {
       'sql',
       'swe-repair',
     ]);
-    // Its own tasks, and any inspect_evals eval a run names.
+    // Its own tasks, and any inspect_evals eval, or eval file of its own, a run names.
     expect(rows.find((r) => r.name === 'inspect')).toMatchObject({
       tasks: ['tau2_airline', 'tau2_retail', 'tau2_telecom', 'agentdojo'],
-      alsoTasks: 'inspect_evals/[a-z0-9_]+',
+      alsoTasks: '(inspect_evals|evals)/[a-z0-9_]+',
+      // Its tuned tasks run without a daemon; an eval it is named has its own, for the eval's sandboxes.
+      mode: 'simple, dind',
       upstream: 'inspect-evals 0.26.0 (PyPI)',
+    });
+    // No task of its own: its template's tasks (a dataset each) run in their own daemon.
+    expect(rows.find((r) => r.name === 'harbor')).toMatchObject({
+      tasks: [],
+      alsoTasks: '[a-z0-9][a-z0-9_-]*',
+      mode: 'dind',
+      upstream: 'harbor 0.25.0 (PyPI)',
     });
     expect(rows.find((r) => r.name === 'swe-repair')).toMatchObject({
       tasks: ['repair'],

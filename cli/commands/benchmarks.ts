@@ -50,9 +50,10 @@ export interface CatalogueRow {
   instancesNote?: string;
   /** The tasks a run splits into shards by default, with their shard size. */
   shards?: Record<string, number>;
-  mode: 'simple' | 'dind';
+  /** How its tasks run, the tasks its template makes included: `simple`, `dind`, or `simple, dind` for both. */
+  mode: 'simple' | 'dind' | 'simple, dind';
   upstream: string | null;
-  /** The other tasks a run may name, made from the benchmark's task_template: `inspect_evals/[a-z0-9_]+`. */
+  /** The other tasks a run may name, made from the benchmark's task_template: `(inspect_evals|evals)/[a-z0-9_]+`. */
   alsoTasks?: string;
 }
 
@@ -81,7 +82,7 @@ export function readCatalogue(benchmarksDir: string, settings: Pick<Settings, 'i
       instances: counts.every((n) => n !== undefined) ? counts.reduce((a, b) => a + b, 0) : null,
       ...(counts.some((n) => n === undefined) ? { instancesNote: byCommand ? 'listed in its image when first run' : 'not listed (selected by count)' } : {}),
       ...(Object.keys(shards).length ? { shards } : {}),
-      mode: benchmark.tasks.some((task) => task.docker) ? 'dind' : 'simple',
+      mode: modeOf([...benchmark.tasks, ...(benchmark.taskTemplate ? [benchmark.taskTemplate.task] : [])]),
       upstream: entry?.upstream ? `${entry.upstream.package} ${entry.upstream.version} (${entry.upstream.registry})` : null,
       ...(benchmark.taskTemplate ? { alsoTasks: benchmark.taskTemplate.pattern } : {}),
     };
@@ -118,4 +119,9 @@ export function registerBenchmarksCommand(program: Command, deps: CliDeps & { be
       const rows = readCatalogue(deps.benchmarksDir, deps.settings());
       await emitOutput({ tables: [catalogueView(rows)], json: rows }, flags, 'benchmarks', deps);
     });
+}
+
+function modeOf(tasks: ReadonlyArray<{ docker: boolean }>): 'simple' | 'dind' | 'simple, dind' {
+  const dind = tasks.some((task) => task.docker);
+  return dind && tasks.some((task) => !task.docker) ? 'simple, dind' : dind ? 'dind' : 'simple';
 }

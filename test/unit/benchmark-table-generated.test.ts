@@ -18,6 +18,6 @@ describe("docs/benchmarks.md's table of built-in benchmarks", () => {
     expect(table).toMatch(/^\| `arith` \| .* \| `addition`, `multiplication` \| 20, 20 \| simple \| none \| `eval_arith.py`, \d+ lines \|$/m);
     expect(table).toMatch(/^\| `scienceworld` \| .* \| `test` \| 1,819 \| simple \|/m);
     expect(table).toMatch(/^\| `sql` \| .* \| 8 \| DinD \|/m);
-    expect(table).toContain('and any `inspect_evals/<name>`');
+    expect(table).toContain('and any `(inspect_evals\\|evals)/<name>`');
   });
 });
