@@ -1,7 +1,8 @@
 // The job workflow's failover on the real dev server: the job's first attempt claims its host; a host
 // whose queue goes unanswered makes the job claim another, up to maxHosts; a failure on a live host does not. Hosts are stand-in activity workers
-// (the Docker side is test/durability.test.ts's): the SDK's time-skipping server, which would let this
-// run without real waits, is downloaded from the internet and unreachable here, so the waits are 1 s.
+// (the Docker side is test/durability.test.ts's). The same rules are checked in seconds on the SDK's time-skipping
+// test server (test/policy/host-failover.test.ts); this file keeps them on the dev server users run, whose
+// schedule-to-start and heartbeat timeouts are the real ones, with waits of 1 s.
 
 import { ApplicationFailure } from '@temporalio/common';
 import { Client, Connection } from '@temporalio/client';
