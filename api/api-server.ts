@@ -16,6 +16,7 @@ import { registerBoardRoutes } from './board-routes.js';
 import { SESSION_COOKIE, registerDashboardRoutes } from './dashboard-routes.js';
 import { registerChartRoutes } from './chart-routes.js';
 import { registerInstanceRoutes } from './instance-routes.js';
+import { registerResultFileRoutes } from './result-file-routes.js';
 import { registerRunEvents } from './run-events.js';
 import { registerRunRewards } from './run-rewards.js';
 import { createRunReads, registerRunRoutes } from './run-routes.js';
@@ -127,6 +128,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   registerRunRoutes(app, context);
   registerRunEvents(app, context);
   registerInstanceRoutes(app, context);
+  registerResultFileRoutes(app, context);
   registerChartRoutes(app, context);
   registerRunRewards(app, context);
   registerBoardRoutes(app, context);

@@ -37,8 +37,13 @@ import {
 import { existingRunOr404, finishedResult, progressOfResult } from './run-routes.js';
 import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } from '../client/schedules.js';
 import { schedulePage, schedulesPage } from './schedule-pages.js';
-import { instancesPage, transcriptPage } from './instance-pages.js';
+import { filePage, filesPage, fileView, instancesPage, transcriptPage, type FileView } from './instance-pages.js';
 import { InstanceQuery, instancesOf, jobOf, transcriptOf } from './instance-routes.js';
+import { FileQuery, FilesQuery } from './result-file-routes.js';
+import { listResultFiles, readResultFile, resultsPathOr400 } from './result-files.js';
+
+/** A file's page shows at most this much of it; the API serves it whole. */
+export const FILE_PAGE_MAX_BYTES = 2 * 1024 * 1024;
 
 export const SESSION_COOKIE = 'br_session';
 
@@ -145,6 +150,35 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
       return reply
         .type('text/html; charset=utf-8')
         .send(transcriptPage(result.runId, job, request.query.instance, transcript?.lines, transcript?.unreadable ?? 0));
+    },
+  );
+
+  api.get(
+    '/ui/runs/:id/jobs/:job/files',
+    { schema: { ...hidden, params: z.object({ id: z.string(), job: z.string() }), querystring: FilesQuery } },
+    async (request, reply) => {
+      const prefix = resultsPathOr400(request.query.prefix, 'query.prefix');
+      const result = await finishedResult(context, request.params.id);
+      const job = jobOf(result, request.params.job);
+      return reply.type('text/html; charset=utf-8').send(filesPage(result.runId, job, prefix, await listResultFiles(context, result.runId, job, prefix)));
+    },
+  );
+
+  api.get(
+    '/ui/runs/:id/jobs/:job/file',
+    { schema: { ...hidden, params: z.object({ id: z.string(), job: z.string() }), querystring: FileQuery } },
+    async (request, reply) => {
+      const file = resultsPathOr400(request.query.path, 'query.path');
+      const result = await finishedResult(context, request.params.id);
+      const job = jobOf(result, request.params.job);
+      let view: FileView;
+      try {
+        view = fileView(file, await readResultFile(context, result.runId, job, file, FILE_PAGE_MAX_BYTES));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 413) throw error;
+        view = { kind: 'too large', note: `over the ${FILE_PAGE_MAX_BYTES.toLocaleString('en')} bytes a page shows` };
+      }
+      return reply.type('text/html; charset=utf-8').send(filePage(result.runId, job, file, view));
     },
   );
 

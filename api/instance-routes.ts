@@ -43,7 +43,15 @@ const InstanceRowSchema = z.object({
     .string()
     .nullable()
     .describe('when it was carried over rather than evaluated by its job: the job that scored it, or "an earlier attempt" of this one'),
+  artifacts: z
+    .string()
+    .optional()
+    .describe(
+      "the instance's own files its record names (`artifacts`, or harbor's `trial`): a file or folder of its job's results, read with /runs/{id}/jobs/{job}/files?prefix=",
+    ),
 });
+/** A run's job in a route's path: `/runs/{id}/jobs/{job}/...`. */
+export const RunJobParams = z.object({ id: z.string().min(1).max(200), job: z.string().min(1).max(300) });
 const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema };
 
 /** One page of a finished run's instances: every job's records streamed past, the page kept. */
@@ -82,7 +90,6 @@ export async function transcriptOf(
 
 export function registerInstanceRoutes(app: FastifyInstance, context: ApiContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const RunJob = z.object({ id: z.string().min(1).max(200), job: z.string().min(1).max(300) });
 
   api.get(
     '/runs/:id/instances',
@@ -118,7 +125,7 @@ export function registerInstanceRoutes(app: FastifyInstance, context: ApiContext
       schema: {
         summary: "A finished job's model calls in order (transcript.jsonl, keys and tokens redacted), or one instance's",
         tags: ['runs'],
-        params: RunJob,
+        params: RunJobParams,
         querystring: z.object({ instance: z.string().optional().describe('only the calls tagged with this instance') }),
         response: { 200: z.object({ jobId: z.string(), calls: z.array(z.looseObject({})), unreadable: z.number() }), ...errors },
       },
