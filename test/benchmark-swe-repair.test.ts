@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dindStorageBytes, taskClonesDir } from '../activities/dind-image-store.js';
 import { DockerEngine } from '../activities/docker-engine.js';
 import { OUTAGE_RESTART_LABEL } from '../activities/outage-restart.js';
-import { detectDindMode } from '../activities/task-runtimes/dind-mode.js';
+import { detectDindMode } from '../activities/engines/docker/dind-detect.js';
 import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
 import { SLOW_TESTS, benchmarkImage, builtinDir, replayAnswers } from './support/benchmark-image.js';
 import { br, containersOfRun, dockerLines, startHarness, type Harness } from './support/harness.js';

@@ -3,7 +3,7 @@
 // counted apart from the model's, and its model in the run's provenance. Without it, nothing changes.
 
 import { describe, expect, it } from 'vitest';
-import { taskContainerBody, type ContainerSpecInput } from '../../activities/container-spec.js';
+import { taskContainerBody, type ContainerSpecInput } from '../../activities/engines/docker/container-body.js';
 import { jobSecrets } from '../../activities/redact-secrets.js';
 import { spendOfJob, withBudgetVerdict } from '../../runs/budgets.js';
 import { provenanceDifferences, provenanceEntries, provenanceHash, provenanceOf } from '../../runs/provenance.js';
