@@ -16,9 +16,9 @@ import { runTaskContainer, type ContainerDeps, type ContainerOutcome } from '../
 import type { TaskDefinition } from '../../contract/benchmark.js';
 import { FAILURE_TYPES } from '../../runs/failure-types.js';
 import { jobArtifactsDir, jobResultsDir } from '../../runs/job-artifacts.js';
-import { runOptions } from '../../runs/run-options.js';
 import type { JobSpec } from '../../runs/run-spec.js';
 import { FakeTaskEngine, KILLED, type FakeRun } from '../support/fake-task-engine.js';
+import { sampleJob } from '../support/sample-job.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'br-attempt-runner-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -27,29 +27,7 @@ const HOST = 'host-1';
 let jobs = 0;
 
 function newJob(task: Partial<TaskDefinition> = {}): JobSpec {
-  const jobId = `run-1.${String(++jobs).padStart(3, '0')}-addition`;
-  return {
-    runId: 'run-1',
-    jobId,
-    options: runOptions({ model: 'reference-acc80', endpoint: 'http://127.0.0.1:18080/v1', gateway: false }),
-    resolved: { prices: {} },
-    cacheFrom: [],
-    repeat: { index: 0 },
-    benchmark: { name: 'arith', dir: '/srv/benchmarks/arith', digest: 'f'.repeat(64) },
-    task: {
-      name: 'addition',
-      environment: 'python',
-      command: 'true',
-      timeoutSeconds: 60,
-      resultMapping: { overall: 'accuracy' },
-      docker: false,
-      dockerImages: [],
-      extraEnv: {},
-      resources: { memory: '1g', cpus: 1, pids: 256 },
-      network: 'isolated',
-      ...task,
-    },
-  };
+  return sampleJob(`run-1.${String(++jobs).padStart(3, '0')}-addition`, task);
 }
 
 /** An activity context of attempt `attempt`, outside any workflow: what runTaskContainer reads of it. */

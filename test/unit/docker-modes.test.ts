@@ -7,24 +7,8 @@ import type { ContainerCreateBody, DockerEngine } from '../../activities/docker-
 import type { NetnsLease, NetnsPool } from '../../activities/netns-pool.js';
 import { simpleMode } from '../../activities/engines/docker/simple-mode.js';
 import { modeFor, type ModeScope } from '../../activities/engines/docker/modes.js';
-import type { TaskDefinition } from '../../contract/benchmark.js';
 import type { JobSpec } from '../../runs/run-spec.js';
-
-function task(fields: Partial<TaskDefinition> = {}): TaskDefinition {
-  return {
-    name: 'addition',
-    environment: 'python',
-    command: 'true',
-    timeoutSeconds: 60,
-    resultMapping: { overall: 'accuracy' },
-    docker: false,
-    dockerImages: [],
-    extraEnv: {},
-    resources: { memory: '1g', cpus: 1, pids: 256 },
-    network: 'isolated',
-    ...fields,
-  };
-}
+import { sampleTask as task } from '../support/sample-job.js';
 
 describe("the Docker engine's modes", () => {
   it('runs a docker: true task in DinD mode and any other in Simple mode', () => {
