@@ -36,6 +36,13 @@ describe('the task engine registry', () => {
     expect(() => engineNamed('toString')).toThrow('unknown task engine "toString"');
   });
 
+  it('stops a worker set to an engine it does not have before it connects to anything', async () => {
+    const { startWorker } = await import('../../workers/start-worker.js');
+    // Nothing listens there: a worker that went on to connect would wait for it, patiently, past the test's time.
+    const settings = { ...settingsFrom({ TEMPORAL_ADDRESS: '127.0.0.1:1' }, '/nonexistent'), engine: 'kubernetes' };
+    await expect(startWorker({ settings, hostId: 'host-engine' })).rejects.toThrow('the kubernetes task engine is not built yet');
+  });
+
   it('has one folder per registered engine beside it, and no folder it does not register', () => {
     const folders = readdirSync(enginesDir).filter((entry) => statSync(path.join(enginesDir, entry)).isDirectory());
     expect(folders.sort()).toEqual(Object.keys(ENGINES).sort());
