@@ -7,7 +7,7 @@ import { captureContainerLog } from '../../container-log.js';
 import type { ContainerState, DockerEngine } from '../../docker-engine.js';
 import { watchOomEvents } from '../../oom-events.js';
 import { killedFromOutside } from '../../outage-restart.js';
-import { taskTimeMs, type AttemptScope, type EngineKind, type RunningTask, type TaskEngine, type TaskSpec, type TaskState } from '../engine.js';
+import { taskTimeMs, type AttemptScope, type EngineKind, type OomWatch, type RunningTask, type TaskEngine, type TaskSpec, type TaskState } from '../engine.js';
 import { containerBody } from './container-body.js';
 import { modeFor, type DockerEngineDeps, type DockerMode } from './modes.js';
 
@@ -47,7 +47,7 @@ class DockerTaskEngine implements TaskEngine {
     return this.mode(attempt).remove(attempt.name);
   }
 
-  async watchOom(attempt: AttemptScope, found?: RunningTask) {
+  async watchOom(attempt: AttemptScope, found?: RunningTask): Promise<OomWatch> {
     // From before a fresh container starts (the worker's stream, open before the create), or from a
     // reattached one's start (a stream of its own: the daemon replays past events).
     const { docker, oomEvents } = this.deps;

@@ -1,4 +1,4 @@
-// The Docker engine's two modes, chosen from the task's spec: DinD mode for a `docker: true` task (its own
+// The Docker engine's two modes, chosen from the task's definition: DinD mode for a `docker: true` task (its own
 // Docker daemon), Simple mode for any other. One file per mode behind this small interface.
 
 import type { TaskDefinition } from '../../../contract/benchmark.js';
