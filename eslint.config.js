@@ -75,6 +75,34 @@ export default tseslint.config(
     },
   },
   {
+    // The attempt runner follows a task through its host's task engine (activities/engines/engine.ts) and
+    // speaks to no engine itself: not to Docker, nor to any engine's own folder.
+    files: ['activities/run-task-container.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'dockerode', message: 'the attempt runner speaks to its task engine, not to Docker.' }],
+          patterns: [
+            {
+              group: [
+                '**/engines/*/**',
+                '**/docker-*.js',
+                '**/dind-*.js',
+                '**/oom-events.js',
+                '**/container-log.js',
+                '**/netns-pool.js',
+                '**/task-network.js',
+                '**/task-firewall.js',
+              ],
+              message: "the attempt runner speaks to its task engine (engines/engine.ts), not to Docker or an engine's own modules.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Plain JavaScript (this file) is not in the TypeScript project.
     files: ['**/*.js'],
     languageOptions: { globals: { console: 'readonly', process: 'readonly' } },

@@ -5,19 +5,13 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { dockerError, type DockerEngine } from './docker-engine.js';
+import type { LogCapture, LogSummary } from './engines/engine.js';
 
 export const LOG_CAP_BYTES = 16 * 1024 * 1024;
 /** Output past the cap that is still kept: a failure's last lines are usually the ones that explain it. */
 export const LOG_KEEP_LAST_BYTES = 64 * 1024;
 /** Lines read back from the daemon for the kept end when the follower fell behind. */
 const LOG_TAIL_LINES = 500;
-
-export interface LogSummary {
-  /** Bytes of output read (a follower slower than the task misses what the daemon's capped copy rotated away). */
-  bytes: number;
-  /** Bytes read but not written to the file. */
-  dropped: number;
-}
 
 function sizeText(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${+(bytes / 1024 / 1024).toFixed(1)} MiB` : `${bytes} bytes`;
@@ -119,13 +113,6 @@ export class CappedLogWriter extends Writable {
     this.file.destroy();
     done(error);
   }
-}
-
-export interface LogCapture {
-  /** Resolves when the daemon closes the stream (the container stopped) and the file is complete. */
-  finished: Promise<LogSummary>;
-  /** Stops following now and completes the file with what arrived (a cancelled or stuck stream). */
-  stop(): Promise<LogSummary>;
 }
 
 /**

@@ -1,16 +1,13 @@
-// The container a job's task runs in, as a Docker Engine API create body. One function for both
-// runtimes: Simple mode is the base; DinD mode adds what the task's own daemon needs. Pure, so it
-// is tested directly.
+// What a job's task runs as, in no engine's terms (engines/engine.ts TaskSpec): the contract's mounts and
+// variables, the task's limits, deterministic names and labels. The Docker engine makes it a container
+// (engines/docker/container-body.ts). Pure, so it is tested directly.
 
 import { createHash } from 'node:crypto';
 import { taskDirectory } from '../contract/task-template.js';
 import { shardEnvironment } from '../runs/instance-shards.js';
 import type { JobSpec } from '../runs/run-spec.js';
 import { SIDE_MODEL_ROLES, type SideModelRole } from '../runs/side-models.js';
-import type { PreloadPath } from './dind-image-store.js';
-import type { ContainerCreateBody } from './docker-engine.js';
-import type { NetnsLease } from './netns-pool.js';
-import { TASK_NETWORK } from './task-network.js';
+import type { TaskMount, TaskSpec } from './engines/engine.js';
 
 export const CONTAINER_BENCHMARK_DIR = '/app/benchmark';
 export const CONTAINER_RESULTS_DIR = '/app/results';
@@ -36,9 +33,12 @@ export const LABELS = {
   benchmark: 'benchrouter.benchmark',
   host: 'benchrouter.host',
   runtime: 'benchrouter.runtime',
-  /** How a DinD task's images were preloaded (dind-image-store.ts PreloadPath), for an attempt that reattaches. */
+  /** How a DinD task's images were preloaded (PreloadPath), for an attempt that reattaches. */
   preload: 'benchrouter.preload',
 } as const;
+
+/** How a DinD task's daemon got its preloaded images: a clone of the store, or `docker load` of the archives (dind-image-store.ts). */
+export type PreloadPath = 'store' | 'load';
 
 /**
  * Deterministic per job and host: a retried activity on the same host finds the container its
@@ -60,37 +60,15 @@ export function memoryBytes(size: string): number {
   return Math.round(Number(match[1]) * unit);
 }
 
-export interface DindPlacement {
-  /** HostConfig fields of the detected runtime (sysbox, privileged or capabilities). */
-  runtimeHostConfig: Record<string, unknown>;
-  runtimeName: string;
-  /** Host directory bound at /var/lib/docker: the task daemon's own storage. */
-  storageDir: string;
-  /** Host paths of image archives to preload, mounted read-only under /app/preload. */
-  archives: string[];
-  /** How its images were preloaded, labelled for an attempt that reattaches (absent: none to preload). */
-  preload?: PreloadPath;
-}
-
-export interface ContainerSpecInput {
+export interface TaskSpecInput {
   job: JobSpec;
   image: string;
   hostId: string;
   /** Host directory mounted read-write at /app/results. */
   resultsDir: string;
-  /** Present for `docker: true` tasks. */
-  dind?: DindPlacement;
-  /**
-   * The host's address on the task network (its gateway), which host.docker.internal names. Docker's
-   * `host-gateway` is docker0's address instead, which a DinD task's own daemon takes for its own
-   * bridge (it sees no route to that subnet from the task network), hiding the host behind it.
-   */
-  hostAddress?: string;
   /** The worker's dataset directory, when it has one: mounted read-only and named in BENCHROUTER_DATASET_DIR. */
   datasetDir?: string;
-  /** A Simple-mode task's network namespace, lent by the worker's pool (netns-pool.ts); without one, a namespace of its own. */
-  netns?: NetnsLease;
-  /** For a shard resumed after some of its instances were scored: the ones its container still evaluates. */
+  /** For a shard resumed after some of its instances were scored: the ones its task still evaluates. */
   remaining?: string[];
 }
 
@@ -107,7 +85,8 @@ export function endpointSeenFromBridge(endpoint: string): string {
   return url.toString().replace(/\/$/, '');
 }
 
-export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<string, string> {
+/** The labels a task is found by again; its engine adds how it ran it (LABELS.runtime, LABELS.preload). */
+export function taskLabels({ job, hostId }: TaskSpecInput): Record<string, string> {
   return {
     [LABELS.managed]: 'true',
     [LABELS.run]: job.runId,
@@ -115,8 +94,6 @@ export function taskLabels({ job, hostId, dind }: ContainerSpecInput): Record<st
     [LABELS.task]: job.task.name,
     [LABELS.benchmark]: job.benchmark.name,
     [LABELS.host]: hostId,
-    [LABELS.runtime]: dind ? `dind:${dind.runtimeName}` : 'simple',
-    ...(dind?.preload ? { [LABELS.preload]: dind.preload } : {}),
   };
 }
 
@@ -125,10 +102,6 @@ export type ModelAccess = {
   endpoint?: string;
 } & Partial<Record<SideModelRole, { endpoint: string; model: string; apiKey: string }>>;
 
-/**
- * The create body. The API key (a per-job gateway token, or the real key with --no-gateway) goes
- * only into Env, sent over the daemon's socket: it is in no label, argument or log line.
- */
 /** BENCHROUTER_LIMIT and BENCHROUTER_INSTANCES as the run asked, for a task whose instances the platform does not know. */
 function selectionEnvironment(options: JobSpec['options']): Record<string, string> {
   return {
@@ -137,10 +110,15 @@ function selectionEnvironment(options: JobSpec['options']): Record<string, strin
   };
 }
 
-export function taskContainerBody(input: ContainerSpecInput, apiKey: string, access: ModelAccess = {}): ContainerCreateBody {
-  const { job, image, resultsDir, dind, datasetDir } = input;
+/**
+ * The task's spec. The API key (a per-job gateway token, or the real key with --no-gateway) goes only
+ * into its environment (a container's Env, sent over the daemon's socket): it is in no label, argument or log line.
+ */
+export function taskSpec(input: TaskSpecInput, apiKey: string, access: ModelAccess = {}): TaskSpec {
+  const { job, image, resultsDir, datasetDir } = input;
   const { task } = job;
-  const onHostNetwork = !dind && task.network === 'host';
+  // A `docker: true` task is never on the host's network: the contract refuses it.
+  const onHostNetwork = !task.docker && task.network === 'host';
   const reachable = (endpoint: string) => (onHostNetwork ? endpoint : endpointSeenFromBridge(endpoint));
   const env: Record<string, string> = {
     TZ: 'UTC',
@@ -170,52 +148,20 @@ export function taskContainerBody(input: ContainerSpecInput, apiKey: string, acc
     ),
     ...(datasetDir ? { BENCHROUTER_DATASET_DIR: CONTAINER_DATASET_DIR } : {}),
   };
-  const bind = (Source: string, Target: string, ReadOnly = false) => ({ Type: 'bind', Source, Target, ReadOnly });
-  const mounts = [
-    bind(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true),
-    bind(resultsDir, CONTAINER_RESULTS_DIR),
-    ...(datasetDir ? [bind(datasetDir, CONTAINER_DATASET_DIR, true)] : []),
-  ];
-  const memory = memoryBytes(task.resources.memory);
-  // MemorySwap equal to Memory: the limit is the task's memory, not memory plus as much swap again.
-  const limits = { Memory: memory, MemorySwap: memory, NanoCpus: Math.round(task.resources.cpus * 1e9), PidsLimit: task.resources.pids };
-  // The task network keeps tasks off the host's own ports (see task-firewall.ts); host.docker.internal
-  // is how they still reach the worker's model gateway. `network: host` gives all of that up.
-  // A lent namespace (Simple mode only) is on the task network already, host.docker.internal included.
-  const lent = !dind && !onHostNetwork ? input.netns : undefined;
-  const network = onHostNetwork
-    ? { NetworkMode: 'host' }
-    : lent
-      ? { NetworkMode: lent.networkMode }
-      : { NetworkMode: TASK_NETWORK, ExtraHosts: [`${HOST_ALIAS}:${input.hostAddress ?? 'host-gateway'}`] };
-
-  const hostConfig: Record<string, unknown> = dind
-    ? {
-        ...dind.runtimeHostConfig,
-        ...limits,
-        ...network,
-        LogConfig: TASK_LOG_CONFIG,
-        Mounts: [
-          ...mounts,
-          bind(dind.storageDir, '/var/lib/docker'),
-          ...dind.archives.map((archive) => bind(archive, `${CONTAINER_PRELOAD_DIR}/${archive.split('/').pop()}`, true)),
-        ],
-      }
-    : {
-        ...limits,
-        ...network,
-        LogConfig: TASK_LOG_CONFIG,
-        SecurityOpt: ['no-new-privileges'],
-        Mounts: [...mounts, ...(lent?.mounts ?? [])],
-      };
-
+  const mount = (source: string, target: string, readOnly = false): TaskMount => ({ source, target, readOnly });
   return {
-    Image: image,
-    Entrypoint: dind ? [DIND_ENTRYPOINT] : ['/bin/sh'],
-    Cmd: dind ? ['sh', '-c', task.command] : ['-c', task.command],
-    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    Labels: taskLabels(input),
-    WorkingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${taskDirectory(task)}`,
-    HostConfig: hostConfig,
+    image,
+    command: task.command,
+    workingDir: `${CONTAINER_BENCHMARK_DIR}/tasks/${taskDirectory(task)}`,
+    env,
+    labels: taskLabels(input),
+    resources: { memoryBytes: memoryBytes(task.resources.memory), cpus: task.resources.cpus, pids: task.resources.pids },
+    mounts: [
+      mount(job.benchmark.dir, CONTAINER_BENCHMARK_DIR, true),
+      mount(resultsDir, CONTAINER_RESULTS_DIR),
+      ...(datasetDir ? [mount(datasetDir, CONTAINER_DATASET_DIR, true)] : []),
+    ],
+    network: onHostNetwork ? 'host' : 'isolated',
+    docker: task.docker,
   };
 }

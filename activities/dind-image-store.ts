@@ -29,15 +29,12 @@ import {
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { CONTAINER_PRELOAD_DIR, DIND_ENTRYPOINT, DIND_IMAGE_LABEL, TASK_LOG_CONFIG } from './container-spec.js';
+import { CONTAINER_PRELOAD_DIR, DIND_ENTRYPOINT, DIND_IMAGE_LABEL, TASK_LOG_CONFIG, type PreloadPath } from './container-spec.js';
 import { cloneDockerRoot } from './docker-root-clone.js';
 import { directoryBytes } from './disk-watchdog.js';
 import type { DockerEngine } from './docker-engine.js';
 import { processGone, withHostLock } from './host-lock.js';
 import { ensureReflinkFilesystem } from './reflink-fs.js';
-
-/** How a DinD task's daemon got its preloaded images: a clone of the store, or `docker load` of the archives. */
-export type PreloadPath = 'store' | 'load';
 
 export interface DindStoreDeps {
   docker: DockerEngine;

@@ -7,6 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { finished, pipeline } from 'node:stream/promises';
 import { PassThrough, Writable, type Readable } from 'node:stream';
 import { DockerLogFrames } from './docker-log-frames.js';
+import type { TaskState } from './engines/engine.js';
 
 export class DockerError extends Error {
   constructor(
@@ -19,15 +20,8 @@ export class DockerError extends Error {
   }
 }
 
-export interface ContainerState {
-  id: string;
-  running: boolean;
-  exitCode: number;
-  startedAt: string;
-  finishedAt: string;
-  oomKilled: boolean;
-  labels: Record<string, string>;
-}
+/** A container's state is a task's, as the Docker engine reports it (engines/engine.ts). */
+export type ContainerState = TaskState;
 
 /** The Engine API's container-create body: only the fields BenchRouter sets. */
 export interface ContainerCreateBody {
@@ -53,12 +47,6 @@ export interface DockerEvent {
 /** What happened in a daemon event: `die`, `kill`, `oom`… */
 export function eventAction(event: DockerEvent): string | undefined {
   return event.Action ?? event.status;
-}
-
-/** A time as the daemon gives it, in ms; undefined for none and for Docker's zero time (`0001-01-01T00:00:00Z`: never happened). */
-export function dockerTimeMs(text: string | undefined): number | undefined {
-  const ms = text ? Date.parse(text) : NaN;
-  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 export interface BuildEvent {

@@ -1,5 +1,6 @@
 // The activities a worker hosts, made by factories so tests can hand in their own Docker engine,
-// directories and host id. Workflows import only the types of these.
+// directories and host id; the host's task engine is opened here, by the name its settings give.
+// Workflows import only the types of these.
 
 import { Context } from '@temporalio/activity';
 import type { Settings } from '../config/settings.js';
@@ -7,6 +8,7 @@ import type { TaskDefinition } from '../contract/benchmark.js';
 import type { ClaimedHost } from '../runs/host-queues.js';
 import type { DockerEngine } from './docker-engine.js';
 import type { ContainerDeps } from './run-task-container.js';
+import { openEngine, type EngineHost } from './engines/registry.js';
 import { runJobOnHost, type JobOnHostInput } from './run-job-on-host.js';
 import { listTaskInstances, type ListInstancesInput } from './list-task-instances.js';
 import { repeatCountsByTask, type PassAtKInput } from './pass-at-k.js';
@@ -14,29 +16,28 @@ import { servedCheckpoint, type ServedCheckpointInput } from './served-checkpoin
 import { checkEndpoint, type EndpointCheck, type EndpointVerdict } from './endpoint-preflight.js';
 import { listJobArtifacts, readJobArtifact, type ArtifactPageRequest, type JobArtifactRef } from './read-job-artifact.js';
 
-export interface HostActivityDeps {
+/** What a host worker has: its Docker daemon (images are built there), its folders, and what its task engine is opened with. */
+export interface HostActivityDeps extends EngineHost {
   docker: DockerEngine;
+  /** The task engine this host runs tasks on (engines/registry.ts): its `engine` setting. */
+  engineName: string;
   hostId: string;
   artifactsRoot: string;
   locksDir: string;
   buildLogsDir: string;
   imageCacheDir: string;
   instancesCacheDir: string;
-  dindStorageRoot: string;
-  dindStoreDir: string;
-  dindStoreMaxBytes: number;
   datasetDir?: string;
   gateway?: ContainerDeps['gateway'];
   firewall?: ContainerDeps['firewall'];
-  netns?: ContainerDeps['netns'];
   containerSlots?: ContainerDeps['containerSlots'];
-  oomEvents?: ContainerDeps['oomEvents'];
   jobAttempts?: ContainerDeps['jobAttempts'];
 }
 
 /** A host's folders and limits as its settings give them: what every host worker hands createHostActivities. */
 export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'docker' | 'hostId' | 'gateway' | 'firewall'> {
   return {
+    engineName: settings.engine,
     artifactsRoot: settings.artifactsRoot,
     locksDir: settings.locksDir,
     buildLogsDir: settings.buildLogsDir,
@@ -51,9 +52,10 @@ export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'doc
 
 /** Activities that run on one host's own task queue: image, container and files stay together. */
 export function createHostActivities(deps: HostActivityDeps) {
+  const jobDeps = { ...deps, engine: openEngine(deps.engineName, deps) };
   return {
     // A job's image, container and harvest as one activity (docs/architecture.md).
-    runJobOnHost: (input: JobOnHostInput) => runJobOnHost(deps, input),
+    runJobOnHost: (input: JobOnHostInput) => runJobOnHost(jobDeps, input),
     // pass@k's counts are read where the records are: the job's own host.
     repeatCounts: async (input: PassAtKInput) => repeatCountsByTask(deps.artifactsRoot, input),
     // Artifacts leave the host through Temporal: the submitting machine shares no disk with it.

@@ -5,16 +5,7 @@
 import type { Readable } from 'node:stream';
 import { LABELS } from './container-spec.js';
 import { eventAction, type DockerEngine, type DockerEvent } from './docker-engine.js';
-
-export interface OomWatch {
-  /**
-   * Stops watching and gives the number of OOM events seen. After the container stopped it first
-   * waits (briefly) for the container's `die` event, which the daemon sends after any `oom` of it.
-   */
-  stop(afterExit?: boolean): Promise<number>;
-  /** True once the event stream feeding this watch broke after the watch began: the daemon went away meanwhile. */
-  streamLost(): boolean;
-}
+import type { OomWatch } from './engines/engine.js';
 
 const DIE_EVENT_GRACE_MS = 5000;
 /** How soon the hub opens its stream again after the daemon closed it (a daemon restart), while it has watches. */
@@ -41,7 +32,10 @@ function onEvents(stream: Readable, onEvent: (event: DockerEvent) => void): void
   });
 }
 
-/** One container's `oom` events so far, and whether its `die` came. */
+/**
+ * One container's `oom` events so far, and whether its `die` came: after the container stopped, its
+ * watch's `stop` waits (briefly) for the `die`, which the daemon sends after any `oom` of it.
+ */
 class Tally {
   ooms = 0;
   private died: () => void = () => undefined;

@@ -1,7 +1,12 @@
 // A job's container that an outage killed (the Docker daemon stopped without --live-restore, the
 // machine rebooted) is started again, once, instead of being reported as the benchmark's own exit.
 
-import { dockerTimeMs, type ContainerState, type DockerEngine } from './docker-engine.js';
+import { taskTimeMs, type TaskState } from './engines/engine.js';
+
+/** What the engine recorded of a task's end since `sinceIso`: the signals of its kills, and whether it recorded the task dying (DockerEngine.endEvents). */
+export interface EndEvents {
+  endEvents(nameOrId: string, sinceIso: string): Promise<{ kills: string[]; died: boolean }>;
+}
 
 /** Set on a container started in place of one an outage killed, so that it is not restarted twice. */
 export const OUTAGE_RESTART_LABEL = 'benchrouter.outage-restart';
@@ -16,7 +21,7 @@ const KILLED_BY_SIGNAL = new Set([137, 143]);
  * an attempt that lost sight of its container (daemon or worker gone), or one that saw it killed
  * from outside, leaves a stopped container for the next attempt to judge.
  */
-export function killedByOutage(state: ContainerState, timeoutSeconds: number): boolean {
+export function killedByOutage(state: TaskState, timeoutSeconds: number): boolean {
   if (state.running || state.labels[OUTAGE_RESTART_LABEL] !== undefined) return false;
   const started = Date.parse(state.startedAt);
   const finished = Date.parse(state.finishedAt);
@@ -37,12 +42,7 @@ export function killedByOutage(state: ContainerState, timeoutSeconds: number): b
  * daemon's event buffer (the last 256 events) has moved past the container on a busy host, and the exit
  * stays the benchmark's own, as it was reported before.
  */
-export async function killedFromOutside(
-  docker: Pick<DockerEngine, 'endEvents'>,
-  state: ContainerState,
-  timeoutSeconds: number,
-  daemonWentAway: boolean,
-): Promise<boolean> {
+export async function killedFromOutside(docker: EndEvents, state: TaskState, timeoutSeconds: number, daemonWentAway: boolean): Promise<boolean> {
   if (!killedByOutage(state, timeoutSeconds)) return false;
   const { kills, died } = await docker.endEvents(state.id, state.startedAt);
   return kills.length > 0 || (!died && daemonWentAway);
@@ -53,6 +53,6 @@ export async function killedFromOutside(
  * removal of it failed too (a daemon going away under it). It never ran, so it is started again rather
  * than followed, which would read its exit code (0, or the 12x of a failed start) as the task's.
  */
-export function neverStarted(state: ContainerState): boolean {
-  return !state.running && dockerTimeMs(state.startedAt) === undefined;
+export function neverStarted(state: TaskState): boolean {
+  return !state.running && taskTimeMs(state.startedAt) === undefined;
 }

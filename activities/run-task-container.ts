@@ -1,8 +1,9 @@
-// runTaskContainer: starts a job's container in its task's runtime (task-runtimes/) or, after a worker
-// crash, reattaches to it; heartbeats while it runs, kills it at the task's timeout, streams its logs
-// (capped) into the job's artifacts, counts its out-of-memory kills and removes it. Benchmark outcomes
-// (exit code, timeout, OOM kills) are returned, never thrown: they are final. All an attempt acquires
-// is on one cleanup stack, released however it ends, but for what it leaves to the next attempt.
+// runTaskContainer: starts a job's task on this host's task engine (engines/) or, after a worker crash,
+// reattaches to it; heartbeats while it runs, kills it at the task's timeout, streams its logs (capped)
+// into the job's artifacts, counts its out-of-memory kills and removes it. Benchmark outcomes (exit code,
+// timeout, OOM kills) are returned, never thrown: they are final. All an attempt acquires is on one
+// cleanup stack, released however it ends, but for what it leaves to the next attempt. The engine does
+// what is the engine's: nothing here speaks to Docker (eslint.config.js keeps it so).
 
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure, type ActivityCancellationDetails } from '@temporalio/common';
@@ -17,21 +18,17 @@ import type { Reward, RewardBatch } from '../runs/rewards.js';
 import type { JobSpec, JobUsage } from '../runs/run-spec.js';
 import { startBudgetReports } from './budget-reports.js';
 import { CleanupStack } from './cleanup-stack.js';
-import { captureContainerLog, type LogCapture } from './container-log.js';
 import { keepLogTail } from './container-log-tail.js';
 import type { ContainerSlots } from './container-slots.js';
 import type { JobAttempts } from './job-attempts.js';
-import { containerNameFor, LABELS, memoryBytes, taskContainerBody } from './container-spec.js';
-import type { PreloadPath } from './dind-image-store.js';
+import { containerNameFor, LABELS, memoryBytes, taskSpec, type PreloadPath } from './container-spec.js';
 import { directoryBytes, watchDiskUse, type DiskExceeded } from './disk-watchdog.js';
-import { dockerTimeMs, type ContainerState, type DockerEngine } from './docker-engine.js';
+import { taskTimeMs, type AttemptScope, type LogCapture, type RunningTask, type TaskEngine } from './engines/engine.js';
 import { openLoopbackEndpoints, openModelAccess, type ModelAccessDeps, type ModelRoutes } from './model-access.js';
-import { OomEventHub, watchOomEvents } from './oom-events.js';
-import { killedByOutage, killedFromOutside, neverStarted, OUTAGE_RESTART_LABEL } from './outage-restart.js';
+import { killedByOutage, neverStarted, OUTAGE_RESTART_LABEL } from './outage-restart.js';
 import { followTaskRecords, type RecordsFollower } from './records-follower.js';
 import { carriedInstances, readCarriedOver, remainingInstances, saveCarriedOver, type CarriedOver } from './carried-instances.js';
 import { jobSecrets } from './redact-secrets.js';
-import { runtimeKindFor, type TaskRuntime, type TaskRuntimeDeps } from './task-runtimes/task-runtime.js';
 
 /** What a job's earlier host activity left to the one after it on this host: its attempts, and its last heartbeat's details. */
 export interface EarlierAttempts {
@@ -99,13 +96,13 @@ export interface ContainerOutcome {
   carried?: { rewards: Reward[]; from?: string };
 }
 
-export interface ContainerDeps extends ModelAccessDeps, TaskRuntimeDeps {
+export interface ContainerDeps extends ModelAccessDeps {
+  /** Where this host's tasks run (engines/registry.ts): the host's setting, not the benchmark's. */
+  engine: TaskEngine;
   /** Host directory of datasets mounted read-only into every task (absent: none). */
   datasetDir?: string;
   /** The host's bound on containers at once (container-slots.ts); none: unbounded here. */
   containerSlots?: ContainerSlots;
-  /** The worker's one stream of containers' OOM events (oom-events.ts); without it each container gets a stream of its own. */
-  oomEvents?: OomEventHub;
   /** This process's attempts of each job, one at a time, and the containers they left (job-attempts.ts); none: not tracked. */
   jobAttempts?: JobAttempts;
 }
@@ -128,7 +125,8 @@ class TaskAttempt {
   private readonly name: string;
   private readonly jobDir: string;
   private readonly resultsDir: string;
-  private readonly runtime: TaskRuntime;
+  /** The attempt as the engine knows it. */
+  private readonly scope: AttemptScope;
   /** Whether the job's container is on this host: `unknown` until looked for (a retry may find it running). */
   private container: 'unknown' | 'none' | 'here' = 'unknown';
   /** What the heartbeats say now; none while undefined. */
@@ -142,7 +140,7 @@ class TaskAttempt {
     this.name = containerNameFor(job.jobId, deps.hostId);
     this.jobDir = jobArtifactsDir(deps.artifactsRoot, job);
     this.resultsDir = jobResultsDir(deps.artifactsRoot, job);
-    this.runtime = runtimeKindFor(job.task).open({ deps, job, image, archives, name: this.name, ctx: this.ctx, beatingWhile: this.beatingWhile });
+    this.scope = { job, image, archives, name: this.name, ctx: this.ctx, beatingWhile: this.beatingWhile };
   }
 
   async run(): Promise<ContainerOutcome> {
@@ -162,8 +160,8 @@ class TaskAttempt {
   }
 
   private async attempt(): Promise<ContainerOutcome> {
-    const { ctx, deps, name, cleanup, runtime } = this;
-    const { docker } = deps;
+    const { ctx, deps, name, cleanup, scope } = this;
+    const { engine } = deps;
     const { job, earlier } = this.input;
     // The server gave up on this attempt before it got here (its host was starved): it starts nothing.
     if (ctx.cancellationSignal.aborted && !cancelRequested(ctx)) throw this.aborted('before it looked for its container');
@@ -181,20 +179,20 @@ class TaskAttempt {
     // A first attempt finds no container of this job on this host (a name taken anyway is caught at the
     // create, below): one inspect fewer per job. A retry looks, to reattach.
     const firstAttempt = jobAttempt(ctx, earlier) === 1;
-    let found = firstAttempt ? undefined : await docker.containerState(name);
+    let found = firstAttempt ? undefined : await engine.find(scope);
     // A container found but not followed: killed while no attempt watched it (started again, once), or left
     // by an attempt that could neither start nor remove it (started afresh; a restart it was to be stays one).
-    const killed = found !== undefined && killedByOutage(found, job.task.timeoutSeconds);
-    const unstarted = found !== undefined && !killed && neverStarted(found);
-    const restartAfterOutage = killed || (unstarted && found?.labels[OUTAGE_RESTART_LABEL] !== undefined);
+    const killed = found !== undefined && killedByOutage(found.seen, job.task.timeoutSeconds);
+    const unstarted = found !== undefined && !killed && neverStarted(found.seen);
+    const restartAfterOutage = killed || (unstarted && found?.seen.labels[OUTAGE_RESTART_LABEL] !== undefined);
     if (found && (killed || unstarted)) {
       ctx.log.warn(
         killed
-          ? `container ${name} of job ${job.jobId} was killed (exit ${found.exitCode}) while no attempt watched it: starting it again, once`
+          ? `container ${name} of job ${job.jobId} was killed (exit ${found.seen.exitCode}) while no attempt watched it: starting it again, once`
           : `container ${name} of job ${job.jobId} was created but never started: starting it afresh`,
       );
-      if (killed) await writeFile(path.join(this.jobDir, 'container-killed-by-outage.log'), await docker.logTail(found.id, 200)).catch(() => undefined);
-      await runtime.remove(found.id);
+      if (killed) await writeFile(path.join(this.jobDir, 'container-killed-by-outage.log'), await found.logTail(200)).catch(() => undefined);
+      await found.remove();
       found = undefined;
     }
     this.container = found ? 'here' : 'none';
@@ -206,32 +204,29 @@ class TaskAttempt {
     const resume = found ? readCarriedOver(this.jobDir) : await carriedInstances(ctx, job, firstAttempt);
     const carried = resume && resume.rewards.length > 0 ? resume : undefined;
     if (carried && remainingInstances(job, carried).length === 0) return this.nothingLeft(carried, routes);
-    // From before a fresh container starts (the worker's stream, open before the create), or from a
-    // reattached one's start (a stream of its own: the daemon replays past events): no out-of-memory kill
-    // slips by unseen.
-    const oomWatch =
-      !found && deps.oomEvents
-        ? await deps.oomEvents.watch(name)
-        : await watchOomEvents(docker, name, Math.floor((dockerTimeMs(found?.startedAt) ?? Date.now()) / 1000) - 1);
+    // From before a fresh container starts, or from a reattached one's start: no out-of-memory kill slips by unseen.
+    const oomWatch = await engine.watchOom(scope, found);
     cleanup.defer('OOM watch', () => oomWatch.stop(false));
-    if (found) cleanup.defer(`container ${name}`, () => runtime.remove(name), { keepable: true });
+    const reattachedTo = found;
+    if (reattachedTo) cleanup.defer(`container ${name}`, () => reattachedTo.remove(), { keepable: true });
     if (!found) saveCarriedOver(this.jobDir, resume);
-    const state = found ?? (await this.startFresh(routes, restartAfterOutage, carried));
+    const task = found ?? (await this.startFresh(routes, restartAfterOutage, carried));
+    const state = task.seen;
 
     // records.jsonl lines go out as rewards while the task runs; the heartbeat says how far (records-follower.ts).
     // A resumed shard's own lines come after those its job already holds.
     const records = followTaskRecords(ctx, this.resultsDir, reattached, ctx.info.heartbeatDetails ?? earlier?.heartbeat, resume?.throughLine ?? 0);
     cleanup.defer('records follower', () => records.stop());
     // Heartbeats go on until the container is removed: a task that printed a lot takes a while to drain.
-    this.beatDetails = () => ({ containerId: state.id, records: records.position() });
+    this.beatDetails = () => ({ containerId: task.id, records: records.position() });
     heartbeat(this.beatDetails());
     const startedMs = Date.parse(state.startedAt) || Date.now();
-    const ended = await this.follow(state, startedMs + job.task.timeoutSeconds * 1000, records);
+    const ended = await this.follow(task, startedMs + job.task.timeoutSeconds * 1000, records);
     // Only a container seen to exit has a `die` event coming, which any `oom` of it precedes.
     const oomKills = await oomWatch.stop(true);
 
-    const final = (await docker.containerState(state.id)) ?? state;
-    if (ended.kind === 'exited' && (await killedFromOutside(docker, final, job.task.timeoutSeconds, oomWatch.streamLost()))) {
+    const final = (await task.state()) ?? state;
+    if (ended.kind === 'exited' && (await task.killedFromOutside(final, job.task.timeoutSeconds, oomWatch.streamLost()))) {
       // Left in place, routes open: the next attempt finds it stopped and starts it again, once.
       throw ApplicationFailure.retryable(
         `container ${name} of job ${job.jobId} was killed from outside BenchRouter (exit ${final.exitCode}), as a stopping Docker daemon does`,
@@ -241,7 +236,7 @@ class TaskAttempt {
     // The container and what it held, the slot, the routes: the outcome reports what they leave.
     await cleanup.release();
     const usage = routes.close();
-    const dockerStartedMs = dockerTimeMs(final.startedAt) ?? startedMs;
+    const engineStartedMs = taskTimeMs(final.startedAt) ?? startedMs;
     const preload = final.labels[LABELS.preload] as PreloadPath | undefined;
     return {
       kind: ended.kind,
@@ -249,9 +244,9 @@ class TaskAttempt {
       exitCode: final.exitCode,
       oomKilled: final.oomKilled || oomKills > 0,
       oomKills: Math.max(oomKills, final.oomKilled ? 1 : 0),
-      startedAt: new Date(dockerStartedMs).toISOString(),
+      startedAt: new Date(engineStartedMs).toISOString(),
       // Docker can stamp a container that exits at once as finished a hair before it started.
-      finishedAt: new Date(Math.max(dockerStartedMs, dockerTimeMs(final.finishedAt) ?? Date.now())).toISOString(),
+      finishedAt: new Date(Math.max(engineStartedMs, taskTimeMs(final.finishedAt) ?? Date.now())).toISOString(),
       lastLogLine: keepLogTail(this.jobDir, jobSecrets(job, deps.gateway?.instance)),
       reattached,
       runtime: final.labels[LABELS.runtime] ?? 'simple',
@@ -286,8 +281,8 @@ class TaskAttempt {
     };
   }
 
-  /** A container of the job's own: a slot of the host's, then the runtime starts it. */
-  private async startFresh(routes: ModelRoutes, restartAfterOutage: boolean, carried: CarriedOver | undefined): Promise<ContainerState> {
+  /** A container of the job's own: a slot of the host's, then the engine starts it. */
+  private async startFresh(routes: ModelRoutes, restartAfterOutage: boolean, carried: CarriedOver | undefined): Promise<RunningTask> {
     const { ctx, deps, name, cleanup, resultsDir } = this;
     const { job, image } = this.input;
     if (deps.containerSlots) {
@@ -299,23 +294,18 @@ class TaskAttempt {
       cleanup.defer('container slot', release);
     }
     if (ctx.cancellationSignal.aborted && !cancelRequested(ctx)) throw this.aborted('before it started its container');
-    cleanup.defer(`container ${name}`, () => this.runtime.remove(name), { keepable: true });
+    cleanup.defer(`container ${name}`, () => deps.engine.remove(this.scope), { keepable: true });
     // A fresh start: nothing from an earlier, unfinished attempt may be mistaken for this one's output.
     rmSync(resultsDir, { recursive: true, force: true });
     mkdirSync(resultsDir, { recursive: true, mode: 0o777 });
-    let labels: Record<string, string> = {};
-    const started = await this.runtime.start((placement) => {
-      const remaining = carried ? remainingInstances(job, carried) : undefined;
-      const body = taskContainerBody(
-        { job, image, hostId: deps.hostId, resultsDir, datasetDir: deps.datasetDir, ...(remaining ? { remaining } : {}), ...placement },
-        routes.apiKey,
-        routes.access,
-      );
-      if (restartAfterOutage) body.Labels[OUTAGE_RESTART_LABEL] = 'true';
-
-      labels = body.Labels;
-      return body;
-    });
+    const remaining = carried ? remainingInstances(job, carried) : undefined;
+    const spec = taskSpec(
+      { job, image, hostId: deps.hostId, resultsDir, datasetDir: deps.datasetDir, ...(remaining ? { remaining } : {}) },
+      routes.apiKey,
+      routes.access,
+    );
+    if (restartAfterOutage) spec.labels[OUTAGE_RESTART_LABEL] = 'true';
+    const started = await deps.engine.start(spec, this.scope);
     this.container = 'here';
     if (started === 'conflict') {
       // A container of this job already here (the job came back to a host it left, a start that could not
@@ -324,36 +314,33 @@ class TaskAttempt {
       // aside from a running container.
       throw ApplicationFailure.retryable(`container ${name} of job ${job.jobId} exists already; the next attempt attaches to it`, FAILURE_TYPES.attemptAborted);
     }
-    // Not inspected: right after the start, the daemon holds the container's lock for a task that exits at
-    // once (~0.1 s here under load). Docker's own StartedAt comes with the final inspect.
-    return { id: started.id, running: true, exitCode: 0, startedAt: new Date().toISOString(), finishedAt: '', oomKilled: false, labels };
+    return started;
   }
 
   /**
    * Follows the container to its exit, its deadline or its disk limit (killing it for either), its log
    * into the job's artifacts, then reads the rest of its records. The run's cancel kills it.
    */
-  private async follow(state: ContainerState, deadlineMs: number, records: RecordsFollower): Promise<Ended> {
+  private async follow(task: RunningTask, deadlineMs: number, records: RecordsFollower): Promise<Ended> {
     const { ctx, name } = this;
-    const { docker } = this.deps;
     const { job } = this.input;
     let log: LogCapture | undefined;
     try {
-      log = await captureContainerLog(docker, state.id, path.join(this.jobDir, JOB_FILES.containerLog));
+      log = await task.followLog(path.join(this.jobDir, JOB_FILES.containerLog));
       // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
       this.cleanup.defer('log capture', () => log?.stop().catch(() => undefined));
       let ended: Ended = { kind: 'exited' };
-      if (state.running) {
+      if (task.seen.running) {
         const limitBytes = memoryBytes(job.task.resources.disk ?? DEFAULT_RESOURCES.disk);
-        const measure = async () => (await directoryBytes(this.resultsDir)) + (await this.runtime.heldBytes()) + (await docker.writableLayerBytes(state.id));
-        ended = await waitForEnd(ctx, docker, state.id, deadlineMs, log.finished, (signal) => watchDiskUse(measure, limitBytes, signal));
+        const measure = async () => (await directoryBytes(this.resultsDir)) + (await task.heldBytes()) + (await task.writableBytes());
+        ended = await waitForEnd(ctx, task, deadlineMs, log.finished, (signal) => watchDiskUse(measure, limitBytes, signal));
       }
-      if (ended.kind !== 'exited') await docker.kill(state.id);
+      if (ended.kind !== 'exited') await task.kill();
       await drained(log);
       return { ...ended, rewards: await records.finish() };
     } catch (error) {
       if (cancelRequested(ctx)) {
-        await docker.kill(state.id);
+        await task.kill();
         if (log) await drained(log).catch(() => undefined);
         throw new CancelledFailure(`job ${job.jobId} cancelled; container ${name} killed`);
       }
@@ -393,8 +380,7 @@ class TaskAttempt {
  */
 export async function waitForEnd(
   ctx: Pick<Context, 'cancelled'>,
-  docker: DockerEngine,
-  containerId: string,
+  task: Pick<RunningTask, 'wait' | 'state'>,
   deadlineMs: number,
   logFinished: Promise<unknown>,
   watchDisk: (signal: AbortSignal) => Promise<DiskExceeded>,
@@ -404,11 +390,11 @@ export async function waitForEnd(
   const ending = new AbortController();
   try {
     return await Promise.race([
-      docker.wait(containerId, ending.signal).then(() => ({ kind: 'exited' as const })),
+      task.wait(ending.signal).then(() => ({ kind: 'exited' as const })),
       // A daemon that stops with --live-restore leaves the wait request unanswered (its answer had begun:
       // the body comes when the container exits), until the deadline. Its log stream breaks at once, and
       // ends when the container stops: then the container's state says what the wait would have.
-      logFinished.then(() => stoppedAfterLog(docker, containerId, ending.signal)),
+      logFinished.then(() => stoppedAfterLog(task, ending.signal)),
       sleep(Math.max(0, deadlineMs - Date.now()), { kind: 'timed_out' as const }, { signal: ending.signal }),
       watchDisk(ending.signal).then((disk) => ({ kind: 'disk_limit' as const, disk })),
       ctx.cancelled,
@@ -422,10 +408,10 @@ export async function waitForEnd(
 const WAIT_AFTER_LOG_MS = 2_000;
 
 /** Once the log stream has ended: exited, when the wait request does not say so first and the daemon does. */
-async function stoppedAfterLog(docker: DockerEngine, containerId: string, signal: AbortSignal): Promise<{ kind: 'exited' }> {
+async function stoppedAfterLog(task: Pick<RunningTask, 'state'>, signal: AbortSignal): Promise<{ kind: 'exited' }> {
   for (;;) {
     await sleep(WAIT_AFTER_LOG_MS, undefined, { signal });
-    const state = await docker.containerState(containerId);
+    const state = await task.state();
     if (!state?.running) return { kind: 'exited' };
   }
 }

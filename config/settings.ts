@@ -52,6 +52,12 @@ export interface Settings {
   /** Requests per minute each API token may make (BENCHROUTER_API_RATE_LIMIT; 0: no limit). */
   apiRateLimit: number;
   /**
+   * The task engine a worker host runs its tasks on (activities/engines/registry.ts): BENCHROUTER_ENGINE or
+   * `br worker --engine`, `docker` by default. The host's choice, not the benchmark's: a `docker: true` task
+   * is DinD mode within the Docker engine.
+   */
+  engine: string;
+  /**
    * A host directory of benchmark datasets (a local ModelScope or Hugging Face cache, say), mounted
    * read-only into every task at /app/datasets: for machines that cannot download them (BENCHROUTER_DATASET_DIR).
    */
@@ -77,6 +83,8 @@ function rateLimitFrom(value: string | undefined): number {
 }
 
 export const DEFAULT_DIND_STORE_MAX = '50g';
+
+export const DEFAULT_ENGINE = 'docker';
 
 /** "50g", "512m", "0" → bytes; a setting that is none of these names itself. */
 function sizeBytes(variable: string, text: string): number {
@@ -127,6 +135,7 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     apiPort: env.BENCHROUTER_API_PORT ? Number(env.BENCHROUTER_API_PORT) : DEFAULT_API_PORT,
     apiUrl: (env.BENCHROUTER_API_URL || `http://127.0.0.1:${env.BENCHROUTER_API_PORT || DEFAULT_API_PORT}`).replace(/\/$/, ''),
     apiRateLimit: rateLimitFrom(env.BENCHROUTER_API_RATE_LIMIT),
+    engine: env.BENCHROUTER_ENGINE || DEFAULT_ENGINE,
     ...(env.BENCHROUTER_DATASET_DIR ? { datasetDir: env.BENCHROUTER_DATASET_DIR } : {}),
   };
 }

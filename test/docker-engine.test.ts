@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import tar from 'tar-fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CappedLogWriter } from '../activities/container-log.js';
-import { missingCapabilities } from '../activities/task-runtimes/dind-mode.js';
+import { missingCapabilities } from '../activities/engines/docker/dind-detect.js';
 import { DockerEngine, DockerError } from '../activities/docker-engine.js';
 import { isDockerfileFault } from '../activities/ensure-image.js';
 

@@ -5,6 +5,7 @@ import { resolveHostId } from '../../workers/host-id.js';
 import type { CliDeps } from '../cli-deps.js';
 import { positiveInt } from '../flag-values.js';
 import { example } from '../help-example.js';
+import { DEFAULT_ENGINE } from '../../config/settings.js';
 
 export function registerWorkerCommand(program: Command, deps: CliDeps): Command {
   return program
@@ -12,8 +13,9 @@ export function registerWorkerCommand(program: Command, deps: CliDeps): Command 
     .description("run this host's worker in the foreground: the shared queue and the host's own queue")
     .addHelpText('after', example('$ BENCHROUTER_HOST_ID=gpu-box-1 TEMPORAL_ADDRESS=temporal.internal:7233 br worker'))
     .option('--max-containers <n>', 'task containers this host runs at once, first attempts and later ones together (default 32)', positiveInt)
-    .action(async (options: { maxContainers?: number }) => {
-      const settings = deps.settings();
+    .option('--engine <name>', `the task engine this host runs tasks on (default: BENCHROUTER_ENGINE, else ${DEFAULT_ENGINE}); docker is the one built so far`)
+    .action(async (options: { maxContainers?: number; engine?: string }) => {
+      const settings = { ...deps.settings(), ...(options.engine ? { engine: options.engine } : {}) };
       const hostId = resolveHostId(settings.home);
       // The worker SDK (and the activities, Docker among them) load here: no other command pays for them.
       const { startWorker } = await import('../../workers/start-worker.js');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { DIND_ENTRYPOINT } from '../../activities/container-spec.js';
 import { DockerEngine } from '../../activities/docker-engine.js';
-import { detectDindMode } from '../../activities/task-runtimes/dind-mode.js';
+import { detectDindMode } from '../../activities/engines/docker/dind-detect.js';
 
 /** The HostConfig this host's DinD mode needs, as `docker run` flags. */
 export async function dindFlags(): Promise<string[]> {

@@ -3,15 +3,8 @@
 
 import { runOptions } from '../../runs/run-options.js';
 import { describe, expect, it } from 'vitest';
-import {
-  containerNameFor,
-  DIND_ENTRYPOINT,
-  endpointSeenFromBridge,
-  memoryBytes,
-  taskContainerBody,
-  type ContainerSpecInput,
-  type DindPlacement,
-} from '../../activities/container-spec.js';
+import { containerNameFor, DIND_ENTRYPOINT, endpointSeenFromBridge, memoryBytes } from '../../activities/container-spec.js';
+import { taskContainerBody, type ContainerSpecInput, type DindPlacement } from '../../activities/engines/docker/container-body.js';
 import type { ContainerCreateBody } from '../../activities/docker-engine.js';
 import type { JobSpec } from '../../runs/run-spec.js';
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DENIED_DEVICES, DIND_CGROUP_PARENT, deviceGuard } from '../../activities/task-runtimes/dind-mode.js';
+import { DENIED_DEVICES, DIND_CGROUP_PARENT, deviceGuard } from '../../activities/engines/docker/dind-detect.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'br-cgroup-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -13,7 +13,7 @@ import { runSpecFromRequest } from '../../client/run-request.js';
 import { inspectBenchmark, loadBenchmark } from '../../contract/load-benchmark.js';
 import { formatProblem } from '../../contract/problems.js';
 import { runTasks } from '../../contract/task-template.js';
-import { taskContainerBody } from '../../activities/container-spec.js';
+import { taskContainerBody } from '../../activities/engines/docker/container-body.js';
 import { jobSpecsOf } from '../../runs/job-specs.js';
 import { RunRequestSchema } from '../../runs/run-options.js';
 

@@ -3,7 +3,8 @@
 // counted apart from the model's, and its model in the run's provenance. Without it, nothing changes.
 
 import { describe, expect, it } from 'vitest';
-import { taskContainerBody, type ContainerSpecInput } from '../../activities/container-spec.js';
+import { taskContainerBody, type ContainerSpecInput } from '../../activities/engines/docker/container-body.js';
+import { sampleTask } from '../support/sample-job.js';
 import { jobSecrets } from '../../activities/redact-secrets.js';
 import { spendOfJob, withBudgetVerdict } from '../../runs/budgets.js';
 import { provenanceDifferences, provenanceEntries, provenanceHash, provenanceOf } from '../../runs/provenance.js';
@@ -23,18 +24,7 @@ function job(options: Parameters<typeof runOptions>[0]): JobSpec {
     cacheFrom: [],
     repeat: { index: 0 },
     benchmark: { name: 'tau2', dir: '/b/tau2', digest: 'd'.repeat(64) },
-    task: {
-      name: 'airline',
-      environment: 'inspect',
-      command: 'python3 bridge.py',
-      timeoutSeconds: 60,
-      resultMapping: { overall: 'accuracy' },
-      docker: false,
-      dockerImages: [],
-      extraEnv: {},
-      resources: { memory: '1g', cpus: 1, pids: 256 },
-      network: 'isolated',
-    },
+    task: sampleTask({ name: 'airline', environment: 'inspect', command: 'python3 bridge.py' }),
   };
 }
 

@@ -1,17 +1,17 @@
-// DinD mode (`docker: true`): the task's container runs a Docker daemon of its own, in the mode this host
-// allows (dind-mode.ts), on storage of its own: a clone of the host's prepared image set, or an empty
+// DinD mode (`docker: true`): the task's container runs a Docker daemon of its own, in the way this host
+// allows (dind-detect.ts), on storage of its own: a clone of the host's prepared image set, or an empty
 // directory and the archives to load (dind-image-store.ts), removed with the container.
 
 import { CancelledFailure } from '@temporalio/activity';
 import path from 'node:path';
-import { dindStorageBytes, discardDindStorage, provideDindStorage } from '../dind-image-store.js';
-import { ensureTaskNetwork } from '../task-network.js';
-import { detectDindMode } from './dind-mode.js';
-import type { TaskRuntime, TaskRuntimeKind, TaskRuntimeScope } from './task-runtime.js';
+import { dindStorageBytes, discardDindStorage, provideDindStorage } from '../../dind-image-store.js';
+import { ensureTaskNetwork } from '../../task-network.js';
+import { detectDindMode } from './dind-detect.js';
+import type { DockerMode, DockerModeKind, ModeScope } from './modes.js';
 
-export const dindRuntime: TaskRuntimeKind = { name: 'dind', runs: (task) => task.docker, open: openDindRuntime };
+export const dindMode: DockerModeKind = { name: 'dind', runs: (task) => task.docker, open: openDindMode };
 
-function openDindRuntime({ deps, job, image, archives, name, ctx, beatingWhile }: TaskRuntimeScope): TaskRuntime {
+function openDindMode({ deps, job, image, archives, name, ctx, beatingWhile }: ModeScope): DockerMode {
   const { docker } = deps;
   const storageDir = path.join(deps.dindStorageRoot, name);
   return {

@@ -1,12 +1,12 @@
 // Simple mode: the task's container alone, on the task network (in a namespace lent by the worker's
 // pool, netns-pool.ts, or in one of its own) or, with `network: host`, on the host's network.
 
-import { ensureTaskNetwork } from '../task-network.js';
-import type { TaskRuntime, TaskRuntimeKind, TaskRuntimeScope } from './task-runtime.js';
+import { ensureTaskNetwork } from '../../task-network.js';
+import type { DockerMode, DockerModeKind, ModeScope } from './modes.js';
 
-export const simpleRuntime: TaskRuntimeKind = { name: 'simple', runs: () => true, open: openSimpleRuntime };
+export const simpleMode: DockerModeKind = { name: 'simple', runs: () => true, open: openSimpleMode };
 
-function openSimpleRuntime({ deps: { docker, netns: pool }, job, name, ctx }: TaskRuntimeScope): TaskRuntime {
+function openSimpleMode({ deps: { docker, netns: pool }, job, name, ctx }: ModeScope): DockerMode {
   const onTaskNetwork = job.task.network !== 'host';
   const netns = onTaskNetwork ? pool : undefined;
   return {

@@ -1,40 +1,24 @@
-// The task runtimes (activities/task-runtimes/): which one the registry picks for a task, and Simple
-// mode's network policy (a lent namespace, one of its own, or the host's) against a fake daemon and pool.
+// The Docker engine's modes (activities/engines/docker/): which one runs a task, and Simple mode's network
+// policy (a lent namespace, one of its own, or the host's) against a fake daemon and pool.
 
 import type { Context } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
 import type { ContainerCreateBody, DockerEngine } from '../../activities/docker-engine.js';
 import type { NetnsLease, NetnsPool } from '../../activities/netns-pool.js';
-import { simpleRuntime } from '../../activities/task-runtimes/simple-runtime.js';
-import { runtimeKindFor, type TaskRuntimeScope } from '../../activities/task-runtimes/task-runtime.js';
-import type { TaskDefinition } from '../../contract/benchmark.js';
+import { simpleMode } from '../../activities/engines/docker/simple-mode.js';
+import { modeFor, type ModeScope } from '../../activities/engines/docker/modes.js';
 import type { JobSpec } from '../../runs/run-spec.js';
+import { sampleTask as task } from '../support/sample-job.js';
 
-function task(fields: Partial<TaskDefinition> = {}): TaskDefinition {
-  return {
-    name: 'addition',
-    environment: 'python',
-    command: 'true',
-    timeoutSeconds: 60,
-    resultMapping: { overall: 'accuracy' },
-    docker: false,
-    dockerImages: [],
-    extraEnv: {},
-    resources: { memory: '1g', cpus: 1, pids: 256 },
-    network: 'isolated',
-    ...fields,
-  };
-}
-
-describe('the runtime registry', () => {
+describe("the Docker engine's modes", () => {
   it('runs a docker: true task in DinD mode and any other in Simple mode', () => {
-    expect(runtimeKindFor(task({ docker: true })).name).toBe('dind');
-    expect(runtimeKindFor(task()).name).toBe('simple');
-    expect(runtimeKindFor(task({ network: 'host' })).name).toBe('simple');
+    expect(modeFor(task({ docker: true })).name).toBe('dind');
+    expect(modeFor(task()).name).toBe('simple');
+    expect(modeFor(task({ network: 'host' })).name).toBe('simple');
   });
 });
 
-/** A daemon whose creates fail as many times as asked, recording the calls the runtime makes. */
+/** A daemon whose creates fail as many times as asked, recording the calls the mode makes. */
 function fakeDaemon(failures = 0) {
   const calls: string[] = [];
   const docker = {
@@ -67,7 +51,7 @@ function fakePool() {
   return { pool, calls };
 }
 
-function scope(docker: DockerEngine, netns: NetnsPool | undefined, network: 'isolated' | 'host' = 'isolated'): TaskRuntimeScope {
+function scope(docker: DockerEngine, netns: NetnsPool | undefined, network: 'isolated' | 'host' = 'isolated'): ModeScope {
   const ctx = { log: { warn: () => undefined, info: () => undefined } } as unknown as Context;
   return {
     deps: { docker, netns, dindStorageRoot: '/nonexistent', dindStoreDir: '/nonexistent', dindStoreMaxBytes: 0, locksDir: '/nonexistent' },
@@ -86,11 +70,11 @@ describe('Simple mode', () => {
   it('joins a namespace lent by the pool, and gives it back with the container', async () => {
     const { docker, calls } = fakeDaemon();
     const { pool, calls: lent } = fakePool();
-    const runtime = simpleRuntime.open(scope(docker, pool));
+    const mode = simpleMode.open(scope(docker, pool));
     const placements: unknown[] = [];
-    expect(await runtime.start((placement) => (placements.push(placement), body))).toEqual({ id: 'c1' });
+    expect(await mode.start((placement) => (placements.push(placement), body))).toEqual({ id: 'c1' });
     expect(placements).toEqual([{ hostAddress: undefined, netns: { networkMode: 'container:holder-1', mounts: [] } }]);
-    await runtime.remove('c1');
+    await mode.remove('c1');
     expect(calls).toEqual(['create br-host-run.001-addition', 'remove c1']);
     expect(lent).toEqual(['lease br-host-run.001-addition', 'release br-host-run.001-addition']);
   });
@@ -99,7 +83,7 @@ describe('Simple mode', () => {
     const { docker, calls } = fakeDaemon(1);
     const { pool, calls: lent } = fakePool();
     const placements: unknown[] = [];
-    expect(await simpleRuntime.open(scope(docker, pool)).start((placement) => (placements.push(placement), body))).toEqual({ id: 'c1' });
+    expect(await simpleMode.open(scope(docker, pool)).start((placement) => (placements.push(placement), body))).toEqual({ id: 'c1' });
     expect(placements.map((placement) => (placement as { netns: NetnsLease }).netns.networkMode)).toEqual(['container:holder-1', 'container:holder-2']);
     expect(calls).toEqual(['create br-host-run.001-addition', 'remove br-host-run.001-addition', 'create br-host-run.001-addition']);
     expect(lent).toEqual(['lease br-host-run.001-addition', 'discard br-host-run.001-addition', 'lease br-host-run.001-addition']);
@@ -108,7 +92,7 @@ describe('Simple mode', () => {
   it('without a pool, gets a namespace of its own on the task network, named by the host address there', async () => {
     const { docker, calls } = fakeDaemon();
     const placements: unknown[] = [];
-    await simpleRuntime.open(scope(docker, undefined)).start((placement) => (placements.push(placement), body));
+    await simpleMode.open(scope(docker, undefined)).start((placement) => (placements.push(placement), body));
     expect(placements).toEqual([{ hostAddress: '172.30.0.1', netns: undefined }]);
     expect(calls).toEqual(['ensureNetwork', 'create br-host-run.001-addition']);
   });
@@ -117,7 +101,7 @@ describe('Simple mode', () => {
     const { docker, calls } = fakeDaemon();
     const { pool, calls: lent } = fakePool();
     const placements: unknown[] = [];
-    await simpleRuntime.open(scope(docker, pool, 'host')).start((placement) => (placements.push(placement), body));
+    await simpleMode.open(scope(docker, pool, 'host')).start((placement) => (placements.push(placement), body));
     expect(placements).toEqual([{ hostAddress: undefined, netns: undefined }]);
     expect(calls).toEqual(['create br-host-run.001-addition']);
     expect(lent).toEqual([]);
@@ -125,7 +109,7 @@ describe('Simple mode', () => {
 
   it('fails without a retry when there is no lent namespace to blame', async () => {
     const { docker, calls } = fakeDaemon(1);
-    await expect(simpleRuntime.open(scope(docker, undefined)).start(() => body)).rejects.toThrow('cannot join the namespace');
+    await expect(simpleMode.open(scope(docker, undefined)).start(() => body)).rejects.toThrow('cannot join the namespace');
     expect(calls).toEqual(['ensureNetwork', 'create br-host-run.001-addition']);
   });
 });

@@ -5,7 +5,7 @@
 
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DockerEngine } from '../docker-engine.js';
+import type { DockerEngine } from '../../docker-engine.js';
 
 export type DindMode = 'sysbox' | 'privileged' | 'capabilities';
 
