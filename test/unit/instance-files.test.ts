@@ -23,7 +23,7 @@ const record = (extra: Partial<InstanceRecord> = {}): InstanceRecord => ({
   cost: null,
   ...extra,
 });
-const job: JobResult = { jobId: 'br-run.000-files', task: 'files', status: 'succeeded' } as unknown as JobResult;
+const job: JobResult = { jobId: 'br-run.000-files', task: 'files', status: 'SUCCEEDED' } as unknown as JobResult;
 
 describe('resultsPath', () => {
   it('makes a path inside the results canonical', () => {
