@@ -39,8 +39,8 @@ import { describeSchedule, listSchedules, scheduleBoard, ScheduleMissingError } 
 import { schedulePage, schedulesPage } from './schedule-pages.js';
 import { filePage, filesPage, fileView, instancesPage, transcriptPage, type FileView } from './instance-pages.js';
 import { InstanceQuery, instancesOf, jobOf, transcriptOf } from './instance-routes.js';
-import { FileQuery, FilesQuery } from './result-file-routes.js';
-import { listResultFiles, readResultFile, resultsPathOr400 } from './result-files.js';
+import { FileQuery, FilesQuery, jobAndPath } from './result-file-routes.js';
+import { listResultFiles, readResultFile } from './result-files.js';
 
 /** A file's page shows at most this much of it; the API serves it whole. */
 export const FILE_PAGE_MAX_BYTES = 2 * 1024 * 1024;
@@ -157,10 +157,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     '/ui/runs/:id/jobs/:job/files',
     { schema: { ...hidden, params: z.object({ id: z.string(), job: z.string() }), querystring: FilesQuery } },
     async (request, reply) => {
-      const prefix = resultsPathOr400(request.query.prefix, 'query.prefix');
-      const result = await finishedResult(context, request.params.id);
-      const job = jobOf(result, request.params.job);
-      return reply.type('text/html; charset=utf-8').send(filesPage(result.runId, job, prefix, await listResultFiles(context, result.runId, job, prefix)));
+      const { runId, job, path: prefix } = await jobAndPath(context, request.params, request.query.prefix, 'query.prefix');
+      return reply.type('text/html; charset=utf-8').send(filesPage(runId, job, prefix, await listResultFiles(context, runId, job, prefix)));
     },
   );
 
@@ -168,17 +166,15 @@ export function registerDashboardRoutes(app: FastifyInstance, context: ApiContex
     '/ui/runs/:id/jobs/:job/file',
     { schema: { ...hidden, params: z.object({ id: z.string(), job: z.string() }), querystring: FileQuery } },
     async (request, reply) => {
-      const file = resultsPathOr400(request.query.path, 'query.path');
-      const result = await finishedResult(context, request.params.id);
-      const job = jobOf(result, request.params.job);
+      const { runId, job, path: file } = await jobAndPath(context, request.params, request.query.path, 'query.path');
       let view: FileView;
       try {
-        view = fileView(file, await readResultFile(context, result.runId, job, file, FILE_PAGE_MAX_BYTES));
+        view = fileView(file, await readResultFile(context, runId, job, file, FILE_PAGE_MAX_BYTES));
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 413) throw error;
         view = { kind: 'too large', note: `over the ${FILE_PAGE_MAX_BYTES.toLocaleString('en')} bytes a page shows` };
       }
-      return reply.type('text/html; charset=utf-8').send(filePage(result.runId, job, file, view));
+      return reply.type('text/html; charset=utf-8').send(filePage(runId, job, file, view));
     },
   );
 

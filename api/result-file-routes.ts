@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RESULTS_PATH_MAX_CHARS } from '../runs/instance-list.js';
+import type { JobResult } from '../runs/run-spec.js';
 import { ErrorBodySchema } from './api-error.js';
 import type { ApiContext } from './api-context.js';
 import { jobOf, RunJobParams } from './instance-routes.js';
@@ -18,6 +19,21 @@ export const FilesQuery = z.object({
 export const FileQuery = z.object({
   path: z.string().min(1).max(RESULTS_PATH_MAX_CHARS).describe("the file, relative to the job's results, `/`-separated"),
 });
+/**
+ * The finished run's job a files route names, and the path it asks for inside the job's results, checked
+ * first: a bad path is a 400 before anything is looked up.
+ */
+export async function jobAndPath(
+  context: ApiContext,
+  params: { id: string; job: string },
+  text: string,
+  field: 'query.path' | 'query.prefix',
+): Promise<{ runId: string; job: JobResult; path: string }> {
+  const checked = resultsPathOr400(text, field);
+  const result = await finishedResult(context, params.id);
+  return { runId: result.runId, job: jobOf(result, params.job), path: checked };
+}
+
 const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 413: ErrorBodySchema, 503: ErrorBodySchema };
 
 export function registerResultFileRoutes(app: FastifyInstance, context: ApiContext): void {
@@ -42,10 +58,8 @@ export function registerResultFileRoutes(app: FastifyInstance, context: ApiConte
       },
     },
     async (request) => {
-      const prefix = resultsPathOr400(request.query.prefix, 'query.prefix');
-      const result = await finishedResult(context, request.params.id);
-      const job = jobOf(result, request.params.job);
-      return { jobId: job.jobId, prefix, files: await listResultFiles(context, result.runId, job, prefix) };
+      const { runId, job, path: prefix } = await jobAndPath(context, request.params, request.query.prefix, 'query.prefix');
+      return { jobId: job.jobId, prefix, files: await listResultFiles(context, runId, job, prefix) };
     },
   );
 
@@ -61,10 +75,8 @@ export function registerResultFileRoutes(app: FastifyInstance, context: ApiConte
       },
     },
     async (request, reply) => {
-      const file = resultsPathOr400(request.query.path, 'query.path');
-      const result = await finishedResult(context, request.params.id);
-      const job = jobOf(result, request.params.job);
-      const bytes = await readResultFile(context, result.runId, job, file);
+      const { runId, job, path: file } = await jobAndPath(context, request.params, request.query.path, 'query.path');
+      const bytes = await readResultFile(context, runId, job, file);
       return reply.headers(resultFileHeaders(file, bytes)).send(bytes);
     },
   );
