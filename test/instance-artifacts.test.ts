@@ -140,6 +140,13 @@ describe.each([
   });
 });
 
+describe("the API's description", () => {
+  it('lists the files routes', async () => {
+    const doc = await callApi<{ paths: Record<string, unknown> }>(here, 'GET', '/openapi.json', { token: null });
+    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/runs/{id}/jobs/{job}/files', '/runs/{id}/jobs/{job}/file']));
+  });
+});
+
 describe("an instance's files in Chromium", () => {
   it("follows an instance's files link to its folder and opens its JSON, its log and its long trajectory", async () => {
     await page.goto(`${here.url}/ui/runs/${run.runId}/instances`);
