@@ -40,6 +40,7 @@ interface HarborRecord {
   task_digest: string;
   exception: { exception_type: string } | null;
   trial: string;
+  artifacts: string;
   raw_output: string | null;
 }
 
@@ -109,6 +110,8 @@ describe('harbor', () => {
         expect(record.task_digest, record.index).toBe(direct[record.index]!.digest);
         // Harbor's trial folder is kept with the job's artifacts: its result, the agent's and the verifier's output.
         const trial = path.join(h.settings.artifactsRoot, run.runId, record.job, 'results', record.trial);
+        // The instance's files, as the dashboard's instance page links them.
+        expect(record.artifacts).toBe(record.trial);
         expect(JSON.parse(readFileSync(path.join(trial, 'result.json'), 'utf8'))).toMatchObject({ verifier_result: { rewards: { reward: record.score } } });
         expect(existsSync(path.join(trial, 'verifier', 'reward.txt')), trial).toBe(true);
         if (agent === 'terminus-2') expect(existsSync(path.join(trial, 'agent', 'trajectory.json')), trial).toBe(true);

@@ -116,6 +116,8 @@ for file in trials:
         "rewards": verified,
         "exception": exception,
         "trial": str(folder.relative_to(out)),
+        # The instance's files, which the dashboard's instance page links (the contract's record field).
+        "artifacts": str(folder.relative_to(out)),
     })
 
 missing = sorted(set(selected) - set(rewards))
