@@ -190,7 +190,7 @@ const CASES: Case[] = [
   {
     name: "network isolation: the task reaches the host's model endpoint and none of its other ports",
     command: py(
-      'import json, os, socket, urllib.parse\ndef reaches(host, port):\n    try:\n        socket.create_connection((host, int(port)), timeout=2).close()\n        return True\n    except OSError:\n        return False\nmodel = urllib.parse.urlsplit(os.environ["BENCHROUTER_MODEL_ENDPOINT"])\n' +
+      'import json, os, socket, urllib.parse\ndef reaches(host, port):\n    try:\n        socket.create_connection((host, int(port)), timeout=1.5).close()\n        return True\n    except OSError:\n        return False\nmodel = urllib.parse.urlsplit(os.environ["BENCHROUTER_MODEL_ENDPOINT"])\n' +
         'json.dump({"model_endpoint": reaches(model.hostname, model.port), "host_only_port": reaches("host.docker.internal", os.environ["HOST_ONLY_PORT"]), "host_only_port_via_host_ip": reaches(os.environ["HOST_IP"], os.environ["HOST_ONLY_PORT"])}, open(os.environ["BENCHROUTER_OUTPUT_DIR"] + "/reached.json", "w"))',
     ),
     async run({ opened, job, attempt, hostOnly }) {
@@ -271,29 +271,32 @@ function skipReason(setup: EngineSetup, c: Case): string | undefined {
   return undefined;
 }
 
-let model: Awaited<ReturnType<typeof listenOnAllInterfaces>>;
 let hostOnly: Awaited<ReturnType<typeof listenOnAllInterfaces>>;
 let jobs: ConformanceJobs;
 beforeAll(async () => {
-  // The task's model endpoint, on the host (a loopback endpoint, --no-gateway), and a port of the host tasks must not reach.
-  model = await listenOnAllInterfaces();
+  // A port of the host that tasks must not reach.
   hostOnly = await listenOnAllInterfaces();
-  jobs = new ConformanceJobs(mkdtempSync(path.join(os.tmpdir(), 'br-conformance-jobs-')), `http://127.0.0.1:${model.port}/v1`);
+  jobs = new ConformanceJobs(mkdtempSync(path.join(os.tmpdir(), 'br-conformance-jobs-')));
 });
 afterAll(async () => {
-  await model?.close();
   await hostOnly?.close();
   jobs?.close();
 });
 
-describe.each(SETUPS)('the task engine $name', (setup) => {
+// The setups run side by side, each one's cases one after another: a DinD case waits mostly for its daemon.
+describe.each(SETUPS)('the task engine $name', { concurrent: true }, (setup) => {
   let opened: OpenedEngine;
+  // The task's model endpoint, on the host (a loopback endpoint, --no-gateway): one per setup, as each is a host of
+  // its own whose firewall opens its port and closes it again when the setup closes.
+  let model: Awaited<ReturnType<typeof listenOnAllInterfaces>>;
   const used: JobSpec[] = [];
   beforeAll(async () => {
+    model = await listenOnAllInterfaces();
     opened = await setup.open(model.port);
   });
   afterAll(async () => {
     await opened?.close();
+    await model?.close();
   });
   // Cleanup on every path: nothing labelled with a case's job remains on the engine after it.
   afterEach(async () => {
@@ -310,7 +313,7 @@ describe.each(SETUPS)('the task engine $name', (setup) => {
       modelPort: model.port,
       hostOnly,
       job: (task = {}) => {
-        const job = jobs.job(setup, String(CASES.indexOf(c) + 1), { ...task, command: c.command });
+        const job = jobs.job(setup, String(CASES.indexOf(c) + 1), { ...task, command: c.command }, `http://127.0.0.1:${model.port}/v1`);
         used.push(job);
         return job;
       },
@@ -318,6 +321,6 @@ describe.each(SETUPS)('the task engine $name', (setup) => {
       name: (job) => containerNameFor(job.jobId, opened.deps.hostId),
     });
     if (reason) it.skip(`${c.name} (skipped here: ${reason})`, () => undefined);
-    else it(c.name, () => c.run(scope()));
+    else it.sequential(c.name, () => c.run(scope()));
   }
 });

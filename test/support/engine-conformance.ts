@@ -236,22 +236,19 @@ export class ConformanceJobs {
   readonly benchmarkDir: string;
   private count = 0;
 
-  constructor(
-    private readonly scratch: string,
-    private readonly endpoint: string,
-  ) {
+  constructor(private readonly scratch: string) {
     this.benchmarkDir = path.join(scratch, 'benchmark');
   }
 
-  /** A job of the setup's task with the case's fields; its working directory exists in the benchmark. */
-  job(setup: EngineSetup, label: string, task: Partial<TaskDefinition>): JobSpec {
+  /** A job of the setup's task with the case's fields, its model at `endpoint`; its working directory exists in the benchmark. */
+  job(setup: EngineSetup, label: string, task: Partial<TaskDefinition>, endpoint: string): JobSpec {
     const definition = sampleTask({ name: 'probe', ...setup.task, ...task });
     mkdirSync(path.join(this.benchmarkDir, 'tasks', taskDirectory(definition)), { recursive: true });
     const slug = setup.name.replace(/[^a-z]+/g, '-').replace(/-$/, '');
     return {
       runId: this.runId,
       jobId: `${this.runId}.${String(++this.count).padStart(2, '0')}-${slug}-${label}`,
-      options: runOptions({ model: 'conformance-model', endpoint: this.endpoint, gateway: false, apiKeyEnv: KEY_VARIABLE, preflight: false }),
+      options: runOptions({ model: 'conformance-model', endpoint, gateway: false, apiKeyEnv: KEY_VARIABLE, preflight: false }),
       resolved: { prices: {} },
       cacheFrom: [],
       repeat: { index: 0 },
