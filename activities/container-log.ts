@@ -1,10 +1,13 @@
 // A task container's output, kept as the job's container.log while the container runs: streamed
 // from the daemon with backpressure and cut at a size cap, so the worker's memory stays flat and the
 // file stays bounded whatever a task prints. Past the cap only the last bytes are kept, for the tail.
+// The job's secrets (its keys and gateway tokens) are cut from it before a byte reaches the disk, a secret
+// that arrives split over two reads included.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { dockerError, type DockerEngine } from './docker-engine.js';
+import { redactBytes, secretBytes } from './redact-secrets.js';
 import type { LogCapture, LogSummary } from './engines/engine.js';
 
 export const LOG_CAP_BYTES = 16 * 1024 * 1024;
@@ -29,13 +32,18 @@ export class CappedLogWriter extends Writable {
   private keptWritten = 0;
   private kept: Buffer[] = [];
   private keptBytes = 0;
+  private readonly secrets: Buffer[];
+  /** The end of what arrived, held back until the next read shows whether a secret starts in it. */
+  private held: Buffer = Buffer.alloc(0);
 
   constructor(
     private readonly file: WriteStream,
     private readonly capBytes = LOG_CAP_BYTES,
     private readonly keepLastBytes = LOG_KEEP_LAST_BYTES,
+    secrets: readonly string[] = [],
   ) {
     super({ highWaterMark: 1024 * 1024 });
+    this.secrets = secretBytes(secrets);
     // Without a listener a file that cannot be opened or written (a full disk) would throw from the
     // event loop and take the worker down; the capture fails instead.
     file.on('error', (error) => this.destroy(error));
@@ -46,7 +54,19 @@ export class CappedLogWriter extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.take(chunk, done);
+    this.take(this.redacted(chunk), done);
+  }
+
+  /**
+   * `chunk` after what was held back, its secrets cut, less a new held-back end: the last bytes in which a secret
+   * may start and go on in the next read (one byte short of the longest secret).
+   */
+  private redacted(chunk: Buffer): Buffer {
+    if (this.secrets.length === 0) return chunk;
+    const text = redactBytes(this.held.length ? Buffer.concat([this.held, chunk]) : chunk, this.secrets);
+    const hold = Math.min(text.length, this.secrets[0]!.length - 1);
+    this.held = Buffer.from(text.subarray(text.length - hold));
+    return text.subarray(0, text.length - hold);
   }
 
   private take(chunk: Buffer, done: (error?: Error | null) => void): void {
@@ -66,7 +86,7 @@ export class CappedLogWriter extends Writable {
    * per read, and one file write per line cost more than the rest of following its output.
    */
   override _writev(chunks: Array<{ chunk: Buffer }>, done: (error?: Error | null) => void): void {
-    this.take(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)), done);
+    this.take(this.redacted(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk))), done);
   }
 
   /** True once output went past the cap. */
@@ -77,6 +97,8 @@ export class CappedLogWriter extends Writable {
   /** Replaces the kept end with `bytes` (the daemon's own last lines, which a lagging follower can miss). */
   useEnd(bytes: Buffer): void {
     if (bytes.length === 0) return;
+    bytes = redactBytes(bytes, this.secrets);
+    this.held = Buffer.alloc(0);
     this.kept = [bytes];
     this.keptBytes = bytes.length;
   }
@@ -89,6 +111,13 @@ export class CappedLogWriter extends Writable {
   }
 
   override _final(done: (error?: Error | null) => void): void {
+    // What was held back is the output's end: no secret starts in it that does not end there too.
+    if (this.held.length > 0) {
+      const end = this.held;
+      this.held = Buffer.alloc(0);
+      this.take(end, (error) => (error ? done(error) : this._final(done)));
+      return;
+    }
     if (this.dropped > 0) {
       let last = Buffer.concat(this.kept);
       last = last.subarray(Math.max(0, last.length - this.keepLastBytes));
@@ -119,10 +148,16 @@ export class CappedLogWriter extends Writable {
  * Follows a container's logs into `file` from the container's first line (a reattaching attempt
  * rewrites the file from the daemon's own copy, itself capped by the json-file log options).
  */
-export async function captureContainerLog(docker: DockerEngine, containerId: string, file: string, capBytes = LOG_CAP_BYTES): Promise<LogCapture> {
+export async function captureContainerLog(
+  docker: DockerEngine,
+  containerId: string,
+  file: string,
+  secrets: readonly string[] = [],
+  capBytes = LOG_CAP_BYTES,
+): Promise<LogCapture> {
   const following = new AbortController();
   const source = await docker.followLogs(containerId, following.signal);
-  const writer = new CappedLogWriter(createWriteStream(file), capBytes);
+  const writer = new CappedLogWriter(createWriteStream(file), capBytes, LOG_KEEP_LAST_BYTES, secrets);
   docker.demux(source, writer);
   // demux ignores write()'s answer; pausing here is what keeps a fast task from filling memory.
   source.on('data', () => {

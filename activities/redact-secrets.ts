@@ -23,6 +23,33 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return out;
 }
 
+/** The secrets worth cutting (MIN_SECRET_LENGTH and up), longest first, as bytes: for output that arrives as bytes. */
+export function secretBytes(secrets: readonly string[]): Buffer[] {
+  return [...new Set(secrets)]
+    .filter((s) => s.length >= MIN_SECRET_LENGTH)
+    .map((s) => Buffer.from(s))
+    .sort((a, b) => b.length - a.length);
+}
+
+/** `bytes` with every occurrence of each of `secrets` (from secretBytes) replaced by `[redacted]`. */
+export function redactBytes(bytes: Buffer, secrets: readonly Buffer[]): Buffer {
+  let out = bytes;
+  for (const secret of secrets) {
+    if (out.indexOf(secret) < 0) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (let at = out.indexOf(secret); at >= 0; at = out.indexOf(secret, from)) {
+      parts.push(out.subarray(from, at), REDACTED_BYTES);
+      from = at + secret.length;
+    }
+    parts.push(out.subarray(from));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+const REDACTED_BYTES = Buffer.from(REDACTED);
+
 /** A JSON-like value with every string in it (keys too) redacted. */
 export function redactDeep<T>(value: T, secrets: readonly string[]): T {
   if (!secrets.some((s) => s.length >= MIN_SECRET_LENGTH)) return value;

@@ -326,7 +326,7 @@ class TaskAttempt {
     const { job } = this.input;
     let log: LogCapture | undefined;
     try {
-      log = await task.followLog(path.join(this.jobDir, JOB_FILES.containerLog));
+      log = await task.followLog(path.join(this.jobDir, JOB_FILES.containerLog), jobSecrets(job, this.deps.gateway?.instance));
       // Once drained, stopping is a no-op; after an error it frees the stream the error left open.
       this.cleanup.defer('log capture', () => log?.stop().catch(() => undefined));
       let ended: Ended = { kind: 'exited' };

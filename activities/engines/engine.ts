@@ -106,8 +106,8 @@ export interface RunningTask {
   wait(signal?: AbortSignal): Promise<number>;
   /** Kills it; one that is not running (or gone) is fine. */
   kill(): Promise<void>;
-  /** Follows its output (from its first line) into `file`, capped (container-log.ts). */
-  followLog(file: string): Promise<LogCapture>;
+  /** Follows its output (from its first line) into `file`, capped, with every one of `secrets` cut from it (container-log.ts). */
+  followLog(file: string, secrets: readonly string[]): Promise<LogCapture>;
   /** Its last `lines` lines, timestamped, read once. */
   logTail(lines: number): Promise<Buffer>;
   /** Bytes it wrote to its own filesystem (a container's writable layer). */

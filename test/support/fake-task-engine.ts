@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import type { AttemptScope, LogCapture, OomWatch, RunningTask, TaskEngine, TaskSpec, TaskState } from '../../activities/engines/engine.js';
 import { killedFromOutside } from '../../activities/outage-restart.js';
+import { redactSecrets } from '../../activities/redact-secrets.js';
 
 /** How a fake task ends when nothing kills it first. */
 export interface FakeRun {
@@ -66,7 +67,7 @@ export class FakeTask {
       state: () => this.state(),
       wait: (signal) => this.wait(signal),
       kill: () => this.kill(),
-      followLog: (file) => this.followLog(file),
+      followLog: (file, secrets) => this.followLog(file, secrets),
       logTail: async () => Buffer.from(this.run.output ?? ''),
       writableBytes: async () => 0,
       heldBytes: async () => 0,
@@ -108,8 +109,8 @@ export class FakeTask {
     this.end(KILLED, false);
   }
 
-  async followLog(file: string): Promise<LogCapture> {
-    const output = this.run.output ?? '';
+  async followLog(file: string, secrets: readonly string[]): Promise<LogCapture> {
+    const output = redactSecrets(this.run.output ?? '', secrets);
     writeFileSync(file, output);
     const summary = { bytes: Buffer.byteLength(output), dropped: 0 };
     const finished = this.exit.then(() => summary);

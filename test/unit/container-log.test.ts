@@ -57,6 +57,22 @@ describe('captureContainerLog', () => {
     expect(openDescriptorsOn(file)).toBe(0);
   });
 
+  it("cuts the job's secrets before they reach the file, a secret split over reads and one at the very end included", async () => {
+    const key = 'sk-job-token-0123456789';
+    const source = new PassThrough();
+    const file = path.join(scratch, 'secrets.log');
+    const log = await captureContainerLog(fakeDocker(source), 'c4', file, [key, 'short']);
+    const pieces = ['using key sk-job-tok', 'en-0123456789 now\n', 'again ', 'sk-job-token-0123456789', ' and short, at the end: sk-job-token-01234567', '89'];
+    for (const piece of pieces) {
+      source.write(piece);
+      await sleep(5); // one read each, as a task printing slowly gives them
+    }
+    source.end();
+    await log.finished;
+    // A string under six characters is no secret anyone issues: "short" stays.
+    expect(readFileSync(file, 'utf8')).toBe('using key [redacted] now\nagain [redacted] and short, at the end: [redacted]');
+  });
+
   it('a stream that breaks before anyone awaits it is no unhandled rejection, fails the capture and closes the file', async () => {
     const source = new PassThrough();
     const file = path.join(scratch, 'breaks.log');

@@ -73,7 +73,7 @@ class DockerTask implements RunningTask {
   state = () => this.docker.containerState(this.id);
   wait = (signal?: AbortSignal) => this.docker.wait(this.id, signal);
   kill = () => this.docker.kill(this.id);
-  followLog = (file: string) => captureContainerLog(this.docker, this.id, file);
+  followLog = (file: string, secrets: readonly string[]) => captureContainerLog(this.docker, this.id, file, secrets);
   logTail = (lines: number) => this.docker.logTail(this.id, lines);
   writableBytes = () => this.docker.writableLayerBytes(this.id);
   heldBytes = () => this.mode.heldBytes();
