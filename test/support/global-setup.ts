@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { freePort, startDevServer } from '../../embedded/embedded-services.js';
-import { LABELS } from '../../activities/container-spec.js';
+import { CONTAINER_BENCHMARK_DIR, LABELS } from '../../activities/container-spec.js';
 import { NETNS_FILES_LABEL, NETNS_HOLDER_LABEL } from '../../activities/netns-pool.js';
 import { workflowsPath } from '../../workers/start-worker.js';
 
@@ -58,19 +58,21 @@ export async function teardown(): Promise<void> {
 
 /**
  * Whether a container belongs to another test session still running on this engine (a second suite, a
- * developer's run): its job's artifacts are in a temporary directory that still exists, where every
- * harness home of this session is gone by now. Such a container is not this session's to report or remove,
- * nor is one that no longer exists.
+ * developer's run): what it writes to (a job's artifacts, an instance listing's or an export's scratch
+ * directory) is in a temporary directory that still exists, where every harness home of this session is gone
+ * by now. Such a container is not this session's to report or remove, nor is one that no longer exists.
  */
 function ofLiveSession(id: string): boolean {
   try {
-    const sources = execFileSync('docker', ['inspect', '--format', '{{range .Mounts}}{{println .Source}}{{end}}', id], { encoding: 'utf8' });
+    const mounts = execFileSync('docker', ['inspect', '--format', '{{range .Mounts}}{{println .Destination .Source}}{{end}}', id], { encoding: 'utf8' });
     return (
-      sources
+      mounts
         .split('\n')
-        // Its job's artifacts, under its harness home: not the benchmark's sources, which a clone under /tmp keeps.
-        .filter((source) => source.startsWith(`${os.tmpdir()}${path.sep}`) && source.includes(`${path.sep}artifacts${path.sep}`))
-        .some((source) => existsSync(source))
+        // Where it is mounted (ours have no spaces), then the host path.
+        .map((line) => ({ target: line.slice(0, line.indexOf(' ')), source: line.slice(line.indexOf(' ') + 1) }))
+        // Not the benchmark's sources, which a clone under /tmp keeps whatever session ran them.
+        .filter(({ source, target }) => source.startsWith(`${os.tmpdir()}${path.sep}`) && target !== CONTAINER_BENCHMARK_DIR)
+        .some(({ source }) => existsSync(source))
     );
   } catch {
     // Gone since the listing (another session removed its own): nothing left to report or remove.
