@@ -29,6 +29,7 @@ import type { JobSpec, RunSpec } from '../../runs/run-spec.js';
 import type { TaskDefinition } from '../../contract/benchmark.js';
 import { workerIdentity } from '../../runs/worker-identity.js';
 import { workflowsPath } from '../../workers/start-worker.js';
+import { sampleTask } from './sample-job.js';
 
 const scriptPath = fileURLToPath(new URL('../../scripts/temporal-test-server.sh', import.meta.url));
 
@@ -233,19 +234,7 @@ export class PolicyEnv {
 }
 
 export function taskDefinition(name: string, fields: Partial<TaskDefinition> = {}): TaskDefinition {
-  return {
-    name,
-    environment: 'shell',
-    command: 'true',
-    timeoutSeconds: 600,
-    resultMapping: {},
-    docker: false,
-    dockerImages: [],
-    extraEnv: {},
-    resources: { memory: '1g', cpus: 1, pids: 256 },
-    network: 'isolated',
-    ...fields,
-  };
+  return sampleTask({ name, environment: 'shell', timeoutSeconds: 600, resultMapping: {}, ...fields });
 }
 
 /** What a run pins and each of its jobs carries: a benchmark that is nowhere on disk (the engine is fake), and the options. */
