@@ -182,10 +182,18 @@ async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
     deps: { hostId, artifactsRoot: settings.artifactsRoot, engine },
     leftovers: (jobId) => cluster.labelled(LABELS.job, labelValueFor(jobId)),
     async killFromOutside(name) {
-      const pod = await cluster.readPod(podNameFor(name));
-      const id = pod?.status?.containerStatuses?.find((c) => c.name === TASK_CONTAINER)?.containerID?.replace(/^\w+:\/\//, '');
-      if (!id) throw new Error(`pod of ${name} has no task container to kill`);
-      await promisify(execFile)('ctr', ['--address', settings.kubernetes.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id]);
+      // A pod counts as running from its creation: its task container may not have started yet.
+      let id: string | undefined;
+      await eventually(
+        async () => {
+          const status = (await cluster.readPod(podNameFor(name)))?.status?.containerStatuses?.find((c) => c.name === TASK_CONTAINER);
+          id = status?.state?.running ? status.containerID?.replace(/^\w+:\/\//, '') : undefined;
+          return id !== undefined;
+        },
+        30_000,
+        `the task container of ${name} runs`,
+      );
+      await promisify(execFile)('ctr', ['--address', settings.kubernetes.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id!]);
     },
     async close() {
       rmSync(home, { recursive: true, force: true });
