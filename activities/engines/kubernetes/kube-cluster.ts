@@ -133,12 +133,13 @@ export class KubeCluster {
     }
   }
 
-  /** Names of the pods and network policies that carry `label=value`. */
+  /** What carries `label=value`: its pods, and the network policies left without their pod (a task's policy goes with it). */
   async labelled(label: string, value: string): Promise<string[]> {
     const labelSelector = `${label}=${value}`;
-    const pods = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector });
+    const pods = (await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector })).items.map((p) => p.metadata?.name ?? '');
     const policies = await this.networking.listNamespacedNetworkPolicy({ namespace: this.namespace, labelSelector });
-    return [...pods.items.map((p) => `pod/${p.metadata?.name}`), ...policies.items.map((p) => `networkpolicy/${p.metadata?.name}`)];
+    const orphaned = policies.items.map((p) => p.metadata?.name ?? '').filter((name) => !pods.includes(name));
+    return [...pods.map((name) => `pod/${name}`), ...orphaned.map((name) => `networkpolicy/${name}`)];
   }
 
   /** A GET on the API server as a stream (a followed log), with the kubeconfig's credentials. */

@@ -101,7 +101,11 @@ export function podManifest(name: string, spec: TaskSpec, placement: PodPlacemen
   });
   if (!volumes.some((v) => v.name === RESULTS_VOLUME)) volumes.push({ name: RESULTS_VOLUME, emptyDir: {} });
   const memory = String(spec.resources.memoryBytes);
-  const cpu = `${Math.max(1, Math.round(spec.resources.cpus * 1000))}m`;
+  const cpuMillis = Math.max(1, Math.round(spec.resources.cpus * 1000));
+  const cpu = `${cpuMillis}m`;
+  // A tenth of its CPUs is reserved, as Docker reserves none: a limit is a cap, and tasks that wait on the model
+  // mostly idle. Its memory is reserved whole: a node that overcommits memory OOM-kills tasks within their limits.
+  const cpuRequest = `${Math.max(1, Math.round(cpuMillis / 10))}m`;
   const securityContext = { allowPrivilegeEscalation: false, privileged: false };
   const onHostNetwork = spec.network === 'host';
   return {
@@ -128,8 +132,7 @@ export function podManifest(name: string, spec: TaskSpec, placement: PodPlacemen
           command: wrappedCommand(spec.command),
           workingDir: spec.workingDir,
           env: Object.entries(spec.env).map(([key, value]) => ({ name: key, value })),
-          // Requests as the limits: a task gets what it asked for (Guaranteed QoS), or waits to be scheduled.
-          resources: { limits: { memory, cpu }, requests: { memory, cpu } },
+          resources: { limits: { memory, cpu }, requests: { memory, cpu: cpuRequest } },
           volumeMounts: mounts,
           securityContext,
           terminationMessagePolicy: 'File',
