@@ -171,7 +171,13 @@ export function kubernetesTestsEnabled(): boolean {
 async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'br-conformance-k8s-'));
   const settings = settingsFrom(
-    { ...process.env, BENCHROUTER_HOME: home, BENCHROUTER_K8S_DIR: k8sDir, BENCHROUTER_K8S_NAMESPACE: 'benchrouter-conformance', BENCHROUTER_ENGINE: 'kubernetes' },
+    {
+      ...process.env,
+      BENCHROUTER_HOME: home,
+      BENCHROUTER_K8S_DIR: k8sDir,
+      BENCHROUTER_K8S_NAMESPACE: 'benchrouter-conformance',
+      BENCHROUTER_ENGINE: 'kubernetes',
+    },
     os.homedir(),
   );
   const docker = new DockerEngine();

@@ -182,7 +182,9 @@ export class KubeCluster {
       socket.on('error', (error: Error) => reject(error));
     });
     if (status?.status !== 'Success') {
-      throw new Error(`${command.join(' ')} in ${this.namespace}/${pod} (${container}) failed: ${status?.message ?? 'no status'}${stderr ? `: ${stderr.trim()}` : ''}`);
+      throw new Error(
+        `${command.join(' ')} in ${this.namespace}/${pod} (${container}) failed: ${status?.message ?? 'no status'}${stderr ? `: ${stderr.trim()}` : ''}`,
+      );
     }
   }
 

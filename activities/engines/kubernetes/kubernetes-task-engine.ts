@@ -218,7 +218,12 @@ class KubernetesTask implements RunningTask {
     const pod = await this.cluster.readPod(this.name);
     if (!pod) {
       // Gone under a running task: it ended as a kill from outside does (its state, the last seen, stopped).
-      this.goneState = { ...this.last, running: false, exitCode: this.last.running ? 137 : this.last.exitCode, finishedAt: this.last.finishedAt || new Date().toISOString() };
+      this.goneState = {
+        ...this.last,
+        running: false,
+        exitCode: this.last.running ? 137 : this.last.exitCode,
+        finishedAt: this.last.finishedAt || new Date().toISOString(),
+      };
       return this.goneState;
     }
     this.last = podTaskState(pod);
