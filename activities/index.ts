@@ -47,6 +47,7 @@ export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'doc
     dindStoreDir: settings.dindStoreDir,
     dindStoreMaxBytes: settings.dindStoreMaxBytes,
     ...(settings.datasetDir ? { datasetDir: settings.datasetDir } : {}),
+    kubernetes: settings.kubernetes,
   };
 }
 

@@ -62,7 +62,33 @@ export interface Settings {
    * read-only into every task at /app/datasets: for machines that cannot download them (BENCHROUTER_DATASET_DIR).
    */
   datasetDir?: string;
+  /** Where a host set to the kubernetes engine runs its tasks (activities/engines/kubernetes/). */
+  kubernetes: KubernetesSettings;
 }
+
+/** The cluster a worker host's kubernetes engine runs its tasks on (docs/production-cluster.md). */
+export interface KubernetesSettings {
+  /** BENCHROUTER_KUBECONFIG, else KUBECONFIG, else the local cluster's (scripts/k8s.sh: <home>/k8s/admin.kubeconfig). */
+  kubeconfig: string;
+  /** BENCHROUTER_K8S_NAMESPACE (`benchrouter`): the tasks' namespace, created when missing. */
+  namespace: string;
+  /**
+   * BENCHROUTER_K8S_REGISTRY (e.g. `registry.example:5000/benchrouter`): task images are tagged and pushed there
+   * and the pods pull them. Without it they are imported into the local cluster's containerd (`containerdSocket`).
+   */
+  registry?: string;
+  /** The local cluster's containerd socket (BENCHROUTER_K8S_CONTAINERD; default <BENCHROUTER_K8S_DIR or home/k8s>/run/containerd.sock). */
+  containerdSocket: string;
+  /**
+   * BENCHROUTER_K8S_HOST_ADDRESS: this worker's address as its pods reach it (host.docker.internal in their
+   * /etc/hosts). Default: the local cluster's bridge (br-k8s0) address, or the first address of BENCHROUTER_K8S_POD_CIDR.
+   */
+  hostAddress?: string;
+  /** BENCHROUTER_K8S_POD_CIDR, as scripts/k8s.sh reads it (10.247.0.0/24). */
+  podCidr: string;
+}
+
+export const DEFAULT_K8S_NAMESPACE = 'benchrouter';
 
 export const DEFAULT_GATEWAY_PORT = 8390;
 
@@ -137,6 +163,19 @@ export function settingsFrom(env: Record<string, string | undefined>, homeDir: s
     apiRateLimit: rateLimitFrom(env.BENCHROUTER_API_RATE_LIMIT),
     engine: env.BENCHROUTER_ENGINE || DEFAULT_ENGINE,
     ...(env.BENCHROUTER_DATASET_DIR ? { datasetDir: env.BENCHROUTER_DATASET_DIR } : {}),
+    kubernetes: kubernetesFrom(env, home),
+  };
+}
+
+function kubernetesFrom(env: Record<string, string | undefined>, home: string): KubernetesSettings {
+  const clusterDir = env.BENCHROUTER_K8S_DIR || `${home}/k8s`;
+  return {
+    kubeconfig: env.BENCHROUTER_KUBECONFIG || env.KUBECONFIG || `${clusterDir}/admin.kubeconfig`,
+    namespace: env.BENCHROUTER_K8S_NAMESPACE || DEFAULT_K8S_NAMESPACE,
+    ...(env.BENCHROUTER_K8S_REGISTRY ? { registry: env.BENCHROUTER_K8S_REGISTRY.replace(/\/+$/, '') } : {}),
+    containerdSocket: env.BENCHROUTER_K8S_CONTAINERD || `${clusterDir}/run/containerd.sock`,
+    ...(env.BENCHROUTER_K8S_HOST_ADDRESS ? { hostAddress: env.BENCHROUTER_K8S_HOST_ADDRESS } : {}),
+    podCidr: env.BENCHROUTER_K8S_POD_CIDR || '10.247.0.0/24',
   };
 }
 

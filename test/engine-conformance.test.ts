@@ -27,10 +27,13 @@ import {
   fakeSetup,
   hostAddress,
   KEY_VARIABLE,
+  kubernetes,
+  kubernetesTestsEnabled,
   listenOnAllInterfaces,
   scopeOf,
   startAttempt,
   taskRunning,
+  type EngineAbility,
   type EngineSetup,
   type OpenedEngine,
 } from './support/engine-conformance.js';
@@ -58,6 +61,8 @@ interface Case {
   command: string;
   /** What the command does on the engine in memory; none: the case needs the command run, and the fake skips it. */
   fake?: (spec: TaskSpec) => FakeRun;
+  /** What it needs of an engine beyond running the command (EngineSetup.lacks). */
+  needs?: EngineAbility;
   run(scope: CaseScope): Promise<void>;
 }
 
@@ -104,6 +109,7 @@ const CASES: Case[] = [
       `echo '{"index": "b", "score": 0, "prompt_tokens": 4, "completion_tokens": 2, "cost": 0}' >> records.jsonl`,
       `echo '{"overall": 0.5}' > result.json`,
     ].join('\n'),
+    needs: 'records-while-running',
     async run({ opened, job, attempt }) {
       const j = job();
       const a = attempt(j);
@@ -180,6 +186,7 @@ const CASES: Case[] = [
     command: py(
       'import json, os, time\nkids, error = [], None\nfor _ in range(300):\n    try:\n        pid = os.fork()\n    except OSError as e:\n        error = e.strerror\n        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\n    kids.append(pid)\nfor pid in kids:\n    os.kill(pid, 9)\njson.dump({"forked": len(kids), "error": error}, open(os.environ["BENCHROUTER_OUTPUT_DIR"] + "/pids.json", "w"))',
     ),
+    needs: 'pids-limit',
     async run({ opened, job, attempt }) {
       const j = job({ resources: { memory: '512m', cpus: 1, pids: 128 } });
       expect(await attempt(j).outcome).toMatchObject({ kind: 'exited', exitCode: 0 });
@@ -194,6 +201,7 @@ const CASES: Case[] = [
       'import json, os, socket, urllib.parse\ndef reaches(host, port):\n    try:\n        socket.create_connection((host, int(port)), timeout=1.5).close()\n        return True\n    except OSError:\n        return False\nmodel = urllib.parse.urlsplit(os.environ["BENCHROUTER_MODEL_ENDPOINT"])\n' +
         'json.dump({"model_endpoint": reaches(model.hostname, model.port), "host_only_port": reaches("host.docker.internal", os.environ["HOST_ONLY_PORT"]), "host_only_port_via_host_ip": reaches(os.environ["HOST_IP"], os.environ["HOST_ONLY_PORT"])}, open(os.environ["BENCHROUTER_OUTPUT_DIR"] + "/reached.json", "w"))',
     ),
+    needs: 'network-isolation',
     async run({ opened, job, attempt, hostOnly }) {
       expect(opened.deps.firewall?.active, opened.deps.firewall?.problem).not.toBe(false);
       const before = hostOnly.connections();
@@ -264,11 +272,13 @@ const fakeRuns = (spec: TaskSpec): FakeRun => {
   return known(spec);
 };
 
-const SETUPS: EngineSetup[] = [dockerSimple, dockerDind, fakeSetup(fakeRuns)];
+// The Kubernetes engine runs on the local cluster of scripts/k8s.sh, with BENCHROUTER_K8S_TESTS=1 (npm run test:k8s).
+const SETUPS: EngineSetup[] = [dockerSimple, dockerDind, fakeSetup(fakeRuns), ...(kubernetesTestsEnabled() ? [kubernetes] : [])];
 
 /** Why a case does not apply to a setup; undefined when it does. */
 function skipReason(setup: EngineSetup, c: Case): string | undefined {
   if (!setup.runsCommands && !c.fake) return 'it runs no command';
+  if (c.needs && setup.lacks?.[c.needs]) return setup.lacks[c.needs];
   return undefined;
 }
 

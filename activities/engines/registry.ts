@@ -5,16 +5,18 @@
 import type { EngineKind, TaskEngine } from './engine.js';
 import { dockerEngine } from './docker/docker-task-engine.js';
 import type { DockerEngineDeps } from './docker/modes.js';
+import { kubernetesEngine, type KubernetesEngineDeps } from './kubernetes/kubernetes-task-engine.js';
 
 /** What a worker host hands the engine it opens. Every host has a Docker daemon today: it builds the task images. */
-export type EngineHost = DockerEngineDeps;
+export type EngineHost = DockerEngineDeps & KubernetesEngineDeps;
 
 export const ENGINES: Readonly<Record<string, EngineKind<EngineHost>>> = {
   docker: dockerEngine,
+  kubernetes: kubernetesEngine,
 };
 
 /** Engines asked for and planned, but not built yet: a host set to one is told so instead of "unknown". */
-const NOT_YET_BUILT: Readonly<Record<string, string>> = { kubernetes: 'issue 49' };
+const NOT_YET_BUILT: Readonly<Record<string, string>> = {};
 
 /** The engine of that name; a name that is none of ENGINES' fails, saying which there are. */
 export function engineNamed(name: string): EngineKind<EngineHost> {

@@ -13,7 +13,7 @@ export function registerWorkerCommand(program: Command, deps: CliDeps): Command 
     .description("run this host's worker in the foreground: the shared queue and the host's own queue")
     .addHelpText('after', example('$ BENCHROUTER_HOST_ID=gpu-box-1 TEMPORAL_ADDRESS=temporal.internal:7233 br worker'))
     .option('--max-containers <n>', 'task containers this host runs at once, first attempts and later ones together (default 32)', positiveInt)
-    .option('--engine <name>', `the task engine this host runs tasks on (default: BENCHROUTER_ENGINE, else ${DEFAULT_ENGINE}); docker is the one built so far`)
+    .option('--engine <name>', `the task engine this host runs tasks on (default: BENCHROUTER_ENGINE, else ${DEFAULT_ENGINE}); docker or kubernetes`)
     .action(async (options: { maxContainers?: number; engine?: string }) => {
       const settings = { ...deps.settings(), ...(options.engine ? { engine: options.engine } : {}) };
       const hostId = resolveHostId(settings.home);

@@ -6,7 +6,7 @@
 
 import { asyncLocalStorage, CancelledFailure, type Context } from '@temporalio/activity';
 import type { ActivityCancellationDetails } from '@temporalio/common';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -22,6 +22,8 @@ import { openEngine } from '../../activities/engines/registry.js';
 import { hostFoldersFrom } from '../../activities/index.js';
 import { NetnsPool } from '../../activities/netns-pool.js';
 import { OomEventHub } from '../../activities/oom-events.js';
+import { KubeCluster } from '../../activities/engines/kubernetes/kube-cluster.js';
+import { labelValueFor, podNameFor, TASK_CONTAINER } from '../../activities/engines/kubernetes/pod-manifest.js';
 import { unmountStore } from '../../activities/reflink-fs.js';
 import { runTaskContainer, type ContainerDeps, type ContainerOutcome } from '../../activities/run-task-container.js';
 import { installTaskFirewall } from '../../activities/task-firewall.js';
@@ -50,6 +52,9 @@ export interface OpenedEngine {
   close(): Promise<void>;
 }
 
+/** What a case may need beyond running a command: an engine that lacks it skips the case with its reason. */
+export type EngineAbility = 'records-while-running' | 'pids-limit' | 'network-isolation';
+
 /** One engine in one mode: a `describe.each` entry of the suite. */
 export interface EngineSetup {
   name: string;
@@ -63,6 +68,8 @@ export interface EngineSetup {
   runsCommands: boolean;
   /** Extra seconds a task takes to start here (a DinD daemon), added to the cases' bounds. */
   startSeconds: number;
+  /** What this engine cannot do, by the `needs` a case names, with the reason (the case is skipped, saying it). */
+  lacks?: Partial<Record<EngineAbility, string>>;
   /** Opens the engine on this host; `gatewayPort` is the one host port its tasks may reach (a worker's gateway's). */
   open(gatewayPort: number): Promise<OpenedEngine>;
 }
@@ -139,6 +146,80 @@ export const dockerDind: EngineSetup = {
   runsCommands: true,
   startSeconds: 10,
   open: (gatewayPort) => openDockerEngine(`conf-dind-${randomBytes(3).toString('hex')}`, gatewayPort),
+};
+
+/** The local cluster of scripts/k8s.sh, as its state directory holds it. */
+const k8sDir = process.env.BENCHROUTER_K8S_DIR || path.join(process.env.BENCHROUTER_HOME || path.join(os.homedir(), '.benchrouter'), 'k8s');
+
+/** True when BENCHROUTER_K8S_TESTS=1 and the local cluster is up (`scripts/k8s.sh status`). */
+export function kubernetesTestsEnabled(): boolean {
+  if (process.env.BENCHROUTER_K8S_TESTS !== '1') return false;
+  try {
+    execFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'scripts', 'k8s.sh'), ['status'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The Kubernetes engine on the local cluster (scripts/k8s.sh), in a namespace of the suite's own, opened with
+ * what a worker host gives it (hostFoldersFrom). Its tasks reach the host by the cluster's bridge address; a
+ * kill from outside is the runtime's (the cluster's containerd) SIGKILL of the task container, as a node's
+ * runtime going down gives it.
+ */
+async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'br-conformance-k8s-'));
+  const settings = settingsFrom(
+    {
+      ...process.env,
+      BENCHROUTER_HOME: home,
+      BENCHROUTER_K8S_DIR: k8sDir,
+      BENCHROUTER_K8S_NAMESPACE: 'benchrouter-conformance',
+      BENCHROUTER_ENGINE: 'kubernetes',
+    },
+    os.homedir(),
+  );
+  const docker = new DockerEngine();
+  const host = { docker, hostId, ...hostFoldersFrom(settings) };
+  const engine = openEngine(host.engineName, host);
+  const cluster = new KubeCluster(settings.kubernetes.kubeconfig, settings.kubernetes.namespace);
+  return {
+    deps: { hostId, artifactsRoot: settings.artifactsRoot, engine },
+    leftovers: (jobId) => cluster.labelled(LABELS.job, labelValueFor(jobId)),
+    async killFromOutside(name) {
+      // A pod counts as running from its creation: its task container may not have started yet.
+      let id: string | undefined;
+      await eventually(
+        async () => {
+          const status = (await cluster.readPod(podNameFor(name)))?.status?.containerStatuses?.find((c) => c.name === TASK_CONTAINER);
+          id = status?.state?.running ? status.containerID?.replace(/^\w+:\/\//, '') : undefined;
+          return id !== undefined;
+        },
+        30_000,
+        `the task container of ${name} runs`,
+      );
+      await promisify(execFile)('ctr', ['--address', settings.kubernetes.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id!]);
+    },
+    async close() {
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export const kubernetes: EngineSetup = {
+  name: 'kubernetes',
+  image: BASE_IMAGE,
+  task: { docker: false },
+  runtime: /^kubernetes$/,
+  runsCommands: true,
+  startSeconds: 5,
+  lacks: {
+    'records-while-running': 'results are copied out of the pod when its task ends, so records.jsonl arrives then, not while it runs',
+    'pids-limit': 'Kubernetes has no per-pod pids limit (only the kubelet-wide podPidsLimit, unset on the local cluster)',
+    'network-isolation': "the local cluster's bridge CNI does not enforce NetworkPolicy: the pod's egress policy is created but nothing applies it",
+  },
+  open: () => openKubernetesEngine(`conf-k8s-${randomBytes(3).toString('hex')}`),
 };
 
 /**

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENGINE, settingsFrom } from '../../config/settings.js';
 import { dockerEngine } from '../../activities/engines/docker/docker-task-engine.js';
+import { kubernetesEngine } from '../../activities/engines/kubernetes/kubernetes-task-engine.js';
 import { ENGINES, engineNamed } from '../../activities/engines/registry.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,17 +31,17 @@ describe('the task engine registry', () => {
     expect(settingsFrom({ BENCHROUTER_ENGINE: 'kubernetes' }, '/home/u').engine).toBe('kubernetes');
   });
 
-  it('refuses kubernetes as not built yet, and any other unknown name by the names it knows', () => {
-    expect(() => engineNamed('kubernetes')).toThrow(/the kubernetes task engine is not built yet .*--engine docker/);
-    expect(() => engineNamed('podman')).toThrow('unknown task engine "podman": expected one of docker');
+  it('opens kubernetes, and refuses an unknown name by the names it knows', () => {
+    expect(engineNamed('kubernetes')).toBe(kubernetesEngine);
+    expect(() => engineNamed('podman')).toThrow('unknown task engine "podman": expected one of docker, kubernetes');
     expect(() => engineNamed('toString')).toThrow('unknown task engine "toString"');
   });
 
   it('stops a worker set to an engine it does not have before it connects to anything', async () => {
     const { startWorker } = await import('../../workers/start-worker.js');
     // Nothing listens there: a worker that went on to connect would wait for it, patiently, past the test's time.
-    const settings = { ...settingsFrom({ TEMPORAL_ADDRESS: '127.0.0.1:1' }, '/nonexistent'), engine: 'kubernetes' };
-    await expect(startWorker({ settings, hostId: 'host-engine' })).rejects.toThrow('the kubernetes task engine is not built yet');
+    const settings = { ...settingsFrom({ TEMPORAL_ADDRESS: '127.0.0.1:1' }, '/nonexistent'), engine: 'podman' };
+    await expect(startWorker({ settings, hostId: 'host-engine' })).rejects.toThrow('unknown task engine "podman"');
   });
 
   it('has one folder per registered engine beside it, and no folder it does not register', () => {
