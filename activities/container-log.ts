@@ -5,7 +5,7 @@
 // that arrives split over two reads included.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import { dockerError, type DockerEngine } from './docker-engine.js';
 import { redactBytes, secretBytes } from './redact-secrets.js';
 import type { LogCapture, LogSummary } from './engines/engine.js';
@@ -14,7 +14,7 @@ export const LOG_CAP_BYTES = 16 * 1024 * 1024;
 /** Output past the cap that is still kept: a failure's last lines are usually the ones that explain it. */
 export const LOG_KEEP_LAST_BYTES = 64 * 1024;
 /** Lines read back from the daemon for the kept end when the follower fell behind. */
-const LOG_TAIL_LINES = 500;
+export const LOG_TAIL_LINES = 500;
 
 function sizeText(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${+(bytes / 1024 / 1024).toFixed(1)} MiB` : `${bytes} bytes`;
@@ -165,29 +165,48 @@ export async function captureContainerLog(
     source.pause();
     writer.once('drain', () => source.resume());
   });
+  return followInto(source, writer, following, {
+    // Past the cap the daemon's json-file copy rotates under a lagging follower, which can miss the
+    // newest lines; the kept end is read from the daemon's live file instead (when it still has it).
+    beforeEnd: async () => {
+      if (writer.overCap()) writer.useEnd(await docker.logTail(containerId, LOG_TAIL_LINES).catch(() => Buffer.alloc(0)));
+    },
+    // A daemon that goes away mid-stream leaves a bare "aborted": the failure (and the activity's retry) says what broke.
+    failure: (error) => dockerError('container logs', error),
+  });
+}
+
+/**
+ * A log capture's life, whatever engine streams the output: the file completes once the stream ends or closes
+ * (after `beforeEnd`, which may replace the kept end); a stream stopped on purpose (`stop()`, which aborts
+ * `following`) ends it the same way; any other stream error destroys the writer and fails the capture with
+ * `failure(error)`.
+ */
+export function followInto(
+  source: Readable,
+  writer: CappedLogWriter,
+  following: AbortController,
+  hooks: { beforeEnd: () => Promise<void>; failure: (error: Error) => Error },
+): LogCapture {
   const finished = new Promise<LogSummary>((resolve, reject) => {
     let ended = false;
     const end = async () => {
       if (ended) return;
       ended = true;
-      // Past the cap the daemon's json-file copy rotates under a lagging follower, which can miss the
-      // newest lines; the kept end is read from the daemon's live file instead (when it still has it).
-      if (writer.overCap()) writer.useEnd(await docker.logTail(containerId, LOG_TAIL_LINES).catch(() => Buffer.alloc(0)));
+      await hooks.beforeEnd().catch(reject);
       writer.end(() => resolve(writer.summary()));
     };
     source.once('end', () => void end());
     source.once('close', () => void end());
-    // An aborted stream (stop()) ends the file like a closed one; other errors are real.
     source.once('error', (error: Error) => {
       if (following.signal.aborted) return void end();
       writer.destroy(error);
-      // A daemon that goes away mid-stream leaves a bare "aborted": the failure (and the activity's retry) says what broke.
-      reject(dockerError('container logs', error));
+      reject(hooks.failure(error));
     });
     writer.once('error', reject);
   });
-  // A stream that fails while the container runs is only awaited later (drained or stop): until then
-  // the rejection is handled here, not reported as unhandled, which ends a Node process.
+  // A stream that fails while the task runs is only awaited later (drained or stop): until then the
+  // rejection is handled here, not reported as unhandled, which ends a Node process.
   finished.catch(() => undefined);
   return {
     finished,

@@ -15,11 +15,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { settingsFrom, type KubernetesSettings } from '../../../config/settings.js';
 import { FAILURE_TYPES } from '../../../runs/failure-types.js';
 import { jobResultsDir } from '../../../runs/job-artifacts.js';
-import { CappedLogWriter, LOG_CAP_BYTES, LOG_KEEP_LAST_BYTES } from '../../container-log.js';
+import { CappedLogWriter, followInto, LOG_CAP_BYTES, LOG_KEEP_LAST_BYTES, LOG_TAIL_LINES } from '../../container-log.js';
 import { CONTAINER_RESULTS_DIR } from '../../container-spec.js';
 import type { DockerEngine } from '../../docker-engine.js';
 import { killedByOutage } from '../../outage-restart.js';
-import type { AttemptScope, EngineKind, LogCapture, LogSummary, OomWatch, RunningTask, TaskEngine, TaskSpec, TaskState } from '../engine.js';
+import type { AttemptScope, EngineKind, LogCapture, OomWatch, RunningTask, TaskEngine, TaskSpec, TaskState } from '../engine.js';
 import { ClusterImages } from './cluster-images.js';
 import { apiMessage, KubeCluster } from './kube-cluster.js';
 import {
@@ -288,35 +288,21 @@ class KubernetesTask implements RunningTask {
     const source = await this.cluster.podLog(this.name, TASK_CONTAINER, { follow: 'true' }, following.signal);
     const writer = new CappedLogWriter(createWriteStream(file), LOG_CAP_BYTES, LOG_KEEP_LAST_BYTES, secrets);
     source.pipe(writer, { end: false });
-    const finished = new Promise<LogSummary>((resolve, reject) => {
-      let ended = false;
-      const end = async () => {
-        if (ended) return;
-        ended = true;
+    return followInto(source, writer, following, {
+      beforeEnd: async () => {
         source.unpipe(writer);
         // The file is complete once the task ended and its results are out: the attempt reads them next.
-        if (!following.signal.aborted) await this.wait().catch((error: unknown) => reject(error));
-        if (writer.overCap()) writer.useEnd(await this.logTail(500).catch(() => Buffer.alloc(0)));
-        writer.end(() => resolve(writer.summary()));
-      };
-      source.once('end', () => void end());
-      source.once('close', () => void end());
-      source.once('error', (error: Error) => {
-        if (following.signal.aborted) return void end();
-        writer.destroy(error);
-        reject(new Error(`pod log of ${this.cluster.namespace}/${this.name}: ${error.message}`));
-      });
-      writer.once('error', reject);
-    });
-    finished.catch(() => undefined);
-    return {
-      finished,
-      async stop() {
-        following.abort();
-        source.destroy();
-        return finished;
+        const failed = following.signal.aborted
+          ? undefined
+          : await this.wait().then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+        if (writer.overCap()) writer.useEnd(await this.logTail(LOG_TAIL_LINES).catch(() => Buffer.alloc(0)));
+        if (failed) throw failed;
       },
-    };
+      failure: (error) => new Error(`pod log of ${this.cluster.namespace}/${this.name}: ${error.message}`),
+    });
   }
 
   /** Until the task container started (its log exists), or the pod is gone. */
