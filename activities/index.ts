@@ -52,8 +52,8 @@ export function hostFoldersFrom(settings: Settings): Omit<HostActivityDeps, 'doc
 }
 
 /** Activities that run on one host's own task queue: image, container and files stay together. */
-export function createHostActivities(deps: HostActivityDeps) {
-  const jobDeps = { ...deps, engine: openEngine(deps.engineName, deps) };
+export async function createHostActivities(deps: HostActivityDeps) {
+  const jobDeps = { ...deps, engine: await openEngine(deps.engineName, deps) };
   return {
     // A job's image, container and harvest as one activity (docs/architecture.md).
     runJobOnHost: (input: JobOnHostInput) => runJobOnHost(jobDeps, input),
@@ -104,5 +104,5 @@ export function createSharedActivities(host: ClaimedHost, loadDefinitionsPage?: 
   };
 }
 
-export type HostActivities = ReturnType<typeof createHostActivities>;
+export type HostActivities = Awaited<ReturnType<typeof createHostActivities>>;
 export type SharedActivities = ReturnType<typeof createSharedActivities>;

@@ -150,7 +150,7 @@ export interface JobResult {
   imageId?: string;
   /** The host's dataset directory (BENCHROUTER_DATASET_DIR) the job mounted, and its digest. */
   dataset?: DatasetDigest;
-  /** `simple`, or `dind:<mode>` for a task with its own Docker daemon (sysbox, privileged, capabilities). */
+  /** `simple`, or `dind:<mode>` for a task with its own Docker daemon (sysbox, privileged, capabilities), on Docker; `kubernetes` for a pod. */
   runtime?: string;
   /** A DinD task's preloaded images: `store` (a clone of the host's prepared image set) or `load` (`docker load` of the archives). */
   preload?: 'store' | 'load';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities, hostFoldersFrom } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
-import { engineNamed } from '../activities/engines/registry.js';
+import { checkEngineName } from '../activities/engines/registry.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { ContainerSlots } from '../activities/container-slots.js';
 import { workerIdentity } from '../runs/worker-identity.js';
@@ -68,7 +68,7 @@ export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', impo
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { settings, hostId } = options;
   // An engine this worker cannot run fails it before it connects to anything.
-  engineNamed(settings.engine);
+  checkEngineName(settings.engine);
   const docker = options.docker ?? new DockerEngine();
   const say = options.say ?? (() => undefined);
   // A patch that did not apply costs CPU, not correctness: said once here, and the worker runs without it.
@@ -142,7 +142,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     const workflowBundle = { codePath: options.workflowBundlePath ?? (await workflowBundleFor(path.join(settings.home, 'workflow-bundles'), workflowsPath)) };
 
     const maxContainers = options.maxConcurrentContainers ?? 32;
-    const hostActivities = createHostActivities({
+    const hostActivities = await createHostActivities({
       docker,
       hostId,
       ...hostFoldersFrom(settings),

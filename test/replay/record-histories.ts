@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     const connection = await NativeConnection.connect({ address });
     const gateway = new ModelGateway(gatewaySecret(settings.home));
     const gatewayPort = await gateway.listen(0, settings.gatewayHost);
-    const hostActivities = createHostActivities({
+    const hostActivities = await createHostActivities({
       docker: new DockerEngine(),
       hostId: host.hostId,
       ...hostFoldersFrom(settings),

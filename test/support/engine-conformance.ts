@@ -106,7 +106,7 @@ async function openDockerEngine(hostId: string, gatewayPort: number): Promise<Op
   mkdirSync(settings.netnsDir, { recursive: true });
   const netns = settings.netnsPool && (await docker.imageExists(BASE_IMAGE)) ? new NetnsPool(docker, hostId, settings.netnsDir, BASE_IMAGE) : undefined;
   const host = { docker, hostId, ...hostFoldersFrom(settings), firewall, netns, oomEvents };
-  const engine = openEngine(host.engineName, host);
+  const engine = await openEngine(host.engineName, host);
   const docker_ = (args: string[]) => promisify(execFile)('docker', args, { encoding: 'utf8' });
   return {
     deps: { hostId, artifactsRoot: settings.artifactsRoot, engine, firewall },
@@ -182,7 +182,7 @@ async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
   );
   const docker = new DockerEngine();
   const host = { docker, hostId, ...hostFoldersFrom(settings) };
-  const engine = openEngine(host.engineName, host);
+  const engine = await openEngine(host.engineName, host);
   const cluster = new KubeCluster(settings.kubernetes.kubeconfig, settings.kubernetes.namespace);
   return {
     deps: { hostId, artifactsRoot: settings.artifactsRoot, engine },

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENGINE, settingsFrom } from '../../config/settings.js';
 import { dockerEngine } from '../../activities/engines/docker/docker-task-engine.js';
 import { kubernetesEngine } from '../../activities/engines/kubernetes/kubernetes-task-engine.js';
-import { ENGINES, engineNamed } from '../../activities/engines/registry.js';
+import { checkEngineName, ENGINES, engineNamed } from '../../activities/engines/registry.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const enginesDir = path.join(repoRoot, 'activities', 'engines');
@@ -24,17 +24,17 @@ function docsSection(): string {
 }
 
 describe('the task engine registry', () => {
-  it("opens a host's engine by the name its setting gives, docker by default", () => {
-    expect(engineNamed('docker')).toBe(dockerEngine);
+  it("opens a host's engine by the name its setting gives, docker by default", async () => {
+    expect(await engineNamed('docker')).toBe(dockerEngine);
     expect(settingsFrom({}, '/home/u').engine).toBe(DEFAULT_ENGINE);
-    expect(engineNamed(settingsFrom({}, '/home/u').engine)).toBe(dockerEngine);
+    expect(await engineNamed(settingsFrom({}, '/home/u').engine)).toBe(dockerEngine);
     expect(settingsFrom({ BENCHROUTER_ENGINE: 'kubernetes' }, '/home/u').engine).toBe('kubernetes');
   });
 
-  it('opens kubernetes, and refuses an unknown name by the names it knows', () => {
-    expect(engineNamed('kubernetes')).toBe(kubernetesEngine);
-    expect(() => engineNamed('podman')).toThrow('unknown task engine "podman": expected one of docker, kubernetes');
-    expect(() => engineNamed('toString')).toThrow('unknown task engine "toString"');
+  it('opens kubernetes, and refuses an unknown name by the names it knows', async () => {
+    expect(await engineNamed('kubernetes')).toBe(kubernetesEngine);
+    await expect(engineNamed('podman')).rejects.toThrow('unknown task engine "podman": expected one of docker, kubernetes');
+    expect(() => checkEngineName('toString')).toThrow('unknown task engine "toString"');
   });
 
   it('stops a worker set to an engine it does not have before it connects to anything', async () => {
@@ -44,10 +44,10 @@ describe('the task engine registry', () => {
     await expect(startWorker({ settings, hostId: 'host-engine' })).rejects.toThrow('unknown task engine "podman"');
   });
 
-  it('has one folder per registered engine beside it, and no folder it does not register', () => {
+  it('has one folder per registered engine beside it, and no folder it does not register', async () => {
     const folders = readdirSync(enginesDir).filter((entry) => statSync(path.join(enginesDir, entry)).isDirectory());
     expect(folders.sort()).toEqual(Object.keys(ENGINES).sort());
-    for (const [name, kind] of Object.entries(ENGINES)) expect(kind.name).toBe(name);
+    for (const [name, load] of Object.entries(ENGINES)) expect((await load()).name).toBe(name);
   });
 
   it('agrees with docs/architecture.md, which names every engine folder and the files adding one takes', () => {
@@ -55,6 +55,6 @@ describe('the task engine registry', () => {
     for (const name of Object.keys(ENGINES)) expect(section).toContain(`[\`activities/engines/${name}/\`](../activities/engines/${name}/)`);
     // Adding an engine: its folder, and its entry in ENGINES; nothing else.
     expect(section).toContain('`activities/engines/<name>/`');
-    expect(section).toMatch(/its entry `<name>: <kind>` in `ENGINES` in\s+\[`activities\/engines\/registry\.ts`\]\(\.\.\/activities\/engines\/registry\.ts\)/);
+    expect(section).toMatch(/its entry `<name>: <loader>` in `ENGINES` in\s+\[`activities\/engines\/registry\.ts`\]\(\.\.\/activities\/engines\/registry\.ts\)/);
   });
 });

@@ -1,0 +1,100 @@
+// Runs on the Kubernetes engine score what they score on Docker: the same benchmarks, options and model through
+// one worker host set to the kubernetes engine (scripts/k8s.sh's local cluster) and one on Docker, compared job
+// by job and instance by instance. arith against the reference model; humaneval and miniwob, 3 instances each,
+// against their replayed answers. Runs with BENCHROUTER_K8S_TESTS=1 and the cluster up (npm run test:k8s).
+
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReplayModel, type ReplayModelServer } from '../reference-model/replay-model-server.js';
+import { KubeCluster } from '../activities/engines/kubernetes/kube-cluster.js';
+import { LABELS } from '../activities/container-spec.js';
+import { labelValueFor } from '../activities/engines/kubernetes/pod-manifest.js';
+import type { RunOptionsInput } from '../runs/run-options.js';
+import type { RunResult } from '../runs/run-spec.js';
+import { expectedArithScore } from '../reference-model/expected-score.js';
+import { builtinDir, replayAnswers } from './support/benchmark-image.js';
+import { kubernetesTestsEnabled } from './support/engine-conformance.js';
+import { br, startHarness, type Harness } from './support/harness.js';
+
+const enabled = kubernetesTestsEnabled();
+// A cold miniwob image build takes 13 minutes on 2 loaded cores; its import into the cluster about two more.
+const COLD_MS = 30 * 60_000;
+const NAMESPACE = 'benchrouter-runs';
+
+let onDocker: Harness;
+let onKubernetes: Harness;
+beforeAll(async () => {
+  if (!enabled) return;
+  const k8sDir = process.env.BENCHROUTER_K8S_DIR || path.join(process.env.BENCHROUTER_HOME || path.join(os.homedir(), '.benchrouter'), 'k8s');
+  onDocker = await startHarness('k8s-twin');
+  onKubernetes = await startHarness('k8s-runs', {
+    env: { BENCHROUTER_ENGINE: 'kubernetes', BENCHROUTER_K8S_DIR: k8sDir, BENCHROUTER_K8S_NAMESPACE: NAMESPACE },
+  });
+});
+afterAll(async () => {
+  await onDocker?.close();
+  await onKubernetes?.close();
+});
+
+interface InstanceRecord {
+  index: string;
+  score: number;
+}
+
+async function recordsOf(h: Harness, run: RunResult): Promise<Array<[string, number]>> {
+  const printed = await br(['records', run.runId, '--json'], h.env);
+  expect(printed.code, printed.stderr).toBe(0);
+  return printed.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as InstanceRecord)
+    .map((r): [string, number] => [String(r.index), r.score])
+    .sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** Runs `benchmark` on both hosts with the same options; the Kubernetes run's jobs, results and records equal Docker's. */
+/** `expected`: each task's overall, as the benchmark's own scoring gives it for this model (asserted in its own test file). */
+async function expectSameOnBoth(benchmark: string, options: Partial<RunOptionsInput>, expected: { perTask: Record<string, number>; records: number }) {
+  const [docker, kubernetes] = [await onDocker.run(builtinDir(benchmark), options), await onKubernetes.run(builtinDir(benchmark), options)];
+  for (const run of [docker, kubernetes]) for (const job of run.jobs) expect(job.status, `${job.jobId}: ${job.message}`).toBe('SUCCEEDED');
+  const results = (run: RunResult) => Object.fromEntries(run.jobs.map((job) => [job.task, job.result]));
+  expect(results(kubernetes)).toEqual(results(docker));
+  expect(Object.fromEntries(kubernetes.jobs.map((job) => [job.task, job.result?.overall]))).toEqual(expected.perTask);
+  const records = await recordsOf(onKubernetes, kubernetes);
+  expect(records).toEqual(await recordsOf(onDocker, docker));
+  expect(records).toHaveLength(expected.records);
+
+  // Every job's task ran as a pod of this cluster, gone after the run; the Docker host's ran as containers.
+  expect(kubernetes.jobs.map((job) => job.runtime)).toEqual(kubernetes.jobs.map(() => 'kubernetes'));
+  expect(docker.jobs.map((job) => job.runtime)).toEqual(docker.jobs.map(() => 'simple'));
+  const cluster = new KubeCluster(onKubernetes.settings.kubernetes.kubeconfig, NAMESPACE);
+  for (const job of kubernetes.jobs) expect(await cluster.labelled(LABELS.job, labelValueFor(job.jobId))).toEqual([]);
+  return { docker, kubernetes };
+}
+
+describe.skipIf(!enabled)('runs on the kubernetes engine score what they score on docker', () => {
+  it('arith against the reference model: both tasks, every problem', { timeout: COLD_MS }, async () => {
+    const { perTask } = expectedArithScore(builtinDir('arith'), 'reference-acc80');
+    await expectSameOnBoth('arith', { model: 'reference-acc80' }, { perTask, records: 40 });
+  });
+
+  let replay: ReplayModelServer | undefined;
+  afterAll(async () => replay?.close());
+
+  it('humaneval, 3 problems, replayed completions', { timeout: COLD_MS }, async () => {
+    replay = await startReplayModel({ answersFile: replayAnswers('humaneval-python.jsonl') });
+    await expectSameOnBoth('humaneval', { endpoint: replay.url, limit: 3 }, { perTask: { python: 2 / 3 }, records: 3 });
+    expect(replay.counts.unknown).toBe(0);
+    await replay.close();
+    replay = undefined;
+  });
+
+  it('miniwob, 3 episodes, replayed actions', { timeout: COLD_MS }, async () => {
+    replay = await startReplayModel({ answersFile: replayAnswers('miniwob.jsonl') });
+    await expectSameOnBoth('miniwob', { endpoint: replay.url, limit: 3 }, { perTask: { miniwob: 2 / 3 }, records: 3 });
+    expect(replay.counts.unknown).toBe(0);
+    await replay.close();
+    replay = undefined;
+  });
+});
