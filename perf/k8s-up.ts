@@ -2,15 +2,22 @@
 // binaries (only when the cache is empty, or with --rebuild, which deletes this build's cache first), a
 // cached `up`, the node's Ready latency after the kubelet starts, the import of benchrouter/base:bookworm,
 // the start-to-Succeeded latency of N pods of that image one after another (p50/p95) against `docker run`
-// of the same image and command (the ratio of the p50s), and `down`.
+// of the same image and command (the ratio of the p50s); then the per-job overhead: N one-job runs of a no-op
+// task through `br run` on a worker set to the kubernetes engine, against `kubectl run` of the same image and
+// command (the ratio of the p50s, and where a job's time goes); and `down`.
 // Refuses to run while the cluster is up (it would time nothing and then take the cluster down).
 //
 //   npm run perf:k8s -- [pods] [--rebuild]
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from './perf-support.js';
+import { imageTagFor } from '../activities/ensure-image.js';
+import { POLL_MS } from '../activities/engines/kubernetes/kubernetes-task-engine.js';
+import { directoryDigest } from '../contract/benchmark-digest.js';
+import { brRunNoop, makeNoopBenchmark, NOOP_COMMAND } from './noop-tasks.js';
+import { repoRoot, startStack } from './perf-support.js';
 
 const args = process.argv.slice(2);
 const REBUILD = args.includes('--rebuild');
@@ -33,7 +40,63 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-function main(): void {
+/** How often the kubernetes engine reads a running pod's status (kubernetes-task-engine.ts POLL_MS). */
+const POLL_SECONDS = POLL_MS / 1000;
+const p50p95 = (values: number[]) => `p50 ${percentile(values, 50).toFixed(2)} s, p95 ${percentile(values, 95).toFixed(2)} s`;
+
+/**
+ * PODS one-job runs of a no-op task through `br run` (the CLI, the run and job workflows, the worker's attempt
+ * on the kubernetes engine: the image checked and its import found, a NetworkPolicy and a pod created, the pod
+ * followed to its end, its results copied out through the API, the pod deleted), one after another, against
+ * `kubectl run` + `kubectl wait` of the same image and command. `kube` runs the cluster's kubectl.
+ */
+async function perJobOverhead(kube: (args: string[]) => unknown, kubectl: string): Promise<string[]> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'br-perf-k8s-'));
+  const dir = path.join(scratch, 'perf-noop');
+  makeNoopBenchmark(dir, 1);
+  const k8sDir = process.env.BENCHROUTER_K8S_DIR || path.join(process.env.BENCHROUTER_HOME || path.join(os.homedir(), '.benchrouter'), 'k8s');
+  const stack = await startStack('k8s', { BENCHROUTER_ENGINE: 'kubernetes', BENCHROUTER_K8S_DIR: k8sDir, BENCHROUTER_K8S_NAMESPACE: 'benchrouter-perf' });
+  try {
+    // Warm-up: builds the image and imports it into the cluster, which later jobs find done.
+    const warm = await brRunNoop(stack.env, dir, 1, 1);
+    const wall: number[] = [];
+    for (let i = 0; i < PODS; i++) {
+      const { seconds: runSeconds, jobs } = await brRunNoop(stack.env, dir, 1, 1);
+      if (jobs[0]?.runtime !== 'kubernetes') throw new Error(`the job ran on ${jobs[0]?.runtime}, not kubernetes`);
+      wall.push(runSeconds);
+    }
+    // What each side's command line costs alone: `br` (Node and its bundle) and kubectl (a Go binary).
+    const startOf = (command: string, args: string[]) => Array.from({ length: 5 }, () => timed(command, args).seconds);
+    const brStart = startOf(path.join(repoRoot, 'br'), ['help']);
+
+    const image = imageTagFor('perf-noop', 'noop', directoryDigest(path.join(dir, 'environments', 'noop')));
+    const kubectlSeconds: number[] = [];
+    for (let i = 0; i <= PODS; i++) {
+      const name = `perf-job-${i}`;
+      const started = performance.now();
+      kube(['run', name, `--image=${image}`, '--image-pull-policy=Never', '--restart=Never', '--env=BENCHROUTER_OUTPUT_DIR=/tmp', '--command', '--', 'sh', '-c', NOOP_COMMAND]);
+      kube(['wait', '--for=jsonpath={.status.phase}=Succeeded', `pod/${name}`, '--timeout=120s']);
+      if (i > 0) kubectlSeconds.push((performance.now() - started) / 1000);
+    }
+    kube(['delete', 'pods', '--all', '--wait=false']);
+    const kubectlStart = startOf(kubectl, ['version', '--client']);
+    return [
+      `per job: ${PODS} one-job runs of a no-op task (br run, kubernetes engine) one after another, against as many kubectl run + wait of its image`,
+      `  first run (image built and imported): ${warm.seconds.toFixed(1)} s`,
+      `  br run, one job (p50/p95):  ${p50p95(wall)}`,
+      `  kubectl run + wait (p50/p95): ${p50p95(kubectlSeconds)}`,
+      `  ratio of the p50s:          ${(percentile(wall, 50) / percentile(kubectlSeconds, 50)).toFixed(2)}`,
+      `  of which the command lines (p50): br ${percentile(brStart, 50).toFixed(2)} s once; kubectl ${percentile(kubectlStart, 50).toFixed(2)} s, twice`,
+      `  br's job ends when its task container has ended (the pod's container status, polled every ${POLL_SECONDS} s) and its results are copied out;`,
+      `  kubectl wait waits for the pod's phase, which the kubelet sets after its next status sync`,
+    ];
+  } finally {
+    await stack.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
   if (spawnSync(k8s, ['status'], { stdio: 'ignore' }).status === 0) {
     throw new Error('the cluster is up: run scripts/k8s.sh down first (this script times up and down)');
   }
@@ -87,6 +150,7 @@ function main(): void {
     lines.push(`pod to Succeeded (p50/p95):  p50 ${p50.toFixed(2)} s, p95 ${p95.toFixed(2)} s`);
     lines.push(`docker run --rm (p50/p95):   p50 ${d50.toFixed(2)} s, p95 ${d95.toFixed(2)} s`);
     lines.push(`ratio of the p50s:           ${(p50 / d50).toFixed(2)}`);
+    lines.push(...(await perJobOverhead(kube, kubectl)));
   } finally {
     const down = timed(k8s, ['down']);
     lines.push(`down:                        ${down.seconds.toFixed(1)} s`);
@@ -94,4 +158,4 @@ function main(): void {
   }
 }
 
-main();
+await main();

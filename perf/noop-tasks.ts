@@ -23,14 +23,20 @@ export async function timeBrRun(env: Record<string, string>, dir: string, count:
   return (await brRunNoop(env, dir, count, concurrency, tasks)).seconds;
 }
 
-/** `br run` of every task of `dir` (or `tasks`): its wall seconds and run id; throws unless all `count` jobs ran and it COMPLETED. */
+/** A job as `br run --json` prints it: what a perf script reads of its timings. */
+export interface NoopJob {
+  runtime?: string;
+  timings: { queuedAt: string; startedAt?: string; finishedAt: string; containerSeconds: number };
+}
+
+/** `br run` of every task of `dir` (or `tasks`): its wall seconds, run id and jobs; throws unless all `count` jobs ran and it COMPLETED. */
 export async function brRunNoop(
   env: Record<string, string>,
   dir: string,
   count: number,
   concurrency: number,
   tasks?: string,
-): Promise<{ seconds: number; runId: string }> {
+): Promise<{ seconds: number; runId: string; jobs: NoopJob[] }> {
   const started = performance.now();
   const result = await run(
     path.join(repoRoot, 'br'),
@@ -51,10 +57,10 @@ export async function brRunNoop(
     env,
   );
   const seconds = (performance.now() - started) / 1000;
-  const parsed = JSON.parse(result.stdout || '{}') as { runId?: string; status?: string; jobs?: unknown[] };
+  const parsed = JSON.parse(result.stdout || '{}') as { runId?: string; status?: string; jobs?: NoopJob[] };
   if (parsed.status !== 'COMPLETED' || parsed.jobs?.length !== count)
     throw new Error(`br run ended ${parsed.status} with ${parsed.jobs?.length} jobs: ${result.stderr}`);
-  return { seconds, runId: parsed.runId! };
+  return { seconds, runId: parsed.runId!, jobs: parsed.jobs };
 }
 
 /**

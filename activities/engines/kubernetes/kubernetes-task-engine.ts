@@ -49,7 +49,7 @@ export const kubernetesEngine: EngineKind<KubernetesEngineDeps> = { name: 'kuber
 /** How long a fresh pod may take to get its task container started (scheduling, the runtime's setup). */
 const START_TIMEOUT_MS = 300_000;
 /** How often a running task's pod is read. */
-const POLL_MS = 1000;
+export const POLL_MS = 1000;
 /** How long the copy of a task's results may take when BenchRouter kills it (a timeout, a cancel). */
 const KILL_COPY_MS = 10_000;
 /** Waiting reasons of a container that will not start by waiting longer. */
