@@ -74,7 +74,19 @@ async function perJobOverhead(kube: (args: string[]) => unknown, kubectl: string
     for (let i = 0; i <= PODS; i++) {
       const name = `perf-job-${i}`;
       const started = performance.now();
-      kube(['run', name, `--image=${image}`, '--image-pull-policy=Never', '--restart=Never', '--env=BENCHROUTER_OUTPUT_DIR=/tmp', '--command', '--', 'sh', '-c', NOOP_COMMAND]);
+      kube([
+        'run',
+        name,
+        `--image=${image}`,
+        '--image-pull-policy=Never',
+        '--restart=Never',
+        '--env=BENCHROUTER_OUTPUT_DIR=/tmp',
+        '--command',
+        '--',
+        'sh',
+        '-c',
+        NOOP_COMMAND,
+      ]);
       kube(['wait', '--for=jsonpath={.status.phase}=Succeeded', `pod/${name}`, '--timeout=120s']);
       if (i > 0) kubectlSeconds.push((performance.now() - started) / 1000);
     }
