@@ -24,13 +24,13 @@ const NAMESPACE = 'benchrouter-runs';
 
 let onDocker: Harness;
 let onKubernetes: Harness;
+let kubernetesEnv: Record<string, string>;
 beforeAll(async () => {
   if (!enabled) return;
   const k8sDir = process.env.BENCHROUTER_K8S_DIR || path.join(process.env.BENCHROUTER_HOME || path.join(os.homedir(), '.benchrouter'), 'k8s');
   onDocker = await startHarness('k8s-twin');
-  onKubernetes = await startHarness('k8s-runs', {
-    env: { BENCHROUTER_ENGINE: 'kubernetes', BENCHROUTER_K8S_DIR: k8sDir, BENCHROUTER_K8S_NAMESPACE: NAMESPACE },
-  });
+  kubernetesEnv = { BENCHROUTER_ENGINE: 'kubernetes', BENCHROUTER_K8S_DIR: k8sDir, BENCHROUTER_K8S_NAMESPACE: NAMESPACE };
+  onKubernetes = await startHarness('k8s-runs', { env: kubernetesEnv });
 });
 afterAll(async () => {
   await onDocker?.close();
@@ -72,6 +72,35 @@ async function expectSameOnBoth(benchmark: string, options: Partial<RunOptionsIn
   for (const job of kubernetes.jobs) expect(await cluster.labelled(LABELS.job, labelValueFor(job.jobId))).toEqual([]);
   return { docker, kubernetes };
 }
+
+describe.skipIf(!enabled)('a kubernetes worker host starting', () => {
+  it("removes the pods an earlier life of it left whose jobs no longer run there, and no other host's", { timeout: 120_000 }, async () => {
+    const cluster = new KubeCluster(onKubernetes.settings.kubernetes.kubeconfig, NAMESPACE);
+    const hostId = 'host-k8s-sweep'; // startHarness('k8s-sweep')'s
+    const pod = (name: string, host: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NAMESPACE, labels: { [LABELS.managed]: 'true', [LABELS.host]: host, [LABELS.job]: `br-gone-${name}.000-x` } },
+      spec: {
+        restartPolicy: 'Never',
+        automountServiceAccountToken: false,
+        containers: [{ name: 'task', image: 'benchrouter/base:bookworm', imagePullPolicy: 'Never', command: ['sleep', '600'] }],
+      },
+    });
+    await cluster.ensureNamespace();
+    expect(await cluster.createPod(pod('left-behind', hostId))).not.toBe('conflict');
+    expect(await cluster.createPod(pod('another-hosts', 'host-k8s-other'))).not.toBe('conflict');
+    try {
+      const restarted = await startHarness('k8s-sweep', { env: kubernetesEnv });
+      await restarted.close();
+      expect(await cluster.readPod('left-behind')).toBeUndefined();
+      expect(await cluster.readPod('another-hosts')).toBeDefined();
+    } finally {
+      await cluster.deletePod('left-behind');
+      await cluster.deletePod('another-hosts');
+    }
+  });
+});
 
 describe.skipIf(!enabled)('runs on the kubernetes engine score what they score on docker', () => {
   it('arith against the reference model: both tasks, every problem', { timeout: COLD_MS }, async () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHostActivities, createSharedActivities, hostFoldersFrom } from '../activities/index.js';
 import { DockerEngine } from '../activities/docker-engine.js';
-import { checkEngineName } from '../activities/engines/registry.js';
+import { checkEngineName, engineNamed } from '../activities/engines/registry.js';
 import { hostQueueName } from '../runs/host-queues.js';
 import { ContainerSlots } from '../activities/container-slots.js';
 import { workerIdentity } from '../runs/worker-identity.js';
@@ -128,6 +128,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
     // Kept open while the worker runs: loadTaskDefinitions reads runs' definitions through it.
     const workflowClient = (client = await connectPatiently(() => connectClient(settings), settings.temporalAddress, say));
+    const engineKind = await engineNamed(settings.engine);
     await sweepOrphans({
       docker,
       client: workflowClient,
@@ -135,6 +136,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       sharedQueue: settings.sharedQueue,
       dindStorageRoot: settings.dindStorageRoot,
       dindStoreDir: settings.dindStoreDir,
+      ...(engineKind.tasksOfHost ? { engineTasks: () => engineKind.tasksOfHost!({ docker, ...hostFoldersFrom(settings) }, hostId) } : {}),
       say,
     });
     netns = await startNetnsPool(docker, hostId, settings, say);

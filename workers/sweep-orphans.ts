@@ -1,6 +1,7 @@
 // When a worker starts, it removes what earlier lives of this host left behind: BenchRouter
-// containers whose job is no longer running here (the job ended, or moved to another host), and
-// DinD storage directories that no container uses any more.
+// containers whose job is no longer running here (the job ended, or moved to another host), the tasks its
+// engine holds for it elsewhere (a Kubernetes host's pods) on the same rule, and DinD storage directories
+// that no container uses any more.
 
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { LABELS } from '../activities/container-spec.js';
 import type { JobWhereabouts } from '../activities/job-attempts.js';
 import { removeDindStorage, taskClonesDir } from '../activities/dind-image-store.js';
 import type { DockerEngine } from '../activities/docker-engine.js';
+import type { HostTask } from '../activities/engines/engine.js';
 import { currentHostOf, lastHostOfJob } from '../client/job-host.js';
 
 export interface SweepInput {
@@ -20,6 +22,8 @@ export interface SweepInput {
   dindStorageRoot: string;
   /** The DinD image store, whose `.tasks/` holds tasks' clones. */
   dindStoreDir?: string;
+  /** The tasks the host's engine holds for it beyond its Docker containers (EngineKind.tasksOfHost). */
+  engineTasks?: () => Promise<HostTask[]>;
   say: (line: string) => void;
 }
 
@@ -40,33 +44,23 @@ export async function whereIsJob(client: Client, jobId: string, hostId: string, 
   }
 }
 
-export async function sweepOrphans({ docker, client, hostId, sharedQueue, dindStorageRoot, dindStoreDir, say }: SweepInput): Promise<string[]> {
-  const removed: string[] = [];
+export async function sweepOrphans({ docker, client, hostId, sharedQueue, dindStorageRoot, dindStoreDir, engineTasks, say }: SweepInput): Promise<string[]> {
   const containers = await docker.listContainers([`${LABELS.managed}=true`, `${LABELS.host}=${hostId}`]);
-  const kept = new Set<string>();
-  for (const container of containers) {
-    const jobId = container.labels[LABELS.job];
-    const where: JobWhereabouts = jobId ? await whereIsJob(client, jobId, hostId, sharedQueue) : { kind: 'gone', why: 'it has no job label' };
-    if (where.kind === 'here') {
-      kept.add(container.name);
-      continue;
-    }
-    if (where.kind === 'unknown') {
-      // A transient error must never cost a live job its container: the next start sweeps again.
-      kept.add(container.name);
-      say(`kept container ${container.name}: cannot tell whether job ${jobId} still runs on ${hostId} (${where.why})`);
-      continue;
-    }
+  const tasks: HostTask[] = containers.map((container) => ({
+    name: container.name,
+    labels: container.labels,
+    remove: () => docker.remove(container.id),
+  }));
+  const { removed, kept } = await sweepTasks(tasks, 'container', { client, hostId, sharedQueue, say });
+  if (engineTasks) {
+    let held: HostTask[] = [];
     try {
-      await docker.remove(container.id);
+      held = await engineTasks();
     } catch (error) {
-      // One container Docker will not remove now must not keep the worker from starting: the next start sweeps again.
-      kept.add(container.name);
-      say(`could not remove orphaned container ${container.name} (${where.why}): ${error instanceof Error ? error.message : String(error)}`);
-      continue;
+      // An engine that cannot list now must not keep the worker from starting: the next start sweeps again.
+      say(`could not list this host's tasks on its engine: ${error instanceof Error ? error.message : String(error)}`);
     }
-    removed.push(container.name);
-    say(`removed orphaned container ${container.name} (${where.why}; not on ${hostId} any more)`);
+    removed.push(...(await sweepTasks(held, 'task', { client, hostId, sharedQueue, say })).removed);
   }
   removeUnkept(dindStorageRoot, kept, removeDindStorage, (entry) => say(`removed orphaned DinD storage ${entry}`));
   // Clones in the image store whose task's link is gone (a crash between the clone and the link).
@@ -78,6 +72,41 @@ export async function sweepOrphans({ docker, client, hostId, sharedQueue, dindSt
       (entry) => say(`removed orphaned DinD storage clone ${entry}`),
     );
   return removed;
+}
+
+/** Removes each of `tasks` whose job no longer runs on this host; keeps the rest, and any it cannot tell of or remove. */
+async function sweepTasks(
+  tasks: HostTask[],
+  what: string,
+  { client, hostId, sharedQueue, say }: Pick<SweepInput, 'client' | 'hostId' | 'sharedQueue' | 'say'>,
+): Promise<{ removed: string[]; kept: Set<string> }> {
+  const removed: string[] = [];
+  const kept = new Set<string>();
+  for (const task of tasks) {
+    const jobId = task.labels[LABELS.job];
+    const where: JobWhereabouts = jobId ? await whereIsJob(client, jobId, hostId, sharedQueue) : { kind: 'gone', why: 'it has no job label' };
+    if (where.kind === 'here') {
+      kept.add(task.name);
+      continue;
+    }
+    if (where.kind === 'unknown') {
+      // A transient error must never cost a live job its task: the next start sweeps again.
+      kept.add(task.name);
+      say(`kept ${what} ${task.name}: cannot tell whether job ${jobId} still runs on ${hostId} (${where.why})`);
+      continue;
+    }
+    try {
+      await task.remove();
+    } catch (error) {
+      // One the engine will not remove now must not keep the worker from starting: the next start sweeps again.
+      kept.add(task.name);
+      say(`could not remove orphaned ${what} ${task.name} (${where.why}): ${error instanceof Error ? error.message : String(error)}`);
+      continue;
+    }
+    removed.push(task.name);
+    say(`removed orphaned ${what} ${task.name} (${where.why}; not on ${hostId} any more)`);
+  }
+  return { removed, kept };
 }
 
 /** Removes every entry of `dir` (each named by its container) whose container was not kept. */

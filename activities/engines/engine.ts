@@ -143,8 +143,24 @@ export interface TaskEngine {
   watchOom(attempt: AttemptScope, found?: RunningTask): Promise<OomWatch>;
 }
 
+/** A task an engine holds for a worker host, as the worker's start-up sweep sees it (workers/sweep-orphans.ts). */
+export interface HostTask {
+  /** What the sweep calls it: `pod/<name>`, say. */
+  name: string;
+  /** Its labels as the task was given them (LABELS.job names its job). */
+  labels: Record<string, string>;
+  /** Removes it with what it holds; one already gone is fine. */
+  remove(): Promise<void>;
+}
+
 /** An engine as registered (registry.ts): opened once per worker host, with what that host gives it. */
 export interface EngineKind<Host> {
   name: string;
   open(host: Host): TaskEngine;
+  /**
+   * The tasks this engine holds for the host `hostId`, which the worker's start-up sweep removes when their job no
+   * longer runs there. Absent for Docker: the sweep lists every host's Docker containers itself (every host has a
+   * Docker daemon, and its DinD storage goes with them).
+   */
+  tasksOfHost?(host: Host, hostId: string): Promise<HostTask[]>;
 }

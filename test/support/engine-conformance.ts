@@ -215,7 +215,6 @@ export const kubernetes: EngineSetup = {
   runsCommands: true,
   startSeconds: 5,
   lacks: {
-    'records-while-running': 'results are copied out of the pod when its task ends, so records.jsonl arrives then, not while it runs',
     'pids-limit': 'Kubernetes has no per-pod pids limit (only the kubelet-wide podPidsLimit, unset on the local cluster)',
     'network-isolation': "the local cluster's bridge CNI does not enforce NetworkPolicy: the pod's egress policy is created but nothing applies it",
   },

@@ -142,6 +142,38 @@ describe('the orphan sweep at a worker start', () => {
     ]);
   });
 
+  it("sweeps the tasks its engine holds for the host (a Kubernetes host's pods) on the same rule, and starts when the engine cannot list them", async () => {
+    const { docker } = engineWithStuckContainer(() => [], '', '');
+    const removedPods: string[] = [];
+    const pod = (name: string, labels: Record<string, string>) => ({ name, labels, remove: async () => void removedPods.push(name) });
+    // The server knows no job of these: each workflow reads as ended.
+    const client = {
+      workflow: {
+        getHandle: () => ({ describe: async () => ({ status: { name: 'COMPLETED' } }) }),
+      },
+    } as unknown as Client;
+    const said: string[] = [];
+    const base = { docker, client, hostId: 'h', sharedQueue: 'bq', dindStorageRoot: path.join(os.tmpdir(), `br-sweep-none-${process.pid}`) };
+    const removed = await sweepOrphans({
+      ...base,
+      engineTasks: async () => [pod('pod/ns/ended', { 'benchrouter.job': 'br-x.000-a' }), pod('pod/ns/unlabelled', {})],
+      say: (line) => said.push(line),
+    });
+    expect(removed).toEqual(['pod/ns/ended', 'pod/ns/unlabelled']);
+    expect(removedPods).toEqual(['pod/ns/ended', 'pod/ns/unlabelled']);
+    expect(said).toEqual([
+      'removed orphaned task pod/ns/ended (job br-x.000-a is COMPLETED; not on h any more)',
+      'removed orphaned task pod/ns/unlabelled (it has no job label; not on h any more)',
+    ]);
+
+    said.length = 0;
+    const listingFails = async () => {
+      throw new Error('HTTP 403: pods is forbidden');
+    };
+    expect(await sweepOrphans({ ...base, engineTasks: listingFails, say: (line) => said.push(line) })).toEqual([]);
+    expect(said).toEqual(["could not list this host's tasks on its engine: HTTP 403: pods is forbidden"]);
+  });
+
   it('starts past a namespace holder Docker will not remove now, naming it, and removes the others', async () => {
     const { docker, removedIds } = engineWithStuckContainer(
       (filters) =>

@@ -96,6 +96,11 @@ export class KubeCluster {
     }
   }
 
+  /** The namespace's pods that match `labelSelector` (none when the namespace does not exist). */
+  async listPods(labelSelector: string): Promise<k8s.V1Pod[]> {
+    return (await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector })).items;
+  }
+
   /** Deletes the pod now (grace period 0: its containers are killed); one already gone is fine. */
   async deletePod(name: string): Promise<void> {
     try {

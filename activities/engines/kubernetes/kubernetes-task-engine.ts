@@ -9,14 +9,17 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { V1Pod } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { settingsFrom, type KubernetesSettings } from '../../../config/settings.js';
 import { FAILURE_TYPES } from '../../../runs/failure-types.js';
-import { jobResultsDir } from '../../../runs/job-artifacts.js';
+import { JOB_FILES, jobResultsDir } from '../../../runs/job-artifacts.js';
+import { RECORDS_SIZE_CAP_BYTES } from '../../records-file.js';
 import { CappedLogWriter, followInto, LOG_CAP_BYTES, LOG_KEEP_LAST_BYTES, LOG_TAIL_LINES } from '../../container-log.js';
-import { CONTAINER_RESULTS_DIR } from '../../container-spec.js';
+import { CONTAINER_RESULTS_DIR, LABELS } from '../../container-spec.js';
 import type { DockerEngine } from '../../docker-engine.js';
 import { killedByOutage } from '../../outage-restart.js';
 import type { AttemptScope, EngineKind, LogCapture, OomWatch, RunningTask, TaskEngine, TaskSpec, TaskState } from '../engine.js';
@@ -26,6 +29,7 @@ import {
   EXITED_MESSAGE,
   hostPortsOf,
   networkPolicyManifest,
+  labelValueFor,
   originalLabels,
   podManifest,
   podNameFor,
@@ -44,12 +48,29 @@ export interface KubernetesEngineDeps {
   kubernetes?: KubernetesSettings;
 }
 
-export const kubernetesEngine: EngineKind<KubernetesEngineDeps> = { name: 'kubernetes', open: (deps) => new KubernetesTaskEngine(deps) };
+export const kubernetesEngine: EngineKind<KubernetesEngineDeps> = {
+  name: 'kubernetes',
+  open: (deps) => new KubernetesTaskEngine(deps),
+  async tasksOfHost(deps, hostId) {
+    const settings = settingsOf(deps);
+    const cluster = new KubeCluster(settings.kubeconfig, settings.namespace);
+    const pods = await cluster.listPods(`${LABELS.managed}=true,${LABELS.host}=${labelValueFor(hostId)}`);
+    return pods.map((pod) => {
+      const name = pod.metadata?.name ?? '';
+      return { name: `pod/${cluster.namespace}/${name}`, labels: originalLabels(pod.metadata), remove: () => removePod(cluster, name) };
+    });
+  },
+};
+
+/** The host's kubernetes settings, or this process's environment's. */
+const settingsOf = (deps: KubernetesEngineDeps): KubernetesSettings => deps.kubernetes ?? settingsFrom(process.env, os.homedir()).kubernetes;
 
 /** How long a fresh pod may take to get its task container started (scheduling, the runtime's setup). */
 const START_TIMEOUT_MS = 300_000;
 /** How often a running task's pod is read. */
 export const POLL_MS = 1000;
+/** The most of a task's records.jsonl copied out in one exec while it runs. */
+const RECORDS_SYNC_BYTES = 8 * 1024 * 1024;
 /** How long the copy of a task's results may take when BenchRouter kills it (a timeout, a cancel). */
 const KILL_COPY_MS = 10_000;
 /** Waiting reasons of a container that will not start by waiting longer. */
@@ -102,7 +123,7 @@ class KubernetesTaskEngine implements TaskEngine {
   private readonly images: ClusterImages;
 
   constructor(private readonly deps: KubernetesEngineDeps) {
-    const settings = (this.settings = deps.kubernetes ?? settingsFrom(process.env, os.homedir()).kubernetes);
+    const settings = (this.settings = settingsOf(deps));
     this.cluster = new KubeCluster(settings.kubeconfig, settings.namespace);
     this.images = new ClusterImages({
       docker: deps.docker,
@@ -197,6 +218,8 @@ class KubernetesTask implements RunningTask {
   private goneState?: TaskState;
   private last: TaskState;
   private results?: Promise<void>;
+  /** Set when the task's records.jsonl became shorter than the job's copy: only the copy at the end takes it. */
+  private recordsRewritten = false;
   private stats?: { at: number; value: Promise<{ writable: number; held: number }> };
 
   constructor(
@@ -237,8 +260,60 @@ class KubernetesTask implements RunningTask {
         await this.copyResults();
         return state?.exitCode ?? 137;
       }
+      await this.syncRecords().catch(() => undefined);
       await sleep(POLL_MS, undefined, signal ? { signal } : undefined);
     }
+  }
+
+  /**
+   * Appends what the task added to its records.jsonl since the last call to the job's copy, which the attempt's
+   * records follower reads as it reads a bind-mounted file: records arrive while the task runs, and the ones
+   * already copied outlive a pod lost with its node. At most RECORDS_SYNC_BYTES a call; resolves true when the
+   * copy has caught up with the file as it was read. A file shorter than the copy (the task rewrote it) is left
+   * to the copy at the end, as is everything after a failure.
+   */
+  private async syncRecords(): Promise<boolean> {
+    if (this.recordsRewritten) return false;
+    const file = path.join(this.resultsDir, JOB_FILES.records);
+    let have = 0;
+    try {
+      have = statSync(file).size;
+    } catch {
+      // none copied yet
+    }
+    const want = Math.min(RECORDS_SYNC_BYTES, RECORDS_SIZE_CAP_BYTES - have);
+    if (want <= 0) return true;
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        done();
+      },
+    });
+    // Exit 3: the file is shorter than what was copied.
+    const script = `f=${CONTAINER_RESULTS_DIR}/${JOB_FILES.records}; [ -f "$f" ] || exit 0; [ "$(wc -c < "$f")" -ge "$1" ] || exit 3; tail -c +$(($1 + 1)) "$f" | head -c "$2"`;
+    try {
+      await this.cluster.exec(this.name, RESULTS_CONTAINER, ['sh', '-c', script, 'records', String(have), String(want)], sink);
+    } catch (error) {
+      if (/exit code 3\b/.test(error instanceof Error ? error.message : String(error))) this.recordsRewritten = true;
+      throw error;
+    }
+    const added = Buffer.concat(chunks);
+    if (added.length > 0) {
+      mkdirSync(this.resultsDir, { recursive: true });
+      appendFileSync(file, added);
+    }
+    return added.length < want;
+  }
+
+  /** True once the job's records.jsonl holds all of the task's (to the cap); false when that could not be done. */
+  private async catchUpRecords(): Promise<boolean> {
+    try {
+      for (let call = 0; call * RECORDS_SYNC_BYTES <= RECORDS_SIZE_CAP_BYTES; call++) if (await this.syncRecords()) return true;
+    } catch {
+      // the copy of the whole folder takes it
+    }
+    return false;
   }
 
   /** The results volume copied into the job's results directory, once (a kill takes what is there then). */
@@ -246,6 +321,8 @@ class KubernetesTask implements RunningTask {
     this.results ??= (async () => {
       if (this.killedState || this.goneState) return;
       mkdirSync(this.resultsDir, { recursive: true });
+      // records.jsonl is caught up in place rather than copied again: the records follower holds the job's copy open.
+      const recordsCaughtUp = await this.catchUpRecords();
       const untar = spawn('tar', ['-x', '-f', '-', '-C', this.resultsDir, '--no-same-owner', '--no-same-permissions'], { stdio: ['pipe', 'ignore', 'pipe'] });
       let untarErr = '';
       untar.stderr.on('data', (chunk: Buffer) => (untarErr = (untarErr + chunk.toString()).slice(-2000)));
@@ -255,7 +332,12 @@ class KubernetesTask implements RunningTask {
       });
       untar.stdin.on('error', () => undefined);
       try {
-        await this.cluster.exec(this.name, RESULTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', CONTAINER_RESULTS_DIR, '.'], untar.stdin);
+        await this.cluster.exec(
+          this.name,
+          RESULTS_CONTAINER,
+          ['tar', '-c', '-f', '-', ...(recordsCaughtUp ? [`--exclude=./${JOB_FILES.records}`] : []), '-C', CONTAINER_RESULTS_DIR, '.'],
+          untar.stdin,
+        );
       } finally {
         if (!untar.stdin.writableEnded) untar.stdin.end();
       }
