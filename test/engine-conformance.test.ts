@@ -263,6 +263,26 @@ const CASES: Case[] = [
       expect(existsSync(path.join(jobArtifactsDir(opened.deps.artifactsRoot, j), 'container-killed-by-outage.log'))).toBe(true);
     },
   },
+  {
+    name: 'a task lost twice: its restart, killed from outside too, ends with the kill (exit 137), not a third start',
+    command: 'sleep 60; echo finished',
+    fake: () => ({ exitCode: 0, exitAfterMs: 60_000, output: 'finished\n' }),
+    async run({ setup, opened, job, attempt, name }) {
+      const j = job();
+      const scope = scopeOf(j, setup.image, opened.deps.hostId);
+      const first = attempt(j);
+      await eventually(() => taskRunning(opened.deps.engine, scope), 30_000, 'the task runs');
+      await opened.killFromOutside(name(j));
+      expect(await first.outcome.catch((error: unknown) => error)).toMatchObject({ type: FAILURE_TYPES.containerKilled });
+      const second = attempt(j, 2);
+      // Killed once the second attempt follows the restart (its heartbeat names the task), not while it starts it.
+      await eventually(async () => second.trace.heartbeats.some((beat) => beat.containerId !== undefined), 30_000, 'the second attempt follows the restart');
+      await eventually(() => taskRunning(opened.deps.engine, scope), 30_000, 'the restart runs');
+      await opened.killFromOutside(name(j));
+      expect(await second.outcome).toMatchObject({ kind: 'exited', exitCode: 137, reattached: false });
+      expect(await opened.leftovers(j.jobId)).toEqual([]);
+    },
+  },
 ];
 
 /** What a case's command does on the engine in memory. */

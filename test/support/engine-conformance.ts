@@ -164,9 +164,9 @@ export function kubernetesTestsEnabled(): boolean {
 
 /**
  * The Kubernetes engine on the local cluster (scripts/k8s.sh), in a namespace of the suite's own, opened with
- * what a worker host gives it (hostFoldersFrom). Its tasks reach the host by the cluster's bridge address; a
- * kill from outside is the runtime's (the cluster's containerd) SIGKILL of the task container, as a node's
- * runtime going down gives it.
+ * what a worker host gives it (hostFoldersFrom). Its tasks reach the host by the cluster's bridge address. A
+ * task's first kill from outside is the runtime's (the cluster's containerd) SIGKILL of the task container, as a
+ * node's runtime going down gives it; a later one is its pod's deletion by someone else, as a drain gives it.
  */
 async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'br-conformance-k8s-'));
@@ -184,6 +184,7 @@ async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
   const host = { docker, hostId, ...hostFoldersFrom(settings) };
   const engine = await openEngine(host.engineName, host);
   const cluster = new KubeCluster(settings.kubernetes.kubeconfig, settings.kubernetes.namespace);
+  const killsOf = new Map<string, number>();
   return {
     deps: { hostId, artifactsRoot: settings.artifactsRoot, engine },
     leftovers: (jobId) => cluster.labelled(LABELS.job, labelValueFor(jobId)),
@@ -199,7 +200,10 @@ async function openKubernetesEngine(hostId: string): Promise<OpenedEngine> {
         30_000,
         `the task container of ${name} runs`,
       );
-      await promisify(execFile)('ctr', ['--address', settings.kubernetes.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id!]);
+      const kills = (killsOf.get(name) ?? 0) + 1;
+      killsOf.set(name, kills);
+      if (kills > 1) await cluster.deletePod(podNameFor(name));
+      else await promisify(execFile)('ctr', ['--address', settings.kubernetes.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id!]);
     },
     async close() {
       rmSync(home, { recursive: true, force: true });

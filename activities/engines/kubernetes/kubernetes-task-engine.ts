@@ -21,7 +21,7 @@ import { RECORDS_SIZE_CAP_BYTES } from '../../records-file.js';
 import { CappedLogWriter, followInto, LOG_CAP_BYTES, LOG_KEEP_LAST_BYTES, LOG_TAIL_LINES } from '../../container-log.js';
 import { CONTAINER_RESULTS_DIR, LABELS } from '../../container-spec.js';
 import type { DockerEngine } from '../../docker-engine.js';
-import { killedByOutage } from '../../outage-restart.js';
+import { killedByOutage, OUTAGE_RESTART_LABEL } from '../../outage-restart.js';
 import type { AttemptScope, EngineKind, LogCapture, OomWatch, RunningTask, TaskEngine, TaskSpec, TaskState } from '../engine.js';
 import { ClusterImages } from './cluster-images.js';
 import { apiMessage, KubeCluster } from './kube-cluster.js';
@@ -431,7 +431,8 @@ class KubernetesTask implements RunningTask {
   heldBytes = async () => (this.results ? 0 : (await this.usage()).held);
 
   async killedFromOutside(final: TaskState, timeoutSeconds: number, engineWentAway: boolean): Promise<boolean> {
-    if (this.goneState && !this.killedState) return true;
+    // A pod deleted under its task (not by BenchRouter) is an outage's kill, unless it was already the restart after one.
+    if (this.goneState && !this.killedState) return this.goneState.labels[OUTAGE_RESTART_LABEL] === undefined;
     if (!killedByOutage(final, timeoutSeconds)) return false;
     const pod = await this.cluster.readPod(this.name).catch(() => undefined);
     if (!pod) return true;
