@@ -55,6 +55,8 @@ describe('the task engine registry', () => {
     for (const name of Object.keys(ENGINES)) expect(section).toContain(`[\`activities/engines/${name}/\`](../activities/engines/${name}/)`);
     // Adding an engine: its folder, and its entry in ENGINES; nothing else.
     expect(section).toContain('`activities/engines/<name>/`');
-    expect(section).toMatch(/its entry `<name>: <loader>` in `ENGINES` in\s+\[`activities\/engines\/registry\.ts`\]\(\.\.\/activities\/engines\/registry\.ts\)/);
+    expect(section).toMatch(
+      /its entry `<name>: <loader>` in `ENGINES` in\s+\[`activities\/engines\/registry\.ts`\]\(\.\.\/activities\/engines\/registry\.ts\)/,
+    );
   });
 });
