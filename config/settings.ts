@@ -86,7 +86,16 @@ export interface KubernetesSettings {
   hostAddress?: string;
   /** BENCHROUTER_K8S_POD_CIDR, as scripts/k8s.sh reads it (10.247.0.0/24). */
   podCidr: string;
+  /**
+   * BENCHROUTER_K8S_INPUTS: how a task's read-only folders (its benchmark, the datasets) reach its pod. `copy`:
+   * sent into the pod through the API before its task starts, so that any node can run it; `hostPath`: the node's
+   * own paths, which must be the worker's (the local cluster, or a shared filesystem at the same path). Default:
+   * `copy` with a registry (a real cluster), `hostPath` without (the local cluster on this machine).
+   */
+  inputs: K8sInputs;
 }
+
+export type K8sInputs = 'copy' | 'hostPath';
 
 export const DEFAULT_K8S_NAMESPACE = 'benchrouter';
 
@@ -176,7 +185,14 @@ function kubernetesFrom(env: Record<string, string | undefined>, home: string): 
     containerdSocket: env.BENCHROUTER_K8S_CONTAINERD || `${clusterDir}/run/containerd.sock`,
     ...(env.BENCHROUTER_K8S_HOST_ADDRESS ? { hostAddress: env.BENCHROUTER_K8S_HOST_ADDRESS } : {}),
     podCidr: env.BENCHROUTER_K8S_POD_CIDR || '10.247.0.0/24',
+    inputs: k8sInputsFrom(env.BENCHROUTER_K8S_INPUTS, Boolean(env.BENCHROUTER_K8S_REGISTRY)),
   };
+}
+
+function k8sInputsFrom(value: string | undefined, registry: boolean): K8sInputs {
+  if (!value) return registry ? 'copy' : 'hostPath';
+  if (value === 'copy' || value === 'hostPath') return value;
+  throw new Error(`BENCHROUTER_K8S_INPUTS: expected "copy" or "hostPath", got "${value}"`);
 }
 
 export function runWebUiLink(settings: Settings, runId: string): string {

@@ -23,18 +23,23 @@ const COLD_MS = 30 * 60_000;
 const NAMESPACE = 'benchrouter-runs';
 
 let onDocker: Harness;
-let onKubernetes: Harness;
+/** The kubernetes host as on the local cluster by default: the benchmark folders mounted from the node's paths. */
+let onNodePaths: Harness;
+/** The kubernetes host as on a real cluster: the benchmark folders sent into each pod through the API. */
+let onCopiedInputs: Harness;
 let kubernetesEnv: Record<string, string>;
 beforeAll(async () => {
   if (!enabled) return;
   const k8sDir = process.env.BENCHROUTER_K8S_DIR || path.join(process.env.BENCHROUTER_HOME || path.join(os.homedir(), '.benchrouter'), 'k8s');
   onDocker = await startHarness('k8s-twin');
   kubernetesEnv = { BENCHROUTER_ENGINE: 'kubernetes', BENCHROUTER_K8S_DIR: k8sDir, BENCHROUTER_K8S_NAMESPACE: NAMESPACE };
-  onKubernetes = await startHarness('k8s-runs', { env: kubernetesEnv });
+  onNodePaths = await startHarness('k8s-runs', { env: kubernetesEnv });
+  onCopiedInputs = await startHarness('k8s-copied', { env: { ...kubernetesEnv, BENCHROUTER_K8S_INPUTS: 'copy' } });
 });
 afterAll(async () => {
   await onDocker?.close();
-  await onKubernetes?.close();
+  await onNodePaths?.close();
+  await onCopiedInputs?.close();
 });
 
 interface InstanceRecord {
@@ -55,7 +60,12 @@ async function recordsOf(h: Harness, run: RunResult): Promise<Array<[string, num
 
 /** Runs `benchmark` on both hosts with the same options; the Kubernetes run's jobs, results and records equal Docker's. */
 /** `expected`: each task's overall, as the benchmark's own scoring gives it for this model (asserted in its own test file). */
-async function expectSameOnBoth(benchmark: string, options: Partial<RunOptionsInput>, expected: { perTask: Record<string, number>; records: number }) {
+async function expectSameOnBoth(
+  benchmark: string,
+  options: Partial<RunOptionsInput>,
+  expected: { perTask: Record<string, number>; records: number },
+  onKubernetes = onNodePaths,
+) {
   const [docker, kubernetes] = [await onDocker.run(builtinDir(benchmark), options), await onKubernetes.run(builtinDir(benchmark), options)];
   for (const run of [docker, kubernetes]) for (const job of run.jobs) expect(job.status, `${job.jobId}: ${job.message}`).toBe('SUCCEEDED');
   const results = (run: RunResult) => Object.fromEntries(run.jobs.map((job) => [job.task, job.result]));
@@ -75,7 +85,7 @@ async function expectSameOnBoth(benchmark: string, options: Partial<RunOptionsIn
 
 describe.skipIf(!enabled)('a kubernetes worker host starting', () => {
   it("removes the pods an earlier life of it left whose jobs no longer run there, and no other host's", { timeout: 120_000 }, async () => {
-    const cluster = new KubeCluster(onKubernetes.settings.kubernetes.kubeconfig, NAMESPACE);
+    const cluster = new KubeCluster(onNodePaths.settings.kubernetes.kubeconfig, NAMESPACE);
     const hostId = 'host-k8s-sweep'; // startHarness('k8s-sweep')'s
     const pod = (name: string, host: string) => ({
       apiVersion: 'v1',
@@ -107,6 +117,16 @@ describe.skipIf(!enabled)('runs on the kubernetes engine score what they score o
     const { perTask } = expectedArithScore(builtinDir('arith'), 'reference-acc80');
     await expectSameOnBoth('arith', { model: 'reference-acc80' }, { perTask, records: 40 });
   });
+
+  it(
+    "arith again with the benchmark folder sent into each pod through the API, as on a cluster whose nodes do not share the worker's disk",
+    { timeout: COLD_MS },
+    async () => {
+      expect(onCopiedInputs.settings.kubernetes.inputs).toBe('copy');
+      const { perTask } = expectedArithScore(builtinDir('arith'), 'reference-acc80');
+      await expectSameOnBoth('arith', { model: 'reference-acc80' }, { perTask, records: 40 }, onCopiedInputs);
+    },
+  );
 
   let replay: ReplayModelServer | undefined;
   afterAll(async () => replay?.close());

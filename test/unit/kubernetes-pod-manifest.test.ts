@@ -18,6 +18,9 @@ import {
   podManifest,
   podNameFor,
   RESULTS_CONTAINER,
+  STAGE_CONTAINER,
+  STAGE_READY,
+  stagedMounts,
   TASK_CONTAINER,
   wrappedCommand,
 } from '../../activities/engines/kubernetes/pod-manifest.js';
@@ -38,7 +41,7 @@ const spec: TaskSpec = {
   network: 'isolated',
   docker: false,
 };
-const placement = { namespace: 'benchrouter', image: spec.image, imagePullPolicy: 'Never' as const, hostAddress: '10.247.0.1' };
+const placement = { namespace: 'benchrouter', image: spec.image, imagePullPolicy: 'Never' as const, hostAddress: '10.247.0.1', inputs: 'hostPath' as const };
 
 describe('names and labels for the Kubernetes API', () => {
   it('keeps a valid pod name, and makes any other a DNS-1123 label of 63 at most with a hash of the original', () => {
@@ -109,6 +112,28 @@ describe('a task spec as a pod', () => {
     expect(results!.volumeMounts).toEqual([{ name: 'results', mountPath: CONTAINER_RESULTS_DIR }]);
   });
 
+  it('with inputs copied, gives each read-only mount an emptyDir that an init container holds until the worker says all is in', () => {
+    const copied = podManifest('p', spec, { ...placement, inputs: 'copy' });
+    expect(copied.spec!.volumes).toEqual([
+      { name: 'input-0', emptyDir: {} },
+      { name: 'results', emptyDir: {} },
+      { name: 'stage-ready', emptyDir: {} },
+    ]);
+    expect(copied.spec!.containers[0]!.volumeMounts).toEqual([
+      { name: 'input-0', mountPath: '/app/benchmark', readOnly: true },
+      { name: 'results', mountPath: CONTAINER_RESULTS_DIR },
+    ]);
+    const [stage] = copied.spec!.initContainers!;
+    expect(stage).toMatchObject({ name: STAGE_CONTAINER, image: spec.image, securityContext: { privileged: false } });
+    expect(stage!.command!.at(-1)).toBe(`until [ -e ${STAGE_READY} ]; do sleep 0.2; done`);
+    expect(stage!.volumeMounts).toEqual([
+      { name: 'input-0', mountPath: '/benchrouter-stage/0' },
+      { name: 'stage-ready', mountPath: '/benchrouter-stage/ready' },
+    ]);
+    expect(stagedMounts(spec)).toEqual([{ source: '/srv/bench', stage: '/benchrouter-stage/0' }]);
+    expect(podManifest('p', spec, placement).spec!.initContainers).toBeUndefined();
+  });
+
   it('labels it with valid values, the runtime included, and the originals in an annotation', () => {
     const labels = pod.metadata!.labels!;
     expect(labels[LABELS.runtime]).toBe('kubernetes');
@@ -174,6 +199,7 @@ describe('kubernetes settings', () => {
       namespace: 'benchrouter',
       containerdSocket: '/home/u/.benchrouter/k8s/run/containerd.sock',
       podCidr: '10.247.0.0/24',
+      inputs: 'hostPath',
     });
   });
 
@@ -192,6 +218,14 @@ describe('kubernetes settings', () => {
       hostAddress: '10.0.0.5',
     });
     expect(settingsFrom({ KUBECONFIG: '/k/other' }, '/home/u').kubernetes.kubeconfig).toBe('/k/other');
+  });
+
+  it('copies the inputs in on a cluster with a registry, mounts the node paths without, and takes the setting over both', () => {
+    expect(settingsFrom({}, '/home/u').kubernetes.inputs).toBe('hostPath');
+    expect(settingsFrom({ BENCHROUTER_K8S_REGISTRY: 'r.example/br' }, '/home/u').kubernetes.inputs).toBe('copy');
+    expect(settingsFrom({ BENCHROUTER_K8S_INPUTS: 'copy' }, '/home/u').kubernetes.inputs).toBe('copy');
+    expect(settingsFrom({ BENCHROUTER_K8S_REGISTRY: 'r.example/br', BENCHROUTER_K8S_INPUTS: 'hostPath' }, '/home/u').kubernetes.inputs).toBe('hostPath');
+    expect(() => settingsFrom({ BENCHROUTER_K8S_INPUTS: 'nfs' }, '/home/u')).toThrow('BENCHROUTER_K8S_INPUTS: expected "copy" or "hostPath", got "nfs"');
   });
 
   it("finds the host's address for pods: the setting, the cluster bridge's, else the pod network's first", () => {

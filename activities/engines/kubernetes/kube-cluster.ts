@@ -6,7 +6,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 
 export function isNotFound(error: unknown): boolean {
   return error instanceof k8s.ApiException && error.code === 404;
@@ -171,8 +171,8 @@ export class KubeCluster {
     return this.stream(`/api/v1/namespaces/${encodeURIComponent(this.namespace)}/pods/${encodeURIComponent(name)}/log?${search}`, signal);
   }
 
-  /** Runs `command` in the pod's container; resolves when it ended well, its stdout written to `stdout` (not ended here). */
-  async exec(pod: string, container: string, command: string[], stdout: Writable): Promise<void> {
+  /** Runs `command` in the pod's container; resolves when it ended well, its stdout written to `stdout` (not ended here), its stdin read from `stdin`. */
+  async exec(pod: string, container: string, command: string[], stdout: Writable | null, stdin: Readable | null = null): Promise<void> {
     let stderr = '';
     const errors = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -181,7 +181,7 @@ export class KubeCluster {
       },
     });
     let status: k8s.V1Status | undefined;
-    const socket = await new k8s.Exec(this.config).exec(this.namespace, pod, container, command, stdout, errors, null, false, (s) => (status = s));
+    const socket = await new k8s.Exec(this.config).exec(this.namespace, pod, container, command, stdout, errors, stdin, false, (s) => (status = s));
     await new Promise<void>((resolve, reject) => {
       socket.on('close', () => resolve());
       socket.on('error', (error: Error) => reject(error));

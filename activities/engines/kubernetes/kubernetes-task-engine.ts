@@ -34,6 +34,9 @@ import {
   podManifest,
   podNameFor,
   RESULTS_CONTAINER,
+  STAGE_CONTAINER,
+  STAGE_READY,
+  stagedMounts,
   TASK_CONTAINER,
 } from './pod-manifest.js';
 
@@ -158,10 +161,49 @@ class KubernetesTaskEngine implements TaskEngine {
     if (spec.network === 'isolated') {
       await this.cluster.applyNetworkPolicy(networkPolicyManifest(name, spec, this.cluster.namespace, hostAddress, hostPortsOf(spec.env)));
     }
-    const created = await this.cluster.createPod(podManifest(name, spec, { namespace: this.cluster.namespace, ...image, hostAddress }));
+    const { inputs } = this.settings;
+    const created = await this.cluster.createPod(podManifest(name, spec, { namespace: this.cluster.namespace, ...image, hostAddress, inputs }));
     if (created === 'conflict') return created;
+    if (inputs === 'copy') await attempt.beatingWhile({ stagingInputs: name }, this.stageInputs(name, spec));
     const pod = await attempt.beatingWhile({ startingPod: name }, this.started(name));
     return this.handle(attempt, podTaskState(pod));
+  }
+
+  /**
+   * Sends the task's read-only folders into its pod (each `tar c` here into `tar x` in the stage container, through
+   * the API), then lets the task start. Waits for the stage container to run first.
+   */
+  private async stageInputs(name: string, spec: TaskSpec): Promise<void> {
+    const until = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const pod = await this.cluster.readPod(name);
+      if (!pod) throw new Error(`pod ${this.cluster.namespace}/${name} went away before its inputs were sent in`);
+      const stage = pod.status?.initContainerStatuses?.find((c) => c.name === STAGE_CONTAINER)?.state;
+      if (stage?.running) break;
+      if (stage?.waiting?.reason && FATAL_WAITING.test(stage.waiting.reason)) {
+        throw new Error(`pod ${this.cluster.namespace}/${name} cannot start: ${stage.waiting.reason}: ${stage.waiting.message ?? ''}`.trim());
+      }
+      if (Date.now() > until) throw new Error(`pod ${this.cluster.namespace}/${name} did not start its stage container within ${START_TIMEOUT_MS / 1000} s`);
+      await sleep(250);
+    }
+    for (const { source, stage } of stagedMounts(spec)) {
+      const packed = spawn('tar', ['-c', '-f', '-', '-C', source, '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let packErr = '';
+      packed.stderr.on('data', (chunk: Buffer) => (packErr = (packErr + chunk.toString()).slice(-2000)));
+      const packedEnd = new Promise<number | null>((resolve, reject) => {
+        packed.on('error', reject);
+        packed.on('close', resolve);
+      });
+      try {
+        await this.cluster.exec(name, STAGE_CONTAINER, ['tar', '-x', '-f', '-', '--no-same-owner', '-C', stage], null, packed.stdout);
+      } catch (error) {
+        packed.kill();
+        throw new Error(`cannot send ${source} into pod ${this.cluster.namespace}/${name}: ${apiMessage(error)}`);
+      }
+      const code = await packedEnd;
+      if (code !== 0) throw new Error(`tar -c of ${source} exited ${code}: ${packErr.trim()}`);
+    }
+    await this.cluster.exec(name, STAGE_CONTAINER, ['sh', '-c', `: > ${STAGE_READY}`], null);
   }
 
   /** The pod once its task container started (or ended); a container that cannot start fails the start, saying why. */

@@ -3,13 +3,22 @@
 // that a helper container keeps readable through the API once the task has exited. Pure, so it is tested directly.
 
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { V1NetworkPolicy, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { CONTAINER_RESULTS_DIR, HOST_ALIAS, LABELS } from '../../container-spec.js';
+import type { K8sInputs } from '../../../config/settings.js';
 import type { TaskSpec } from '../engine.js';
 
 /** The container that runs the task's command, and the one that holds its results for the copy out. */
 export const TASK_CONTAINER = 'task';
 export const RESULTS_CONTAINER = 'results';
+/**
+ * With inputs copied (KubernetesSettings.inputs): the init container that holds the pod until the worker has sent
+ * its read-only folders in, each into STAGE_DIR/<its index among the mounts>, then written STAGE_READY.
+ */
+export const STAGE_CONTAINER = 'stage';
+export const STAGE_DIR = '/benchrouter-stage';
+export const STAGE_READY = `${STAGE_DIR}/ready/done`;
 const RESULTS_VOLUME = 'results';
 /** The task's labels as it gave them, before they were made valid label values (JSON). */
 export const LABELS_ANNOTATION = 'benchrouter.labels';
@@ -68,6 +77,13 @@ export interface PodPlacement {
   imagePullPolicy: 'Never' | 'IfNotPresent';
   /** The worker host's address as the pods reach it (HOST_ALIAS names it in the pod's /etc/hosts). */
   hostAddress: string;
+  /** How the read-only mounts reach the pod: the node's paths, or copies the worker sends in (STAGE_CONTAINER). */
+  inputs: K8sInputs;
+}
+
+/** The mounts a pod of `spec` gets as copies (with inputs copied): each with the folder it is staged in. */
+export function stagedMounts(spec: TaskSpec): Array<{ source: string; stage: string }> {
+  return spec.mounts.flatMap((mount, index) => (mount.target === CONTAINER_RESULTS_DIR ? [] : [{ source: mount.source, stage: `${STAGE_DIR}/${index}` }]));
 }
 
 /**
@@ -84,15 +100,25 @@ export function wrappedCommand(command: string): string[] {
   ];
 }
 
-/** The pod of a task. Read-only mounts are the node's own paths (hostPath): the node must see the worker's folders. */
+/**
+ * The pod of a task. Read-only mounts are the node's own paths (hostPath: the node must see the worker's folders),
+ * or, with inputs copied, emptyDirs that an init container holds until the worker has sent the folders in.
+ */
 export function podManifest(name: string, spec: TaskSpec, placement: PodPlacement): V1Pod {
   const labels = { ...spec.labels, [LABELS.runtime]: KUBERNETES_RUNTIME };
+  const copied = placement.inputs === 'copy';
   const volumes: V1Volume[] = [];
   const mounts: V1VolumeMount[] = [];
+  const staging: V1VolumeMount[] = [];
   spec.mounts.forEach((mount, index) => {
     if (mount.target === CONTAINER_RESULTS_DIR) {
       volumes.push({ name: RESULTS_VOLUME, emptyDir: {} });
       mounts.push({ name: RESULTS_VOLUME, mountPath: mount.target });
+    } else if (copied) {
+      const volume = `input-${index}`;
+      volumes.push({ name: volume, emptyDir: {} });
+      mounts.push({ name: volume, mountPath: mount.target, readOnly: mount.readOnly });
+      staging.push({ name: volume, mountPath: `${STAGE_DIR}/${index}` });
     } else {
       const volume = `host-${index}`;
       volumes.push({ name: volume, hostPath: { path: mount.source, type: 'Directory' } });
@@ -100,6 +126,7 @@ export function podManifest(name: string, spec: TaskSpec, placement: PodPlacemen
     }
   });
   if (!volumes.some((v) => v.name === RESULTS_VOLUME)) volumes.push({ name: RESULTS_VOLUME, emptyDir: {} });
+  if (copied) volumes.push({ name: 'stage-ready', emptyDir: {} });
   const memory = String(spec.resources.memoryBytes);
   const cpuMillis = Math.max(1, Math.round(spec.resources.cpus * 1000));
   const cpu = `${cpuMillis}m`;
@@ -124,6 +151,22 @@ export function podManifest(name: string, spec: TaskSpec, placement: PodPlacemen
       terminationGracePeriodSeconds: 5,
       ...(onHostNetwork ? { hostNetwork: true } : { hostAliases: [{ ip: placement.hostAddress, hostnames: [HOST_ALIAS] }] }),
       volumes,
+      ...(copied
+        ? {
+            initContainers: [
+              {
+                // Waits for the worker's word that every folder is in (it sends them by exec `tar x`), then lets the task start.
+                name: STAGE_CONTAINER,
+                image: placement.image,
+                imagePullPolicy: placement.imagePullPolicy,
+                command: ['/bin/sh', '-c', `until [ -e ${STAGE_READY} ]; do sleep 0.2; done`],
+                resources: { limits: { memory: '256Mi', cpu: '500m' }, requests: { memory: '16Mi', cpu: '10m' } },
+                volumeMounts: [...staging, { name: 'stage-ready', mountPath: path.posix.dirname(STAGE_READY) }],
+                securityContext,
+              },
+            ],
+          }
+        : {}),
       containers: [
         {
           name: TASK_CONTAINER,
