@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { settingsFrom, type KubernetesSettings } from '../../../config/settings.js';
 import { FAILURE_TYPES } from '../../../runs/failure-types.js';
@@ -164,7 +164,8 @@ class KubernetesTaskEngine implements TaskEngine {
     const { inputs } = this.settings;
     const created = await this.cluster.createPod(podManifest(name, spec, { namespace: this.cluster.namespace, ...image, hostAddress, inputs }));
     if (created === 'conflict') return created;
-    if (inputs === 'copy') await attempt.beatingWhile({ stagingInputs: name }, this.stageInputs(name, spec));
+    if (inputs === 'copy')
+      await attempt.beatingWhile({ stagingInputs: name }, withinStartTimeout(this.stageInputs(name, spec), `sending the inputs into pod ${name}`));
     const pod = await attempt.beatingWhile({ startingPod: name }, this.started(name));
     return this.handle(attempt, podTaskState(pod));
   }
@@ -194,8 +195,13 @@ class KubernetesTaskEngine implements TaskEngine {
         packed.on('error', reject);
         packed.on('close', resolve);
       });
+      // Through a stream of its own: the client's exec, handed the child's pipe itself, never opened its socket here.
+      const input = new PassThrough();
+      packed.stdout.pipe(input);
+      const sink = new PassThrough();
+      sink.resume();
       try {
-        await this.cluster.exec(name, STAGE_CONTAINER, ['tar', '-x', '-f', '-', '--no-same-owner', '-C', stage], null, packed.stdout);
+        await this.cluster.exec(name, STAGE_CONTAINER, ['tar', '-x', '-f', '-', '--no-same-owner', '-C', stage], sink, input);
       } catch (error) {
         packed.kill();
         throw new Error(`cannot send ${source} into pod ${this.cluster.namespace}/${name}: ${apiMessage(error)}`);
@@ -203,7 +209,9 @@ class KubernetesTaskEngine implements TaskEngine {
       const code = await packedEnd;
       if (code !== 0) throw new Error(`tar -c of ${source} exited ${code}: ${packErr.trim()}`);
     }
-    await this.cluster.exec(name, STAGE_CONTAINER, ['sh', '-c', `: > ${STAGE_READY}`], null);
+    const sink = new PassThrough();
+    sink.resume();
+    await this.cluster.exec(name, STAGE_CONTAINER, ['sh', '-c', `: > ${STAGE_READY}`], sink);
   }
 
   /** The pod once its task container started (or ended); a container that cannot start fails the start, saying why. */
@@ -243,6 +251,19 @@ class KubernetesTaskEngine implements TaskEngine {
       },
       streamLost: () => lost,
     };
+  }
+}
+
+/** `work`, or a failure naming `what` once START_TIMEOUT_MS passed (a stuck exec would otherwise hold the attempt for good). */
+async function withinStartTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
