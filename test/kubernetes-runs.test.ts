@@ -128,22 +128,18 @@ describe.skipIf(!enabled)('runs on the kubernetes engine score what they score o
     },
   );
 
-  let replay: ReplayModelServer | undefined;
-  afterAll(async () => replay?.close());
+  /** `benchmark`'s first 3 instances, each host asking a replay model of `answers` that knows every request. */
+  async function expectSameReplayed(benchmark: string, answers: string, perTask: Record<string, number>) {
+    const replay: ReplayModelServer = await startReplayModel({ answersFile: replayAnswers(answers) });
+    try {
+      await expectSameOnBoth(benchmark, { endpoint: replay.url, limit: 3 }, { perTask, records: 3 });
+      expect(replay.counts.unknown).toBe(0);
+    } finally {
+      await replay.close();
+    }
+  }
 
-  it('humaneval, 3 problems, replayed completions', { timeout: COLD_MS }, async () => {
-    replay = await startReplayModel({ answersFile: replayAnswers('humaneval-python.jsonl') });
-    await expectSameOnBoth('humaneval', { endpoint: replay.url, limit: 3 }, { perTask: { python: 2 / 3 }, records: 3 });
-    expect(replay.counts.unknown).toBe(0);
-    await replay.close();
-    replay = undefined;
-  });
+  it('humaneval, 3 problems, replayed completions', { timeout: COLD_MS }, () => expectSameReplayed('humaneval', 'humaneval-python.jsonl', { python: 2 / 3 }));
 
-  it('miniwob, 3 episodes, replayed actions', { timeout: COLD_MS }, async () => {
-    replay = await startReplayModel({ answersFile: replayAnswers('miniwob.jsonl') });
-    await expectSameOnBoth('miniwob', { endpoint: replay.url, limit: 3 }, { perTask: { miniwob: 2 / 3 }, records: 3 });
-    expect(replay.counts.unknown).toBe(0);
-    await replay.close();
-    replay = undefined;
-  });
+  it('miniwob, 3 episodes, replayed actions', { timeout: COLD_MS }, () => expectSameReplayed('miniwob', 'miniwob.jsonl', { miniwob: 2 / 3 }));
 });

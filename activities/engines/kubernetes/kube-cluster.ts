@@ -6,7 +6,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Writable, type Readable } from 'node:stream';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 
 export function isNotFound(error: unknown): boolean {
   return error instanceof k8s.ApiException && error.code === 404;
@@ -171,8 +171,11 @@ export class KubeCluster {
     return this.stream(`/api/v1/namespaces/${encodeURIComponent(this.namespace)}/pods/${encodeURIComponent(name)}/log?${search}`, signal);
   }
 
-  /** Runs `command` in the pod's container; resolves when it ended well, its stdout written to `stdout` (not ended here), its stdin read from `stdin`. */
-  async exec(pod: string, container: string, command: string[], stdout: Writable | null, stdin: Readable | null = null): Promise<void> {
+  /**
+   * Runs `command` in the pod's container; resolves when it ended well, its stdout written to `stdout` (not ended
+   * here; discarded without one), its stdin read from `stdin`.
+   */
+  async exec(pod: string, container: string, command: string[], stdout?: Writable, stdin?: Readable): Promise<void> {
     let stderr = '';
     const errors = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -180,8 +183,12 @@ export class KubeCluster {
         done();
       },
     });
+    // The client's exec, handed a child process's pipe itself (or no stdout), was seen never to open its socket:
+    // stdin goes through a stream of our own, stdout always to one.
+    const input = stdin && stdin.pipe(new PassThrough());
+    const output = stdout ?? new PassThrough().resume();
     let status: k8s.V1Status | undefined;
-    const socket = await new k8s.Exec(this.config).exec(this.namespace, pod, container, command, stdout, errors, stdin, false, (s) => (status = s));
+    const socket = await new k8s.Exec(this.config).exec(this.namespace, pod, container, command, output, errors, input ?? null, false, (s) => (status = s));
     await new Promise<void>((resolve, reject) => {
       socket.on('close', () => resolve());
       socket.on('error', (error: Error) => reject(error));
@@ -191,6 +198,19 @@ export class KubeCluster {
         `${command.join(' ')} in ${this.namespace}/${pod} (${container}) failed: ${status?.message ?? 'no status'}${stderr ? `: ${stderr.trim()}` : ''}`,
       );
     }
+  }
+
+  /** What `command` in the pod's container printed, once it ended well. */
+  async output(pod: string, container: string, command: string[]): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        done();
+      },
+    });
+    await this.exec(pod, container, command, sink);
+    return Buffer.concat(chunks);
   }
 
   /** The kubelet's stats summary of the pod's node, through the API server's node proxy. */

@@ -7,12 +7,11 @@
 // exit code and out-of-memory kill are read from the pod's status (polled).
 
 import { ApplicationFailure } from '@temporalio/common';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { settingsFrom, type KubernetesSettings } from '../../../config/settings.js';
 import { FAILURE_TYPES } from '../../../runs/failure-types.js';
@@ -175,18 +174,8 @@ class KubernetesTaskEngine implements TaskEngine {
    * the API), then lets the task start. Waits for the stage container to run first.
    */
   private async stageInputs(name: string, spec: TaskSpec): Promise<void> {
-    const until = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      const pod = await this.cluster.readPod(name);
-      if (!pod) throw new Error(`pod ${this.cluster.namespace}/${name} went away before its inputs were sent in`);
-      const stage = pod.status?.initContainerStatuses?.find((c) => c.name === STAGE_CONTAINER)?.state;
-      if (stage?.running) break;
-      if (stage?.waiting?.reason && FATAL_WAITING.test(stage.waiting.reason)) {
-        throw new Error(`pod ${this.cluster.namespace}/${name} cannot start: ${stage.waiting.reason}: ${stage.waiting.message ?? ''}`.trim());
-      }
-      if (Date.now() > until) throw new Error(`pod ${this.cluster.namespace}/${name} did not start its stage container within ${START_TIMEOUT_MS / 1000} s`);
-      await sleep(250);
-    }
+    const stageOf = (pod: V1Pod) => pod.status?.initContainerStatuses?.find((c) => c.name === STAGE_CONTAINER);
+    await this.untilPod(name, 'its stage container', stageOf, (pod) => Boolean(stageOf(pod)?.state?.running));
     for (const { source, stage } of stagedMounts(spec)) {
       const packed = spawn('tar', ['-c', '-f', '-', '-C', source, '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
       let packErr = '';
@@ -195,13 +184,8 @@ class KubernetesTaskEngine implements TaskEngine {
         packed.on('error', reject);
         packed.on('close', resolve);
       });
-      // Through a stream of its own: the client's exec, handed the child's pipe itself, never opened its socket here.
-      const input = new PassThrough();
-      packed.stdout.pipe(input);
-      const sink = new PassThrough();
-      sink.resume();
       try {
-        await this.cluster.exec(name, STAGE_CONTAINER, ['tar', '-x', '-f', '-', '--no-same-owner', '-C', stage], sink, input);
+        await this.cluster.exec(name, STAGE_CONTAINER, ['tar', '-x', '-f', '-', '--no-same-owner', '-C', stage], undefined, packed.stdout);
       } catch (error) {
         packed.kill();
         throw new Error(`cannot send ${source} into pod ${this.cluster.namespace}/${name}: ${apiMessage(error)}`);
@@ -209,26 +193,33 @@ class KubernetesTaskEngine implements TaskEngine {
       const code = await packedEnd;
       if (code !== 0) throw new Error(`tar -c of ${source} exited ${code}: ${packErr.trim()}`);
     }
-    const sink = new PassThrough();
-    sink.resume();
-    await this.cluster.exec(name, STAGE_CONTAINER, ['sh', '-c', `: > ${STAGE_READY}`], sink);
+    await this.cluster.exec(name, STAGE_CONTAINER, ['sh', '-c', `: > ${STAGE_READY}`]);
   }
 
   /** The pod once its task container started (or ended); a container that cannot start fails the start, saying why. */
-  private async started(name: string): Promise<V1Pod> {
+  private started(name: string): Promise<V1Pod> {
+    return this.untilPod(name, 'its task', (pod) => pod.status?.containerStatuses?.find((c) => c.name === TASK_CONTAINER), taskStarted);
+  }
+
+  /**
+   * The pod once `ready` says so. Fails when it goes away, when `container` (what it waits for: `what`) waits for
+   * a reason that waiting longer will not mend, or after START_TIMEOUT_MS, saying what it was waiting on.
+   */
+  private async untilPod(name: string, what: string, container: (pod: V1Pod) => V1ContainerStatus | undefined, ready: (pod: V1Pod) => boolean): Promise<V1Pod> {
     const until = Date.now() + START_TIMEOUT_MS;
-    let why = 'not scheduled yet';
     for (;;) {
       const pod = await this.cluster.readPod(name);
-      if (!pod) throw new Error(`pod ${this.cluster.namespace}/${name} went away before its task started`);
-      if (taskStarted(pod)) return pod;
-      const waiting = pod.status?.containerStatuses?.find((c) => c.name === TASK_CONTAINER)?.state?.waiting;
+      if (!pod) throw new Error(`pod ${this.cluster.namespace}/${name} went away before ${what} started`);
+      if (ready(pod)) return pod;
+      const waiting = container(pod)?.state?.waiting;
       if (waiting?.reason && FATAL_WAITING.test(waiting.reason)) {
-        throw new Error(`pod ${this.cluster.namespace}/${name} cannot start its task: ${waiting.reason}: ${waiting.message ?? ''}`.trim());
+        throw new Error(`pod ${this.cluster.namespace}/${name} cannot start ${what}: ${waiting.reason}: ${waiting.message ?? ''}`.trim());
       }
-      const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
-      why = waiting?.reason ?? (unscheduled ? `unschedulable: ${unscheduled.message ?? unscheduled.reason}` : (pod.status?.phase ?? 'pending'));
-      if (Date.now() > until) throw new Error(`pod ${this.cluster.namespace}/${name} did not start its task within ${START_TIMEOUT_MS / 1000} s (${why})`);
+      if (Date.now() > until) {
+        const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+        const why = waiting?.reason ?? (unscheduled ? `unschedulable: ${unscheduled.message ?? unscheduled.reason}` : (pod.status?.phase ?? 'pending'));
+        throw new Error(`pod ${this.cluster.namespace}/${name} did not start ${what} within ${START_TIMEOUT_MS / 1000} s (${why})`);
+      }
       await sleep(250);
     }
   }
@@ -346,22 +337,14 @@ class KubernetesTask implements RunningTask {
     }
     const want = Math.min(RECORDS_SYNC_BYTES, RECORDS_SIZE_CAP_BYTES - have);
     if (want <= 0) return true;
-    const chunks: Buffer[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        chunks.push(chunk);
-        done();
-      },
-    });
     // Exit 3: the file is shorter than what was copied.
     const script = `f=${CONTAINER_RESULTS_DIR}/${JOB_FILES.records}; [ -f "$f" ] || exit 0; [ "$(wc -c < "$f")" -ge "$1" ] || exit 3; tail -c +$(($1 + 1)) "$f" | head -c "$2"`;
-    try {
-      await this.cluster.exec(this.name, RESULTS_CONTAINER, ['sh', '-c', script, 'records', String(have), String(want)], sink);
-    } catch (error) {
-      if (/exit code 3\b/.test(error instanceof Error ? error.message : String(error))) this.recordsRewritten = true;
-      throw error;
-    }
-    const added = Buffer.concat(chunks);
+    const added = await this.cluster
+      .output(this.name, RESULTS_CONTAINER, ['sh', '-c', script, 'records', String(have), String(want)])
+      .catch((error: unknown) => {
+        if (/exit code 3\b/.test(error instanceof Error ? error.message : String(error))) this.recordsRewritten = true;
+        throw error;
+      });
     if (added.length > 0) {
       mkdirSync(this.resultsDir, { recursive: true });
       appendFileSync(file, added);
